@@ -1,0 +1,31 @@
+# dependencies.cmake: every external package, from Debian's packages, with a clear message
+# naming the package to install when one is missing. Nothing is fetched at build time.
+find_package(Threads REQUIRED)
+
+macro(metrale_require package debian_package)
+  find_package(${package} ${ARGN} QUIET)
+  if(NOT ${package}_FOUND)
+    message(FATAL_ERROR "metrale-jit needs ${package}: install the Debian package '${debian_package}' "
+                        "(apt-get install ${debian_package}), or run 'make run' as root, which installs it.")
+  endif()
+endmacro()
+
+metrale_require(CUDAToolkit "cuda-toolkit (NVIDIA's CUDA 13 toolkit in /usr/local/cuda)")
+if(NOT TARGET CUDA::nvrtc)
+  message(FATAL_ERROR "metrale-jit needs NVRTC from the CUDA toolkit (CUDA::nvrtc not found under ${CUDAToolkit_LIBRARY_DIR})")
+endif()
+metrale_require(fmt libfmt-dev)
+metrale_require(spdlog libspdlog-dev)
+metrale_require(tomlplusplus libtomlplusplus-dev)
+metrale_require(Boost libboost-context-dev COMPONENTS context)
+
+find_path(METRALE_XXHASH_INCLUDE_DIR xxhash.h)
+if(NOT METRALE_XXHASH_INCLUDE_DIR)
+  message(FATAL_ERROR "metrale-jit needs xxHash: install the Debian package 'libxxhash-dev'")
+endif()
+
+# xxHash is inlined (XXH_INLINE_ALL); the shared libraries of the others are bundled next to
+# the binaries by tools/device_check.sh for a device machine that lacks them.
+set(METRALE_PUBLIC_DEPS spdlog::spdlog fmt::fmt)
+set(METRALE_PRIVATE_DEPS tomlplusplus::tomlplusplus Boost::context CUDA::nvrtc Threads::Threads ${CMAKE_DL_LIBS})
+include_directories(SYSTEM ${METRALE_XXHASH_INCLUDE_DIR})

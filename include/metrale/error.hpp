@@ -1,0 +1,35 @@
+// metrale/error.hpp: the library's exception types.
+// Invariant: every message names what is wrong (file, key, shape, constraint), so a
+// caller can act on it without reading the source.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace metrale {
+
+// Base of every exception the library throws on purpose.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A HARDWARE.toml file, an environment variable or another configuration input is malformed.
+class ConfigError : public Error {
+ public:
+  using Error::Error;
+};
+
+// An op was called with arguments no kernel can take (shape, stride, null pointer).
+class ArgumentError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A backend (CUDA driver or host emulation) refused or failed an operation.
+class BackendError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace metrale

@@ -1,0 +1,73 @@
+// metrale/gpu/gpu_backend.hpp: what the registry and the ops need from a device.
+// Two implementations: CudaBackend (the Driver API, loaded with dlopen) and HostBackend
+// (the same kernel templates compiled for the CPU, a block's threads run as fibers).
+// Invariants: a backend never hands out KernelHandle{0} for a loaded kernel; every
+// failure is a BackendError naming the operation and the driver's reason.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "metrale/gpu/compute_capability.hpp"
+#include "metrale/gpu/device_ptr.hpp"
+#include "metrale/gpu/kernel_handle.hpp"
+#include "metrale/gpu/launch_config.hpp"
+#include "metrale/jit/kernel_params.hpp"
+
+namespace metrale {
+
+enum class ImageKind { kCubin, kPtx };
+
+// Everything a backend may need to turn one built kernel variant into a handle. The CUDA
+// backend loads `image` and looks up `lowered_name`; the host backend ignores the image
+// and finds its host-compiled instantiation by `kernel` and `params`.
+struct LoadRequest {
+  std::string_view kernel;           // "ssm_ba_gates_hopper"
+  KernelParams params;               // {256, 64, 8}
+  std::string_view name_expression;  // "metrale::kernels::ba_gates_twin<256, 64, 8>"
+  std::string_view lowered_name;     // the mangled entry point; empty on the host backend
+  std::span<const std::byte> image;  // CUBIN, or PTX text; empty on the host backend
+  ImageKind image_kind = ImageKind::kCubin;
+};
+
+// One kernel argument as the launch passes it: the address of the value and its size.
+struct KernelArg {
+  const void* value = nullptr;
+  std::size_t size = 0;
+};
+
+class GpuBackend {
+ public:
+  GpuBackend() = default;
+  GpuBackend(const GpuBackend&) = delete;
+  GpuBackend& operator=(const GpuBackend&) = delete;
+  GpuBackend(GpuBackend&&) = delete;
+  GpuBackend& operator=(GpuBackend&&) = delete;
+  virtual ~GpuBackend() = default;
+
+  // "NVIDIA H200 (cc 9.0, 132 SMs)" or "host (2 worker threads)": for logs and the CLI.
+  [[nodiscard]] virtual std::string describe() const = 0;
+  // A stable identity for per-device handle caches ("cuda:0", "host").
+  [[nodiscard]] virtual std::string device_key() const = 0;
+  // False for the host backend: the registry then skips NVRTC and loads host code.
+  [[nodiscard]] virtual bool needs_compiled_image() const = 0;
+  // nullopt when the query fails; callers fall back to the target's sm_count.
+  [[nodiscard]] virtual std::optional<std::uint32_t> sm_count() const = 0;
+  [[nodiscard]] virtual std::optional<ComputeCapability> compute_capability() const = 0;
+
+  virtual KernelHandle load(const LoadRequest& request) = 0;
+  virtual void launch(KernelHandle kernel, const LaunchConfig& config, std::span<const KernelArg> args) = 0;
+
+  // Memory, for ops' callers and tests.
+  virtual DevicePtr alloc(std::size_t bytes) = 0;
+  virtual void free(DevicePtr ptr) = 0;
+  virtual void copy_to_device(DevicePtr dst, const void* src, std::size_t bytes) = 0;
+  virtual void copy_to_host(void* dst, DevicePtr src, std::size_t bytes) = 0;
+  virtual void synchronize(std::uint64_t stream) = 0;
+};
+
+}  // namespace metrale

@@ -1,0 +1,30 @@
+// metrale/gpu/launch_config.hpp: grid and block dimensions of one launch, as plain values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace metrale {
+
+struct Dim3 {
+  std::uint32_t x = 1;
+  std::uint32_t y = 1;
+  std::uint32_t z = 1;
+
+  [[nodiscard]] constexpr std::uint64_t volume() const {
+    return static_cast<std::uint64_t>(x) * y * z;
+  }
+  friend constexpr bool operator==(const Dim3&, const Dim3&) = default;
+};
+
+struct LaunchConfig {
+  Dim3 grid;
+  Dim3 block;
+  std::uint32_t dynamic_shared_bytes = 0;
+  // A CUstream on the CUDA backend (0 = the default stream); ignored on the host backend.
+  std::uint64_t stream = 0;
+};
+
+std::string to_string(const Dim3& dims);
+
+}  // namespace metrale
