@@ -18,6 +18,7 @@ metrale_require(fmt libfmt-dev)
 metrale_require(spdlog libspdlog-dev)
 metrale_require(tomlplusplus libtomlplusplus-dev)
 metrale_require(Boost libboost-context-dev COMPONENTS context)
+metrale_require(nlohmann_json nlohmann-json3-dev)
 
 find_path(METRALE_XXHASH_INCLUDE_DIR xxhash.h)
 if(NOT METRALE_XXHASH_INCLUDE_DIR)
@@ -26,6 +27,6 @@ endif()
 
 # xxHash is inlined (XXH_INLINE_ALL); the shared libraries of the others are bundled next to
 # the binaries by tools/device_check.sh for a device machine that lacks them.
-set(METRALE_PUBLIC_DEPS spdlog::spdlog fmt::fmt)
+set(METRALE_PUBLIC_DEPS spdlog::spdlog fmt::fmt nlohmann_json::nlohmann_json)
 set(METRALE_PRIVATE_DEPS tomlplusplus::tomlplusplus Boost::context CUDA::nvrtc Threads::Threads ${CMAKE_DL_LIBS})
 include_directories(SYSTEM ${METRALE_XXHASH_INCLUDE_DIR})

@@ -4,7 +4,7 @@
 # The CUDA toolkit (NVRTC, cuda.h) is expected in /usr/local/cuda, as on this kind of machine.
 set -euo pipefail
 packages=(cmake g++ make catch2 libtomlplusplus-dev libspdlog-dev libfmt-dev libcli11-dev
-          libboost-context-dev libxxhash-dev clang libclang-rt-14-dev)
+          libboost-context-dev libxxhash-dev nlohmann-json3-dev clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
