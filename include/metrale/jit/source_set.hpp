@@ -1,0 +1,48 @@
+// metrale/jit/source_set.hpp: the named CUDA C++ texts a registry compiles from.
+// Every source of a set is handed to NVRTC as a header, so templates #include each other by
+// name. A host engine adds its own sources beside the library's embedded templates.
+// Invariants: names are unique (adding a name again replaces its text); a source's digest
+// covers its text and, transitively, every source of the set it #includes, so editing a
+// header changes the cache key of everything that includes it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace metrale {
+
+class SourceSet {
+ public:
+  // Adds (or replaces) one named source, e.g. add_source("my_kernels.cuh", text).
+  void add_source(std::string name, std::string text);
+
+  // Adds templates/*.cuh: from METRALE_TEMPLATE_DIR when it is set (a ConfigError names the
+  // variable and the path when it is not an existing directory), else the embedded copies.
+  void add_embedded_templates();
+  // Adds every *.cuh file of one directory; ConfigError when it is not a readable directory.
+  void add_directory(const std::string& directory);
+
+  [[nodiscard]] const std::string* find(std::string_view name) const;
+  [[nodiscard]] bool contains(std::string_view name) const { return find(name) != nullptr; }
+  [[nodiscard]] std::vector<std::string> names() const;
+  [[nodiscard]] std::size_t size() const { return sources_.size(); }
+  [[nodiscard]] const std::map<std::string, std::string, std::less<>>& sources() const { return sources_; }
+
+  // Hex digest of `name` and every set member it #includes (transitively); nullopt when
+  // `name` is not in the set.
+  [[nodiscard]] std::optional<std::string> digest(std::string_view name) const;
+
+ private:
+  std::map<std::string, std::string, std::less<>> sources_;
+};
+
+// The file names a source #includes ("x.cuh" from `#include "x.cuh"` or `#include <x.cuh>`),
+// in order of appearance. Pure; a textual scan (a commented-out include still counts, which
+// only makes a digest more conservative).
+std::vector<std::string> included_names(std::string_view text);
+
+}  // namespace metrale

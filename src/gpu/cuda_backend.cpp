@@ -1,0 +1,162 @@
+// cuda_backend.cpp: module loading, launches and memory on one CUDA device.
+#include "metrale/gpu/cuda_backend.hpp"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <array>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "metrale/error.hpp"
+#include "metrale/log.hpp"
+
+namespace metrale {
+
+CudaBackendOpen CudaBackend::open(int ordinal) {
+  const CudaDriverStatus& status = CudaDriver::load();
+  if (!status.available()) {
+    return {nullptr, status.reason};
+  }
+  if (ordinal < 0 || ordinal >= status.device_count) {
+    return {nullptr, "CUDA device " + std::to_string(ordinal) + " does not exist (the driver reports " +
+                         std::to_string(status.device_count) + " device(s))"};
+  }
+  const CudaDriver& driver = *status.driver;
+  CUdevice device = 0;
+  if (const CUresult result = driver.device_get(&device, ordinal); result != CUDA_SUCCESS) {
+    return {nullptr, "cuDeviceGet(" + std::to_string(ordinal) + ") failed: " + driver.describe(result)};
+  }
+  CUcontext context = nullptr;
+  if (const CUresult result = driver.primary_ctx_retain(&context, device); result != CUDA_SUCCESS) {
+    return {nullptr, "cuDevicePrimaryCtxRetain(" + std::to_string(ordinal) + ") failed: " + driver.describe(result)};
+  }
+  return {std::unique_ptr<CudaBackend>(new CudaBackend(driver, ordinal, device, context)), {}};
+}
+
+CudaBackend::CudaBackend(const CudaDriver& driver, int ordinal, CUdevice device, CUcontext context)
+    : driver_(driver), ordinal_(ordinal), device_(device), context_(context) {
+  std::array<char, 256> name{};
+  if (driver_.device_get_name(name.data(), static_cast<int>(name.size()), device_) == CUDA_SUCCESS) {
+    name_ = name.data();
+  }
+  int major = 0;
+  int minor = 0;
+  int sms = 0;
+  if (driver_.device_get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device_) == CUDA_SUCCESS &&
+      driver_.device_get_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_) == CUDA_SUCCESS) {
+    capability_ = ComputeCapability{major, minor};
+  }
+  if (driver_.device_get_attribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_) == CUDA_SUCCESS &&
+      sms > 0) {
+    sm_count_ = static_cast<std::uint32_t>(sms);
+  }
+}
+
+CudaBackend::~CudaBackend() {
+  make_current();
+  for (const auto& [hash, module] : modules_) {
+    driver_.module_unload(module);
+  }
+  driver_.primary_ctx_release(device_);
+}
+
+std::string CudaBackend::describe() const {
+  return (name_.empty() ? std::string("CUDA device") : name_) + " (cc " +
+         (capability_ ? capability_->str() : std::string("?")) + ", " +
+         (sm_count_ ? std::to_string(*sm_count_) : std::string("?")) + " SMs)";
+}
+
+std::string CudaBackend::device_key() const { return "cuda:" + std::to_string(ordinal_); }
+
+void CudaBackend::make_current() const { driver_.ctx_set_current(context_); }
+
+void CudaBackend::check(CUresult result, const char* call) const {
+  if (result != CUDA_SUCCESS) {
+    throw BackendError(std::string(call) + " failed on " + device_key() + ": " + driver_.describe(result));
+  }
+}
+
+KernelHandle CudaBackend::load(const LoadRequest& request) {
+  if (request.image.empty() || request.lowered_name.empty()) {
+    throw BackendError("CudaBackend::load of '" + std::string(request.kernel) +
+                       "' needs a compiled image and a lowered name");
+  }
+  make_current();
+  const std::uint64_t hash = XXH3_64bits(request.image.data(), request.image.size());
+  CUmodule module = nullptr;
+  {
+    std::lock_guard lock(modules_mutex_);
+    if (auto it = modules_.find(hash); it != modules_.end()) {
+      module = it->second;
+    } else {
+      // PTX must be NUL-terminated for the driver; a CUBIN is passed as is.
+      std::vector<char> image(request.image.size() + 1, '\0');
+      std::memcpy(image.data(), request.image.data(), request.image.size());
+      check(driver_.module_load_data(&module, image.data()), "cuModuleLoadData");
+      modules_.emplace(hash, module);
+    }
+  }
+  CUfunction function = nullptr;
+  const std::string lowered(request.lowered_name);
+  check(driver_.module_get_function(&function, module, lowered.c_str()), "cuModuleGetFunction");
+  return KernelHandle{reinterpret_cast<std::uint64_t>(function)};
+}
+
+void CudaBackend::launch(KernelHandle kernel, const LaunchConfig& config, std::span<const KernelArg> args) {
+  if (!kernel.present()) {
+    throw BackendError("cuLaunchKernel of an absent kernel on " + device_key());
+  }
+  std::vector<void*> values;
+  values.reserve(args.size());
+  for (const KernelArg& arg : args) {
+    values.push_back(const_cast<void*>(arg.value));
+  }
+  make_current();
+  check(driver_.launch_kernel(reinterpret_cast<CUfunction>(kernel.value), config.grid.x, config.grid.y, config.grid.z,
+                              config.block.x, config.block.y, config.block.z, config.dynamic_shared_bytes,
+                              reinterpret_cast<CUstream>(config.stream), values.data(), nullptr),
+        "cuLaunchKernel");
+}
+
+DevicePtr CudaBackend::alloc(std::size_t bytes) {
+  make_current();
+  CUdeviceptr ptr = 0;
+  check(driver_.mem_alloc(&ptr, bytes), "cuMemAlloc");
+  return DevicePtr{static_cast<std::uint64_t>(ptr)};
+}
+
+void CudaBackend::free(DevicePtr ptr) {
+  if (ptr.is_null()) {
+    return;
+  }
+  make_current();
+  check(driver_.mem_free(static_cast<CUdeviceptr>(ptr.address)), "cuMemFree");
+}
+
+void CudaBackend::copy_to_device(DevicePtr dst, const void* src, std::size_t bytes) {
+  make_current();
+  check(driver_.memcpy_htod(static_cast<CUdeviceptr>(dst.address), src, bytes), "cuMemcpyHtoD");
+}
+
+void CudaBackend::copy_to_host(void* dst, DevicePtr src, std::size_t bytes) {
+  make_current();
+  check(driver_.memcpy_dtoh(dst, static_cast<CUdeviceptr>(src.address), bytes), "cuMemcpyDtoH");
+}
+
+void CudaBackend::synchronize(std::uint64_t stream) {
+  make_current();
+  if (stream == 0) {
+    check(driver_.ctx_synchronize(), "cuCtxSynchronize");
+  } else {
+    check(driver_.stream_synchronize(reinterpret_cast<CUstream>(stream)), "cuStreamSynchronize");
+  }
+}
+
+std::size_t CudaBackend::loaded_module_count() const {
+  std::lock_guard lock(modules_mutex_);
+  return modules_.size();
+}
+
+}  // namespace metrale

@@ -1,0 +1,157 @@
+// nvrtc_compiler.cpp: the NVRTC calls behind compile_with_nvrtc. Every NVRTC object is
+// owned by a guard so an early return never leaks a program.
+#include "metrale/jit/nvrtc_compiler.hpp"
+
+#include <nvrtc.h>
+
+#include <chrono>
+#include <memory>
+
+#include "metrale/jit/compile_target.hpp"
+
+namespace metrale {
+namespace {
+
+struct ProgramDeleter {
+  void operator()(_nvrtcProgram* program) const { nvrtcDestroyProgram(&program); }
+};
+using ProgramPtr = std::unique_ptr<_nvrtcProgram, ProgramDeleter>;
+
+CompileResult failure(CompileResult result, std::string message) {
+  result.ok = false;
+  result.log = std::move(message) + (result.log.empty() ? "" : "\n" + result.log);
+  return result;
+}
+
+std::string program_log(nvrtcProgram program) {
+  std::size_t size = 0;
+  if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) {
+    return {};
+  }
+  std::string log(size, '\0');
+  nvrtcGetProgramLog(program, log.data());
+  log.resize(size - 1);  // the terminating NUL
+  return log;
+}
+
+}  // namespace
+
+const KernelResources* CompileResult::resources_for(std::string_view lowered_name) const {
+  for (const KernelResources& entry : resources) {
+    if (entry.entry == lowered_name) {
+      return &entry;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<std::string> nvrtc_options(std::string_view arch, std::string_view cuda_include,
+                                       const std::vector<std::string>& extra_options) {
+  std::vector<std::string> options{"-std=c++17", "--fmad=false", "-default-device",
+                                   "--gpu-architecture=" + std::string(arch)};
+  if (!cuda_include.empty()) {
+    options.push_back("-I" + std::string(cuda_include));
+  }
+  // ptxas only runs for a real SM; the resource report comes from its -v output.
+  if (arch.starts_with("sm_")) {
+    options.emplace_back("--ptxas-options=-v");
+  }
+  options.insert(options.end(), extra_options.begin(), extra_options.end());
+  return options;
+}
+
+CompileResult compile_with_nvrtc(const CompileRequest& request) {
+  CompileResult result;
+  const auto start = std::chrono::steady_clock::now();
+  result.lowered_names.assign(request.name_expressions.size(), std::string());
+  const std::string* main_text = request.sources == nullptr ? nullptr : request.sources->find(request.source_name);
+  if (main_text == nullptr) {
+    return failure(std::move(result), "source '" + request.source_name + "' is not in the source set");
+  }
+  const std::optional<std::string>& include_dir = cuda_include_dir();
+  result.options = nvrtc_options(request.arch, include_dir.value_or(""), request.extra_options);
+
+  // Every other source is a header, so templates can #include each other by name.
+  std::vector<const char*> header_texts;
+  std::vector<const char*> header_names;
+  for (const auto& [name, text] : request.sources->sources()) {
+    if (name != request.source_name) {
+      header_names.push_back(name.c_str());
+      header_texts.push_back(text.c_str());
+    }
+  }
+  nvrtcProgram raw = nullptr;
+  nvrtcResult status =
+      nvrtcCreateProgram(&raw, main_text->c_str(), request.source_name.c_str(), static_cast<int>(header_texts.size()),
+                         header_texts.data(), header_names.data());
+  if (status != NVRTC_SUCCESS) {
+    return failure(std::move(result), std::string("nvrtcCreateProgram: ") + nvrtcGetErrorString(status));
+  }
+  ProgramPtr program(raw);
+  for (const std::string& expression : request.name_expressions) {
+    status = nvrtcAddNameExpression(raw, expression.c_str());
+    if (status != NVRTC_SUCCESS) {
+      return failure(std::move(result), "nvrtcAddNameExpression('" + expression + "'): " + nvrtcGetErrorString(status));
+    }
+  }
+  std::vector<const char*> option_pointers;
+  for (const std::string& option : result.options) {
+    option_pointers.push_back(option.c_str());
+  }
+  status = nvrtcCompileProgram(raw, static_cast<int>(option_pointers.size()), option_pointers.data());
+  const std::string raw_log = program_log(raw);
+  result.diagnostics = parse_diagnostics(raw_log, *request.sources);
+  result.log = annotated_log(raw_log, result.diagnostics);
+  result.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (status != NVRTC_SUCCESS) {
+    return failure(std::move(result), std::string("nvrtcCompileProgram: ") + nvrtcGetErrorString(status));
+  }
+  result.resources = parse_ptxas_resources(raw_log);
+  for (std::size_t i = 0; i < request.name_expressions.size(); ++i) {
+    const char* lowered = nullptr;
+    status = nvrtcGetLoweredName(raw, request.name_expressions[i].c_str(), &lowered);
+    if (status != NVRTC_SUCCESS || lowered == nullptr) {
+      return failure(std::move(result),
+                     "nvrtcGetLoweredName('" + request.name_expressions[i] + "'): " + nvrtcGetErrorString(status));
+    }
+    result.lowered_names[i] = lowered;
+  }
+  std::size_t size = 0;
+  if (nvrtcGetPTXSize(raw, &size) == NVRTC_SUCCESS && size > 1) {
+    result.ptx.resize(size);
+    nvrtcGetPTX(raw, result.ptx.data());
+    result.ptx.resize(size - 1);
+  }
+  if (request.arch.starts_with("sm_") && nvrtcGetCUBINSize(raw, &size) == NVRTC_SUCCESS && size > 0) {
+    result.cubin.resize(size);
+    nvrtcGetCUBIN(raw, result.cubin.data());
+  }
+  result.ok = true;
+  result.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+const std::string& nvrtc_version() {
+  static const std::string version = [] {
+    int major = 0;
+    int minor = 0;
+    nvrtcVersion(&major, &minor);
+    return std::to_string(major) + "-" + std::to_string(minor);
+  }();
+  return version;
+}
+
+const std::vector<int>& nvrtc_supported_archs() {
+  static const std::vector<int> archs = [] {
+    int count = 0;
+    std::vector<int> out;
+    if (nvrtcGetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
+      out.resize(static_cast<std::size_t>(count));
+      nvrtcGetSupportedArchs(out.data());
+    }
+    return out;
+  }();
+  return archs;
+}
+
+}  // namespace metrale
