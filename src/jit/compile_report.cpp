@@ -35,29 +35,32 @@ int leading_number(std::string_view item) {
   return value;
 }
 
+// The first run of digits in an item: "ptxas  .  16 bytes stack frame" -> 16.
+int first_number(std::string_view item) {
+  const std::size_t digit = item.find_first_of("0123456789");
+  return digit == std::string_view::npos ? 0 : leading_number(item.substr(digit));
+}
+
 // Applies every "N <unit>" item of one comma-separated ptxas line to `out`.
 void apply_items(std::string_view line, KernelResources& out) {
   std::size_t start = line.find(':');
-  start = start == std::string_view::npos ? 0 : start + 1;
+  start = start == std::string_view::npos ? 0 : start + 1;  // "ptxas info    : " carries no number
   while (start < line.size()) {
     std::size_t end = line.find(',', start);
     if (end == std::string_view::npos) {
       end = line.size();
     }
     std::string_view item = line.substr(start, end - start);
-    if (const auto used = item.find("Used "); used != std::string_view::npos) {
-      item.remove_prefix(used + 5);
-    }
     if (item.find("registers") != std::string_view::npos) {
-      out.registers = leading_number(item);
+      out.registers = first_number(item);
     } else if (item.find("spill stores") != std::string_view::npos) {
-      out.spill_stores = leading_number(item);
+      out.spill_stores = first_number(item);
     } else if (item.find("spill loads") != std::string_view::npos) {
-      out.spill_loads = leading_number(item);
+      out.spill_loads = first_number(item);
     } else if (item.find("stack frame") != std::string_view::npos) {
-      out.stack_bytes = leading_number(item);
+      out.stack_bytes = first_number(item);
     } else if (item.find("smem") != std::string_view::npos) {
-      out.shared_bytes = leading_number(item);
+      out.shared_bytes = first_number(item);
     }
     start = end + 1;
   }

@@ -1,0 +1,157 @@
+// metrale/jit/kernel_registry.hpp: kernel variants -> compiled entries -> per-device handles.
+// Generic: a host engine declares its own sources and variants through the same API the
+// library's ops use. Building goes memory cache, then the entry store (disk), then NVRTC;
+// the misses of one source share one NVRTC program, different sources compile in parallel,
+// each variant once per process however many threads ask.
+// Invariants: handle() takes no lock; an absent handle (0) is a normal state (not declared
+// for this device, failed to compile, still building in the background, no device); a
+// failed compile keeps its log in the variant's record and is logged once; the other
+// variants still build.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "metrale/gpu/gpu_backend.hpp"
+#include "metrale/jit/compiled_entry.hpp"
+#include "metrale/jit/compiled_memory_cache.hpp"
+#include "metrale/jit/entry_store.hpp"
+#include "metrale/jit/handle_table.hpp"
+#include "metrale/jit/kernel_params.hpp"
+#include "metrale/jit/source_set.hpp"
+
+namespace metrale {
+
+struct KernelVariant {
+  std::string kernel;           // "ssm_ba_gates_hopper": unique with `params`
+  std::string source;           // the SourceSet member holding the template
+  std::string name_expression;  // "metrale::kernels::ba_gates_twin<256, 64, 8>"
+  KernelParams params;
+  bool background = false;  // a twin: may arrive after load() returns
+};
+
+using VariantId = std::uint32_t;
+using DeviceIndex = std::uint32_t;
+
+enum class BuildOrigin { kMemory, kDisk, kNvrtc, kHost };
+std::string_view to_string(BuildOrigin origin);
+
+// One variant built for one arch (or loaded on the host), for the CLI's build table.
+struct BuildRecord {
+  VariantId id = 0;
+  std::string kernel;
+  KernelParams params;
+  std::string arch;  // "sm_90", "compute_89", or "host"
+  BuildOrigin origin = BuildOrigin::kNvrtc;
+  std::shared_ptr<const CompiledEntry> entry;  // null on the host backend
+  std::string load_error;                      // a backend's refusal, when loading failed
+
+  [[nodiscard]] bool ok() const { return load_error.empty() && (entry == nullptr || entry->ok); }
+};
+
+struct RegistryStats {
+  std::uint64_t memory_hits = 0;
+  std::uint64_t disk_hits = 0;
+  std::uint64_t nvrtc_compiles = 0;  // variants compiled (misses)
+  std::uint64_t nvrtc_programs = 0;  // NVRTC programs run (a batch is one)
+  std::uint64_t failures = 0;        // variants whose compile failed
+  double compile_ms = 0.0;           // summed over programs
+};
+
+enum class LoadMode {
+  kWaitForAll,       // load() returns once every variant is built and loaded
+  kBackgroundTwins,  // load() returns once the non-background variants are loaded
+};
+
+class KernelRegistry {
+ public:
+  struct Options {
+    EntryStore store;  // disabled: memory only
+    std::shared_ptr<CompiledMemoryCache> memory = CompiledMemoryCache::process();
+    std::vector<std::string> extra_options;  // appended to the NVRTC options
+    std::size_t parallelism = 0;             // 0: the hardware threads
+  };
+
+  explicit KernelRegistry(SourceSet sources);
+  KernelRegistry(SourceSet sources, Options options);
+  KernelRegistry(const KernelRegistry&) = delete;
+  KernelRegistry& operator=(const KernelRegistry&) = delete;
+  ~KernelRegistry();  // waits for background builds
+
+  // Same kernel and params again -> the same id. ArgumentError for an empty field, a source
+  // not in the set, or the same kernel+params declared with another source or expression.
+  VariantId declare(KernelVariant variant);
+  [[nodiscard]] std::optional<VariantId> find(std::string_view kernel, const KernelParams& params) const;
+  [[nodiscard]] std::size_t variant_count() const;
+  [[nodiscard]] KernelVariant variant(VariantId id) const;
+  [[nodiscard]] const SourceSet& sources() const { return sources_; }
+
+  // Compiles the given variants (all declared ones when empty) for `arch`, no device
+  // involved (the CLI's build and dump). Returns one record per variant, in order.
+  std::vector<BuildRecord> build(std::string_view arch, std::span<const VariantId> ids = {});
+
+  // Builds every declared variant for the backend (its arch chosen by choose_compile_target;
+  // nothing compiled for a backend that needs no image) and loads it; returns the device's
+  // index for handle(). Errors of single variants are records, not exceptions.
+  DeviceIndex load(GpuBackend& backend, LoadMode mode = LoadMode::kWaitForAll);
+  // Waits until every background build started by load() has finished.
+  void wait_background();
+
+  // The launch path: lock-free; 0 when absent.
+  [[nodiscard]] KernelHandle handle(DeviceIndex device, VariantId id) const noexcept {
+    return handles_.get(id, device);
+  }
+  [[nodiscard]] std::optional<DeviceIndex> device_index(const GpuBackend& backend) const;
+
+  // The latest record of `id` on the arch ("host" for a host backend).
+  [[nodiscard]] std::optional<BuildRecord> record(VariantId id, std::string_view arch) const;
+  [[nodiscard]] std::vector<BuildRecord> records() const;
+  [[nodiscard]] RegistryStats stats() const;
+
+  // The arch a backend's variants are compiled for; nullopt for a backend needing no image
+  // or one whose compute capability NVRTC cannot target.
+  [[nodiscard]] static std::optional<std::string> arch_for(const GpuBackend& backend);
+
+ private:
+  std::vector<BuildRecord> build_ids(std::string_view arch, std::span<const VariantId> ids);
+  void load_ids(GpuBackend& backend, DeviceIndex device, std::span<const VariantId> ids);
+  DeviceIndex attach(GpuBackend& backend);
+  void keep_record(const BuildRecord& record);
+
+  SourceSet sources_;
+  Options options_;
+
+  mutable std::mutex variants_mutex_;
+  std::vector<KernelVariant> variants_;
+
+  HandleTable handles_;
+  mutable std::mutex devices_mutex_;
+  std::vector<const GpuBackend*> devices_;
+
+  mutable std::mutex records_mutex_;
+  std::map<std::pair<VariantId, std::string>, BuildRecord> records_;
+
+  struct Counters {
+    std::atomic<std::uint64_t> memory_hits{0};
+    std::atomic<std::uint64_t> disk_hits{0};
+    std::atomic<std::uint64_t> nvrtc_compiles{0};
+    std::atomic<std::uint64_t> nvrtc_programs{0};
+    std::atomic<std::uint64_t> failures{0};
+    std::atomic<std::uint64_t> compile_us{0};
+  } counters_;
+
+  std::mutex background_mutex_;
+  std::vector<std::future<void>> background_;
+};
+
+}  // namespace metrale

@@ -1,0 +1,283 @@
+// kernel_registry.cpp: declaration, building, loading per device, records and statistics.
+// The build pipeline itself lives in variant_builder.cpp.
+#include "metrale/jit/kernel_registry.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include "metrale/error.hpp"
+#include "metrale/jit/compile_target.hpp"
+#include "metrale/jit/nvrtc_compiler.hpp"
+#include "metrale/log.hpp"
+#include "variant_builder.hpp"
+
+namespace metrale {
+
+std::string_view to_string(BuildOrigin origin) {
+  switch (origin) {
+    case BuildOrigin::kMemory:
+      return "memory";
+    case BuildOrigin::kDisk:
+      return "disk";
+    case BuildOrigin::kNvrtc:
+      return "nvrtc";
+    case BuildOrigin::kHost:
+      return "host";
+  }
+  return "?";
+}
+
+KernelRegistry::KernelRegistry(SourceSet sources) : KernelRegistry(std::move(sources), Options{}) {}
+
+KernelRegistry::KernelRegistry(SourceSet sources, Options options)
+    : sources_(std::move(sources)), options_(std::move(options)) {
+  if (options_.memory == nullptr) {
+    options_.memory = std::make_shared<CompiledMemoryCache>();
+  }
+  if (options_.parallelism == 0) {
+    options_.parallelism = std::max(1U, std::thread::hardware_concurrency());
+  }
+}
+
+KernelRegistry::~KernelRegistry() {
+  try {
+    wait_background();
+  } catch (const std::exception& error) {
+    logger().error("a background kernel build failed: {}", error.what());
+  }
+}
+
+VariantId KernelRegistry::declare(KernelVariant variant) {
+  if (variant.kernel.empty() || variant.source.empty() || variant.name_expression.empty()) {
+    throw ArgumentError("kernel variant '" + variant.kernel + "' needs a kernel name, a source and a name expression");
+  }
+  if (!sources_.contains(variant.source)) {
+    throw ArgumentError("kernel variant '" + variant.kernel + "': source '" + variant.source +
+                        "' is not in the registry's source set");
+  }
+  std::lock_guard lock(variants_mutex_);
+  for (std::size_t i = 0; i < variants_.size(); ++i) {
+    const KernelVariant& known = variants_[i];
+    if (known.kernel != variant.kernel || known.params != variant.params) {
+      continue;
+    }
+    if (known.source != variant.source || known.name_expression != variant.name_expression) {
+      throw ArgumentError("kernel variant '" + variant.kernel + "' (" + variant.params.tag() +
+                          ") is already declared with source '" + known.source + "' and expression '" +
+                          known.name_expression + "'");
+    }
+    return static_cast<VariantId>(i);
+  }
+  if (variants_.size() >= HandleTable::kMaxVariants) {
+    throw ArgumentError("too many kernel variants (at most " + std::to_string(HandleTable::kMaxVariants) + ")");
+  }
+  variants_.push_back(std::move(variant));
+  return static_cast<VariantId>(variants_.size() - 1);
+}
+
+std::optional<VariantId> KernelRegistry::find(std::string_view kernel, const KernelParams& params) const {
+  std::lock_guard lock(variants_mutex_);
+  for (std::size_t i = 0; i < variants_.size(); ++i) {
+    if (variants_[i].kernel == kernel && variants_[i].params == params) {
+      return static_cast<VariantId>(i);
+    }
+  }
+  return std::nullopt;
+}
+
+std::size_t KernelRegistry::variant_count() const {
+  std::lock_guard lock(variants_mutex_);
+  return variants_.size();
+}
+
+KernelVariant KernelRegistry::variant(VariantId id) const {
+  std::lock_guard lock(variants_mutex_);
+  if (id >= variants_.size()) {
+    throw ArgumentError("kernel variant id " + std::to_string(id) + " was never declared (" +
+                        std::to_string(variants_.size()) + " declared)");
+  }
+  return variants_[id];
+}
+
+std::vector<BuildRecord> KernelRegistry::build(std::string_view arch, std::span<const VariantId> ids) {
+  if (!ids.empty()) {
+    return build_ids(arch, ids);
+  }
+  std::vector<VariantId> all(variant_count());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    all[i] = static_cast<VariantId>(i);
+  }
+  return build_ids(arch, all);
+}
+
+std::vector<BuildRecord> KernelRegistry::build_ids(std::string_view arch, std::span<const VariantId> ids) {
+  std::vector<detail::BuildJob> jobs;
+  jobs.reserve(ids.size());
+  for (const VariantId id : ids) {
+    KernelVariant declared = variant(id);
+    EntryKey key = detail::make_entry_key(declared, arch, sources_, options_.extra_options);
+    jobs.push_back(detail::BuildJob{id, std::move(declared), std::move(key)});
+  }
+  const detail::BuildContext context{sources_, *options_.memory,       options_.store,
+                                     arch,     options_.extra_options, options_.parallelism};
+  const detail::BuildSummary summary = detail::build_variants(jobs, context);
+  counters_.nvrtc_programs += summary.programs;
+  counters_.nvrtc_compiles += summary.compiled_variants;
+  counters_.compile_us += static_cast<std::uint64_t>(summary.compile_ms * 1000.0);
+  std::vector<BuildRecord> built;
+  built.reserve(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const detail::BuildOutcome& outcome = summary.outcomes[i];
+    if (outcome.origin == BuildOrigin::kMemory) {
+      ++counters_.memory_hits;
+    } else if (outcome.origin == BuildOrigin::kDisk) {
+      ++counters_.disk_hits;
+    }
+    if (!outcome.entry->ok) {
+      ++counters_.failures;
+    }
+    BuildRecord record{
+        outcome.id, jobs[i].variant.kernel, jobs[i].variant.params, std::string(arch), outcome.origin, outcome.entry,
+        {}};
+    keep_record(record);
+    built.push_back(std::move(record));
+  }
+  return built;
+}
+
+std::optional<std::string> KernelRegistry::arch_for(const GpuBackend& backend) {
+  if (!backend.needs_compiled_image()) {
+    return std::nullopt;
+  }
+  const std::optional<ComputeCapability> capability = backend.compute_capability();
+  if (!capability) {
+    return std::nullopt;
+  }
+  const std::optional<CompileTarget> target = choose_compile_target(*capability, nvrtc_supported_archs());
+  return target ? std::optional<std::string>(target->arch) : std::nullopt;
+}
+
+DeviceIndex KernelRegistry::attach(GpuBackend& backend) {
+  std::lock_guard lock(devices_mutex_);
+  for (std::size_t i = 0; i < devices_.size(); ++i) {
+    if (devices_[i] == &backend) {
+      return static_cast<DeviceIndex>(i);
+    }
+  }
+  if (devices_.size() >= HandleTable::kMaxDevices) {
+    throw BackendError("a registry drives at most " + std::to_string(HandleTable::kMaxDevices) + " devices; " +
+                       backend.device_key() + " is one too many");
+  }
+  devices_.push_back(&backend);
+  return static_cast<DeviceIndex>(devices_.size() - 1);
+}
+
+std::optional<DeviceIndex> KernelRegistry::device_index(const GpuBackend& backend) const {
+  std::lock_guard lock(devices_mutex_);
+  for (std::size_t i = 0; i < devices_.size(); ++i) {
+    if (devices_[i] == &backend) {
+      return static_cast<DeviceIndex>(i);
+    }
+  }
+  return std::nullopt;
+}
+
+DeviceIndex KernelRegistry::load(GpuBackend& backend, LoadMode mode) {
+  const DeviceIndex device = attach(backend);
+  std::vector<VariantId> now;
+  std::vector<VariantId> later;
+  {
+    std::lock_guard lock(variants_mutex_);
+    for (std::size_t i = 0; i < variants_.size(); ++i) {
+      const bool defer = mode == LoadMode::kBackgroundTwins && variants_[i].background;
+      (defer ? later : now).push_back(static_cast<VariantId>(i));
+    }
+  }
+  load_ids(backend, device, now);
+  if (!later.empty()) {
+    std::lock_guard lock(background_mutex_);
+    background_.push_back(std::async(
+        std::launch::async, [this, &backend, device, ids = std::move(later)] { load_ids(backend, device, ids); }));
+  }
+  return device;
+}
+
+void KernelRegistry::load_ids(GpuBackend& backend, DeviceIndex device, std::span<const VariantId> ids) {
+  if (!backend.needs_compiled_image()) {
+    for (const VariantId id : ids) {
+      const KernelVariant declared = variant(id);
+      BuildRecord record{id, declared.kernel, declared.params, "host", BuildOrigin::kHost, nullptr, {}};
+      try {
+        handles_.set(id, device,
+                     backend.load(LoadRequest{declared.kernel, declared.params, declared.name_expression, {}, {}}));
+      } catch (const Error& error) {
+        record.load_error = error.what();
+        logger().warn("kernel {} could not be loaded on {}: {}", declared.kernel, backend.device_key(), error.what());
+      }
+      keep_record(record);
+    }
+    return;
+  }
+  const std::optional<std::string> arch = arch_for(backend);
+  if (!arch) {
+    logger().warn("{}: NVRTC {} cannot target this device; every kernel handle stays absent", backend.describe(),
+                  nvrtc_version());
+    return;
+  }
+  for (BuildRecord& record : build_ids(*arch, ids)) {
+    if (!record.entry->ok) {
+      continue;
+    }
+    const KernelVariant declared = variant(record.id);
+    try {
+      handles_.set(
+          record.id, device,
+          backend.load(LoadRequest{declared.kernel, declared.params, declared.name_expression,
+                                   record.entry->lowered_name, record.entry->image(), record.entry->image_kind()}));
+    } catch (const Error& error) {
+      record.load_error = error.what();
+      logger().warn("kernel {} could not be loaded on {}: {}", declared.kernel, backend.device_key(), error.what());
+      keep_record(record);
+    }
+  }
+}
+
+void KernelRegistry::wait_background() {
+  std::vector<std::future<void>> pending;
+  {
+    std::lock_guard lock(background_mutex_);
+    pending.swap(background_);
+  }
+  for (std::future<void>& build : pending) {
+    build.get();
+  }
+}
+
+void KernelRegistry::keep_record(const BuildRecord& record) {
+  std::lock_guard lock(records_mutex_);
+  records_.insert_or_assign(std::make_pair(record.id, record.arch), record);
+}
+
+std::optional<BuildRecord> KernelRegistry::record(VariantId id, std::string_view arch) const {
+  std::lock_guard lock(records_mutex_);
+  auto it = records_.find(std::make_pair(id, std::string(arch)));
+  return it == records_.end() ? std::nullopt : std::optional<BuildRecord>(it->second);
+}
+
+std::vector<BuildRecord> KernelRegistry::records() const {
+  std::lock_guard lock(records_mutex_);
+  std::vector<BuildRecord> out;
+  out.reserve(records_.size());
+  for (const auto& [key, record] : records_) {
+    out.push_back(record);
+  }
+  return out;
+}
+
+RegistryStats KernelRegistry::stats() const {
+  return RegistryStats{counters_.memory_hits.load(),    counters_.disk_hits.load(),
+                       counters_.nvrtc_compiles.load(), counters_.nvrtc_programs.load(),
+                       counters_.failures.load(),       static_cast<double>(counters_.compile_us.load()) / 1000.0};
+}
+
+}  // namespace metrale

@@ -1,0 +1,213 @@
+// variant_builder.cpp: the three-level lookup and the batched, parallel NVRTC compiles.
+#include "variant_builder.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <future>
+#include <map>
+#include <thread>
+
+#include "metrale/jit/compile_target.hpp"
+#include "metrale/jit/nvrtc_compiler.hpp"
+#include "metrale/log.hpp"
+
+namespace metrale::detail {
+namespace {
+
+using EntryPtr = std::shared_ptr<const CompiledEntry>;
+
+std::string join_options(const std::vector<std::string>& options) {
+  std::string out;
+  for (const std::string& option : options) {
+    out += (out.empty() ? "" : " ") + option;
+  }
+  return out;
+}
+
+// Runs task(0 .. count-1) on up to `parallelism` threads (the caller's thread included).
+void run_parallel(std::size_t count, std::size_t parallelism, const std::function<void(std::size_t)>& task) {
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < count; i = next++) {
+      task(i);
+    }
+  };
+  const std::size_t helpers = std::min(count, std::max<std::size_t>(parallelism, 1)) - (count > 0 ? 1 : 0);
+  std::vector<std::future<void>> running;
+  for (std::size_t i = 0; i < helpers; ++i) {
+    running.push_back(std::async(std::launch::async, worker));
+  }
+  worker();
+  for (std::future<void>& done : running) {
+    done.get();
+  }
+}
+
+EntryPtr failed_entry(std::string_view arch, std::string log, double compile_ms, std::size_t batch_size) {
+  auto entry = std::make_shared<CompiledEntry>();
+  entry->arch = std::string(arch);
+  entry->log = std::move(log);
+  entry->compile_ms = compile_ms;
+  entry->batch_size = batch_size;
+  return entry;
+}
+
+struct GroupResult {
+  std::uint64_t programs = 0;
+  std::uint64_t variants = 0;
+  double compile_ms = 0.0;
+};
+
+// Compiles one group of misses of one source (batched), fulfilling each job's promise.
+GroupResult compile_group(std::span<const BuildJob* const> group, std::span<std::promise<EntryPtr>* const> promises,
+                          const BuildContext& context) {
+  GroupResult totals;
+  CompileRequest request{
+      group.front()->variant.source, &context.sources, {}, std::string(context.arch), context.extra_options};
+  for (const BuildJob* job : group) {
+    request.name_expressions.push_back(job->variant.name_expression);
+  }
+  const CompileResult result = compile_with_nvrtc(request);
+  ++totals.programs;
+  totals.variants += group.size();
+  totals.compile_ms += result.compile_ms;
+  if (!result.ok && group.size() > 1) {
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      const GroupResult single = compile_group(group.subspan(i, 1), promises.subspan(i, 1), context);
+      totals.programs += single.programs;
+      totals.compile_ms += single.compile_ms;
+    }
+    return totals;
+  }
+  const auto ptx = std::make_shared<const std::string>(result.ptx);
+  const auto cubin = std::make_shared<const std::string>(result.cubin);
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    const BuildJob& job = *group[i];
+    if (!result.ok) {
+      logger().warn("kernel {} ({}) failed to compile for {}; its handle stays absent:\n{}", job.variant.kernel,
+                    job.variant.name_expression, context.arch, result.log);
+      promises[i]->set_value(failed_entry(context.arch, result.log, result.compile_ms, group.size()));
+      continue;
+    }
+    auto entry = std::make_shared<CompiledEntry>();
+    entry->ok = true;
+    entry->arch = std::string(context.arch);
+    entry->lowered_name = result.lowered_names[i];
+    entry->ptx = ptx;
+    entry->cubin = cubin;
+    entry->log = result.log;
+    if (const KernelResources* resources = result.resources_for(entry->lowered_name); resources != nullptr) {
+      entry->resources = *resources;
+    }
+    entry->compile_ms = result.compile_ms;
+    entry->batch_size = group.size();
+    if (context.store.enabled() && !context.store.store(job.key, entry_to_sections(*entry))) {
+      logger().debug("kernel {}: the compiled entry was not stored on disk", job.variant.kernel);
+    }
+    promises[i]->set_value(std::move(entry));
+  }
+  return totals;
+}
+
+EntryPtr load_from_store(const BuildJob& job, const BuildContext& context) {
+  if (!context.store.enabled()) {
+    return nullptr;
+  }
+  std::optional<EntrySections> sections = context.store.load(job.key);
+  if (!sections) {
+    return nullptr;
+  }
+  std::optional<CompiledEntry> entry = entry_from_sections(*sections);
+  if (!entry || entry->arch != context.arch) {
+    logger().debug("kernel {}: the stored entry is not valid; recompiling", job.variant.kernel);
+    return nullptr;
+  }
+  return std::make_shared<const CompiledEntry>(std::move(*entry));
+}
+
+}  // namespace
+
+EntryKey make_entry_key(const KernelVariant& variant, std::string_view arch, const SourceSet& sources,
+                        const std::vector<std::string>& extra_options) {
+  return EntryKey{variant.kernel,
+                  variant.params.tag(),
+                  std::string(arch),
+                  nvrtc_version(),
+                  join_options(nvrtc_options(arch, cuda_include_dir().value_or(""), extra_options)),
+                  sources.digest(variant.source).value_or(""),
+                  variant.name_expression};
+}
+
+std::vector<std::vector<std::size_t>> group_by_source(std::span<const BuildJob> jobs,
+                                                      std::span<const std::size_t> misses) {
+  std::vector<std::vector<std::size_t>> groups;
+  std::map<std::string_view, std::size_t> group_of_source;
+  for (const std::size_t miss : misses) {
+    const std::string_view source = jobs[miss].variant.source;
+    auto [it, inserted] = group_of_source.emplace(source, groups.size());
+    if (inserted) {
+      groups.emplace_back();
+    }
+    groups[it->second].push_back(miss);
+  }
+  return groups;
+}
+
+BuildSummary build_variants(std::span<const BuildJob> jobs, const BuildContext& context) {
+  BuildSummary summary;
+  summary.outcomes.resize(jobs.size());
+  std::vector<std::shared_future<EntryPtr>> futures(jobs.size());
+  std::vector<std::shared_ptr<std::promise<EntryPtr>>> owned(jobs.size());
+  std::vector<std::size_t> misses;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    summary.outcomes[i].id = jobs[i].id;
+    CompiledMemoryCache::Claim claim = context.memory.claim(jobs[i].key.joined());
+    futures[i] = claim.future;
+    if (!claim.owned()) {
+      summary.outcomes[i].origin = BuildOrigin::kMemory;
+      continue;
+    }
+    owned[i] = claim.promise;
+    if (EntryPtr stored = load_from_store(jobs[i], context)) {
+      summary.outcomes[i].origin = BuildOrigin::kDisk;
+      owned[i]->set_value(std::move(stored));
+      continue;
+    }
+    summary.outcomes[i].origin = BuildOrigin::kNvrtc;
+    misses.push_back(i);
+  }
+
+  const std::vector<std::vector<std::size_t>> groups = group_by_source(jobs, misses);
+  std::vector<GroupResult> results(groups.size());
+  run_parallel(groups.size(), context.parallelism, [&](std::size_t g) {
+    std::vector<const BuildJob*> group;
+    std::vector<std::promise<EntryPtr>*> promises;
+    for (const std::size_t i : groups[g]) {
+      group.push_back(&jobs[i]);
+      promises.push_back(owned[i].get());
+    }
+    try {
+      results[g] = compile_group(group, promises, context);
+    } catch (const std::exception& error) {
+      // Waiters in other threads must never hang on an unfulfilled key.
+      for (std::promise<EntryPtr>* promise : promises) {
+        try {
+          promise->set_value(failed_entry(context.arch, std::string("compile aborted: ") + error.what(), 0.0, 1));
+        } catch (const std::future_error&) {
+          // already fulfilled before the failure
+        }
+      }
+    }
+  });
+  for (const GroupResult& result : results) {
+    summary.programs += result.programs;
+    summary.compiled_variants += result.variants;
+    summary.compile_ms += result.compile_ms;
+  }
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    summary.outcomes[i].entry = futures[i].get();
+  }
+  return summary;
+}
+
+}  // namespace metrale::detail

@@ -1,0 +1,57 @@
+// variant_builder.hpp (private): memory cache -> entry store -> NVRTC for a list of variants.
+// Invariants: every claimed memory-cache key is fulfilled, even when compiling throws; the
+// misses of one source share one NVRTC program, and when that program fails with several
+// name expressions each is retried alone, so one bad instantiation cannot take down its
+// siblings; a failed compile is logged here, once, by the one thread that compiled it.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "metrale/jit/kernel_registry.hpp"
+
+namespace metrale::detail {
+
+struct BuildJob {
+  VariantId id = 0;
+  KernelVariant variant;
+  EntryKey key;
+};
+
+struct BuildOutcome {
+  VariantId id = 0;
+  std::shared_ptr<const CompiledEntry> entry;
+  BuildOrigin origin = BuildOrigin::kNvrtc;
+};
+
+struct BuildSummary {
+  std::vector<BuildOutcome> outcomes;  // one per job, in job order
+  std::uint64_t programs = 0;          // NVRTC programs this call ran
+  std::uint64_t compiled_variants = 0;
+  double compile_ms = 0.0;
+};
+
+struct BuildContext {
+  const SourceSet& sources;
+  CompiledMemoryCache& memory;
+  const EntryStore& store;
+  std::string_view arch;
+  const std::vector<std::string>& extra_options;
+  std::size_t parallelism = 1;
+};
+
+// The key of one variant for `arch` (the option list and source digest included).
+EntryKey make_entry_key(const KernelVariant& variant, std::string_view arch, const SourceSet& sources,
+                        const std::vector<std::string>& extra_options);
+
+BuildSummary build_variants(std::span<const BuildJob> jobs, const BuildContext& context);
+
+// The misses grouped by source, each group in job order; groups in order of first
+// appearance. Pure.
+std::vector<std::vector<std::size_t>> group_by_source(std::span<const BuildJob> jobs,
+                                                      std::span<const std::size_t> misses);
+
+}  // namespace metrale::detail

@@ -1,0 +1,67 @@
+// jit_nvrtc_test.cpp: real NVRTC compiles of the test templates (no GPU needed): every
+// target's arch, lowered names, resources, PTX-only archs, errors as data.
+#include <catch2/catch.hpp>
+
+#include "jit_test_support.hpp"
+#include "metrale/jit/nvrtc_compiler.hpp"
+
+using namespace metrale;
+
+TEST_CASE("a test template compiles for every target's arch", "[jit][nvrtc]") {
+  const SourceSet sources = jit_test_support::test_sources();
+  // hopper, gb10, b200, b300, and a generic device.
+  const std::string arch = GENERATE(as<std::string>{}, "sm_90", "sm_121", "sm_100", "sm_103", "sm_89");
+  const CompileResult result = compile_with_nvrtc(
+      {"jit_test_kernels.cuh", &sources, {"jit_test::scale<128>", "jit_test::to_bf16<32>"}, arch, {}});
+  INFO(result.log);
+  REQUIRE(result.ok);
+  REQUIRE(result.lowered_names.size() == 2);
+  CHECK(result.lowered_names[0] == "_ZN8jit_test5scaleILi128EEEvPKfPffj");
+  CHECK(result.lowered_names[1].find("to_bf16") != std::string::npos);
+  CHECK(result.ptx.find(".entry " + result.lowered_names[0]) != std::string::npos);
+  CHECK(result.ptx.find(".target " + arch) != std::string::npos);
+  REQUIRE(result.cubin.size() > 4);
+  CHECK(result.cubin.substr(0, 4) ==
+        "\x7f"
+        "ELF");
+  const KernelResources* resources = result.resources_for(result.lowered_names[0]);
+  REQUIRE(resources != nullptr);
+  CHECK(resources->registers > 0);
+  CHECK(resources->shared_bytes == 128 * 4);
+  CHECK(result.compile_ms > 0.0);
+}
+
+TEST_CASE("a compute_XY arch yields PTX only", "[jit][nvrtc]") {
+  const SourceSet sources = jit_test_support::test_sources();
+  const CompileResult result =
+      compile_with_nvrtc({"jit_test_kernels.cuh", &sources, {"jit_test::scale<64>"}, "compute_89", {}});
+  INFO(result.log);
+  REQUIRE(result.ok);
+  CHECK(result.cubin.empty());
+  CHECK(result.resources.empty());
+  CHECK(result.ptx.find(".entry " + result.lowered_names[0]) != std::string::npos);
+}
+
+TEST_CASE("a syntax error is data: not ok, the log names and quotes the line", "[jit][nvrtc]") {
+  const SourceSet sources = jit_test_support::test_sources();
+  const CompileResult result = compile_with_nvrtc({"jit_test_broken.cuh", &sources, {"broken<32>"}, "sm_90", {}});
+  REQUIRE_FALSE(result.ok);
+  CHECK(result.ptx.empty());
+  CHECK(result.cubin.empty());
+  REQUIRE_FALSE(result.diagnostics.empty());
+  CHECK(result.diagnostics[0].file == "jit_test_broken.cuh");
+  CHECK(result.diagnostics[0].line == 6);
+  CHECK(result.diagnostics[0].quoted_line == "  out[threadIdx.x] = BLOCK +;");
+  CHECK_THAT(result.log, Catch::Contains("jit_test_broken.cuh(6)") && Catch::Contains("BLOCK +;"));
+}
+
+TEST_CASE("a source outside the set and a bad name expression are data too", "[jit][nvrtc]") {
+  const SourceSet sources = jit_test_support::test_sources();
+  const CompileResult missing = compile_with_nvrtc({"nope.cuh", &sources, {"x"}, "sm_90", {}});
+  REQUIRE_FALSE(missing.ok);
+  CHECK_THAT(missing.log, Catch::Contains("nope.cuh"));
+  const CompileResult bad_expression =
+      compile_with_nvrtc({"jit_test_kernels.cuh", &sources, {"jit_test::no_such_kernel<1>"}, "sm_90", {}});
+  REQUIRE_FALSE(bad_expression.ok);
+  CHECK_FALSE(bad_expression.log.empty());
+}
