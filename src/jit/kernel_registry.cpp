@@ -30,7 +30,7 @@ std::string_view to_string(BuildOrigin origin) {
 KernelRegistry::KernelRegistry(SourceSet sources) : KernelRegistry(std::move(sources), Options{}) {}
 
 KernelRegistry::KernelRegistry(SourceSet sources, Options options)
-    : sources_(std::move(sources)), options_(std::move(options)) {
+    : sources_(std::make_shared<const SourceSet>(std::move(sources))), options_(std::move(options)) {
   if (options_.memory == nullptr) {
     options_.memory = std::make_shared<CompiledMemoryCache>();
   }
@@ -47,11 +47,23 @@ KernelRegistry::~KernelRegistry() {
   }
 }
 
+void KernelRegistry::add_source(std::string name, std::string text) {
+  std::lock_guard lock(sources_mutex_);
+  auto updated = std::make_shared<SourceSet>(*sources_);
+  updated->add_source(std::move(name), std::move(text));
+  sources_ = std::move(updated);
+}
+
+std::shared_ptr<const SourceSet> KernelRegistry::sources() const {
+  std::lock_guard lock(sources_mutex_);
+  return sources_;
+}
+
 VariantId KernelRegistry::declare(KernelVariant variant) {
   if (variant.kernel.empty() || variant.source.empty() || variant.name_expression.empty()) {
     throw ArgumentError("kernel variant '" + variant.kernel + "' needs a kernel name, a source and a name expression");
   }
-  if (!sources_.contains(variant.source)) {
+  if (!sources()->contains(variant.source)) {
     throw ArgumentError("kernel variant '" + variant.kernel + "': source '" + variant.source +
                         "' is not in the registry's source set");
   }
@@ -111,15 +123,16 @@ std::vector<BuildRecord> KernelRegistry::build(std::string_view arch, std::span<
 }
 
 std::vector<BuildRecord> KernelRegistry::build_ids(std::string_view arch, std::span<const VariantId> ids) {
+  const std::shared_ptr<const SourceSet> snapshot = sources();
   std::vector<detail::BuildJob> jobs;
   jobs.reserve(ids.size());
   for (const VariantId id : ids) {
     KernelVariant declared = variant(id);
-    EntryKey key = detail::make_entry_key(declared, arch, sources_, options_.extra_options);
+    EntryKey key = detail::make_entry_key(declared, arch, *snapshot, options_.extra_options);
     jobs.push_back(detail::BuildJob{id, std::move(declared), std::move(key)});
   }
-  const detail::BuildContext context{sources_, *options_.memory,       options_.store,
-                                     arch,     options_.extra_options, options_.parallelism};
+  const detail::BuildContext context{*snapshot, *options_.memory,       options_.store,
+                                     arch,      options_.extra_options, options_.parallelism};
   const detail::BuildSummary summary = detail::build_variants(jobs, context);
   counters_.nvrtc_programs += summary.programs;
   counters_.nvrtc_compiles += summary.compiled_variants;

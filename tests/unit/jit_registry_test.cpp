@@ -220,3 +220,19 @@ TEST_CASE("background twins arrive after load returns", "[jit][registry]") {
   CHECK(registry.handle(device, twin).present());
   CHECK(registry.record(twin, "sm_121")->ok());
 }
+
+TEST_CASE("a host engine adds its own source and builds from it", "[jit][registry]") {
+  KernelRegistry registry(jit_test_support::test_sources(), fresh_options());
+  const auto before = registry.sources();
+  registry.add_source("engine.cuh",
+                      "#include \"jit_test_math.cuh\"\ntemplate <int N> __global__ void twice(float* p) "
+                      "{ p[threadIdx.x] = jit_test::scaled(p[threadIdx.x], 2.0f * N); }\n");
+  CHECK_FALSE(before->contains("engine.cuh"));  // snapshots do not change
+  const VariantId id = registry.declare({"twice", "engine.cuh", "twice<3>", KernelParams{0, 0, 3}, false});
+  const auto records = registry.build("sm_90");
+  REQUIRE(records.size() == 1);
+  INFO(records[0].entry->log);
+  CHECK(records[0].id == id);
+  CHECK(records[0].ok());
+  CHECK(records[0].entry->lowered_name == "_Z5twiceILi3EEvPf");
+}

@@ -94,7 +94,10 @@ class KernelRegistry {
   [[nodiscard]] std::optional<VariantId> find(std::string_view kernel, const KernelParams& params) const;
   [[nodiscard]] std::size_t variant_count() const;
   [[nodiscard]] KernelVariant variant(VariantId id) const;
-  [[nodiscard]] const SourceSet& sources() const { return sources_; }
+  // Adds (or replaces) a source; builds already running keep the set they started with.
+  void add_source(std::string name, std::string text);
+  // A snapshot of the source set (immutable; later add_source calls do not change it).
+  [[nodiscard]] std::shared_ptr<const SourceSet> sources() const;
 
   // Compiles the given variants (all declared ones when empty) for `arch`, no device
   // involved (the CLI's build and dump). Returns one record per variant, in order.
@@ -128,7 +131,8 @@ class KernelRegistry {
   DeviceIndex attach(GpuBackend& backend);
   void keep_record(const BuildRecord& record);
 
-  SourceSet sources_;
+  mutable std::mutex sources_mutex_;
+  std::shared_ptr<const SourceSet> sources_;  // copy-on-write: builds hold a snapshot
   Options options_;
 
   mutable std::mutex variants_mutex_;
