@@ -53,10 +53,10 @@ void check_unique(const std::vector<detail::ParsedHardware>& parsed) {
     }
     if (!current.target.compute_capability) {
       if (generic != nullptr) {
-        throw ConfigError(fmt::format("{}: target.compute_capability: \"any\" is also claimed by {}; exactly one "
-                                      "target may be generic",
-                                      at_line(current, current.compute_capability_line),
-                                      at_line(*generic, generic->compute_capability_line)));
+        throw ConfigError(fmt::format(
+            "{}: target.compute_capability: \"any\" is also claimed by {}; exactly one "
+            "target may be generic",
+            at_line(current, current.compute_capability_line), at_line(*generic, generic->compute_capability_line)));
       }
       generic = &current;
     }
@@ -86,7 +86,8 @@ std::vector<HardwareTarget> load_targets_from_files(std::span<const EmbeddedFile
   std::vector<detail::ParsedHardware> parsed;
   for (const auto& file : files) {
     const std::string_view folder = folder_of(file.name, origin);
-    auto& current = parsed.emplace_back(detail::parse_hardware_file(file.text, fmt::format("{}/{}", origin, file.name)));
+    auto& current =
+        parsed.emplace_back(detail::parse_hardware_file(file.text, fmt::format("{}/{}", origin, file.name)));
     if (current.target.name != folder) {
       throw ConfigError(fmt::format("{}: target.name: \"{}\" must equal its folder's name \"{}\"",
                                     at_line(current, current.name_line), current.target.name, folder));
@@ -94,9 +95,10 @@ std::vector<HardwareTarget> load_targets_from_files(std::span<const EmbeddedFile
   }
   check_unique(parsed);
   if (std::none_of(parsed.begin(), parsed.end(), [](const auto& p) { return !p.target.compute_capability; })) {
-    throw ConfigError(fmt::format("{}: target.compute_capability: no target is generic (compute_capability = \"any\"); "
-                                  "exactly one must be",
-                                  origin));
+    throw ConfigError(
+        fmt::format("{}: target.compute_capability: no target is generic (compute_capability = \"any\"); "
+                    "exactly one must be",
+                    origin));
   }
   std::vector<HardwareTarget> targets;
   targets.reserve(parsed.size());

@@ -4,13 +4,13 @@
 #include "hardware_toml.hpp"
 
 #include <fmt/format.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
 #include <span>
-#include <toml++/toml.h>
 
 #include "metrale/error.hpp"
 #include "metrale/target/kernel_catalog.hpp"
@@ -55,6 +55,8 @@ class FileChecker {
  public:
   explicit FileChecker(std::string_view source) : source_(source) {}
 
+  void set_root(const toml::table& root) { root_ = &root; }
+
   [[noreturn]] void fail(std::uint32_t line, std::string_view key, std::string_view reason) const {
     if (line != 0) {
       throw ConfigError(fmt::format("{}:{}: {}: {}", source_, line, key, reason));
@@ -84,7 +86,8 @@ class FileChecker {
   const toml::node& require(const toml::table& parent, std::string_view key, std::string_view dotted_key) const {
     const toml::node* node = parent.get(key);
     if (node == nullptr) {
-      fail(parent.source().begin.line, dotted_key, "missing key");
+      // The line of the table that lacks the key; the document itself has none worth naming.
+      fail(&parent == root_ ? 0 : parent.source().begin.line, dotted_key, "missing key");
     }
     return *node;
   }
@@ -99,7 +102,8 @@ class FileChecker {
   }
 
   [[noreturn]] void wrong_type(const toml::node& node, std::string_view dotted_key, std::string_view expected) const {
-    fail(node.source().begin.line, dotted_key, fmt::format("must be a {}, not a {}", expected, type_name(node.type())));
+    fail(node.source().begin.line, dotted_key,
+         fmt::format("wrong type: expected {}, got {}", expected, type_name(node.type())));
   }
 
   static std::string dotted(std::string_view prefix, std::string_view key) {
@@ -108,6 +112,7 @@ class FileChecker {
 
  private:
   std::string_view source_;
+  const toml::table* root_ = nullptr;
 };
 
 void read_target_table(const FileChecker& check, const toml::table& root, ParsedHardware& out) {
@@ -153,9 +158,9 @@ void read_target_table(const FileChecker& check, const toml::table& root, Parsed
   if (generic) {
     const auto* text = sm_count.as_string();
     if (text == nullptr || text->get() != kFromDevice) {
-      check.fail(sm_count.source().begin.line, "target.sm_count",
-                 fmt::format("must be \"{}\" for the generic target (compute_capability = \"{}\")", kFromDevice,
-                             kAnyDevice));
+      check.fail(
+          sm_count.source().begin.line, "target.sm_count",
+          fmt::format("must be \"{}\" for the generic target (compute_capability = \"{}\")", kFromDevice, kAnyDevice));
     }
   } else {
     const auto* count = sm_count.as_integer();
@@ -217,11 +222,11 @@ void check_twins_match_parents(const FileChecker& check, const toml::table& kern
       continue;
     }
     if (twin->params.block != parent->params.block || twin->params.lanes != parent->params.lanes) {
-      check.fail(kernels.get(twin_name)->source().begin.line, FileChecker::dotted("kernels", twin_name),
-                 fmt::format("block/lanes ({}, {}) differ from kernels.{} ({}, {}); the twin must reduce in its "
-                             "parent's shape to produce the same bytes",
-                             twin->params.block, twin->params.lanes, parent_name, parent->params.block,
-                             parent->params.lanes));
+      check.fail(
+          kernels.get(twin_name)->source().begin.line, FileChecker::dotted("kernels", twin_name),
+          fmt::format("block/lanes ({}, {}) differ from kernels.{} ({}, {}); the twin must reduce in its "
+                      "parent's shape to produce the same bytes",
+                      twin->params.block, twin->params.lanes, parent_name, parent->params.block, parent->params.lanes));
     }
   }
 }
@@ -255,13 +260,14 @@ void read_defaults_table(const FileChecker& check, const toml::table& root, Hard
 }  // namespace
 
 ParsedHardware parse_hardware_file(std::string_view text, std::string_view source_name) {
-  const FileChecker check(source_name);
+  FileChecker check(source_name);
   toml::table root;
   try {
     root = toml::parse(text, source_name);
   } catch (const toml::parse_error& error) {
     check.fail(error.source().begin.line, "TOML syntax", error.description());
   }
+  check.set_root(root);
   static constexpr std::array<std::string_view, 3> kTables{"target", "kernels", "defaults"};
   check.only_keys(root, "", kTables);
   ParsedHardware out;

@@ -37,8 +37,8 @@ Problem check_ba_shape(const KernelParams& p) {
 
 Problem check_quant_lanes(const KernelParams& p) {
   if (p.lanes != kQuantLanes) {
-    return problem("lanes",
-                   fmt::format("lanes = {}: must be {} (16 lanes x 8 bf16 = one 128-element group)", p.lanes, kQuantLanes));
+    return problem("lanes", fmt::format("lanes = {}: must be {} (16 lanes x 8 bf16 = one 128-element group)", p.lanes,
+                                        kQuantLanes));
   }
   if (p.block != 0) {
     return problem("block", fmt::format("block = {}: must be absent (the block is lanes x groups)", p.block));

@@ -51,9 +51,8 @@ std::optional<bool> parse_lever_override(std::string_view text) {
     return std::nullopt;
   }
   static constexpr std::array<std::string_view, 4> kOff{"0", "false", "off", "no"};
-  const bool off = std::any_of(kOff.begin(), kOff.end(), [&](std::string_view word) {
-    return equals_ignoring_case(value, word);
-  });
+  const bool off =
+      std::any_of(kOff.begin(), kOff.end(), [&](std::string_view word) { return equals_ignoring_case(value, word); });
   return !off;
 }
 

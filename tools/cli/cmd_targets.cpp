@@ -58,17 +58,19 @@ std::string target_text(const HardwareTarget& target, const Levers& levers) {
   for (const auto& kernel : target.kernels) {
     kernels.push_back(fmt::format("{} {}", kernel.name, kernel.params.tag()));
   }
-  out += fmt::format("  {:<22}{}\n", "kernels", kernels.empty() ? "(none)" : fmt::format("{}", fmt::join(kernels, ", ")));
+  out +=
+      fmt::format("  {:<22}{}\n", "kernels", kernels.empty() ? "(none)" : fmt::format("{}", fmt::join(kernels, ", ")));
   for (const auto& spec : kLeverSpecs) {
     const LeverValue& lever = levers.*spec.field;
-    out += fmt::format("  {:<22}{:<4}({}: {})\n", spec.toml_key, lever.value ? "on" : "off", to_string(lever.provenance),
-                       lever.origin);
+    out += fmt::format("  {:<22}{:<4}({}: {})\n", spec.toml_key, lever.value ? "on" : "off",
+                       to_string(lever.provenance), lever.origin);
   }
   return out;
 }
 
 void setup_targets(CLI::App& app, CommandContext& /*context*/) {
-  auto* command = app.add_subcommand("targets", "List every target: compute capability, arch, SM count, kernels, levers");
+  auto* command =
+      app.add_subcommand("targets", "List every target: compute capability, arch, SM count, kernels, levers");
   static bool as_json = false;
   command->add_flag("--json", as_json, "Print JSON instead of text");
   command->callback([] {

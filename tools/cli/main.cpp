@@ -2,7 +2,6 @@
 // registers itself (command.hpp). Exit codes: 0 done, 1 a target, kernel or check failed,
 // 2 bad usage.
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cstdio>
 #include <exception>
@@ -25,7 +24,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   metrale::cli::CommandContext context;
   auto commands = metrale::cli::registered_commands();
-  std::sort(commands.begin(), commands.end(), [](const CommandInfo& a, const CommandInfo& b) { return a.name < b.name; });
+  std::sort(commands.begin(), commands.end(),
+            [](const CommandInfo& a, const CommandInfo& b) { return a.name < b.name; });
   for (const auto& command : commands) {
     command.setup(app, context);
   }

@@ -21,7 +21,7 @@ inline constexpr std::string_view kFp8ActQuantHopper = "fp8_act_quant_hopper";
 
 // Every kernel name a [kernels] table may use, sorted.
 inline constexpr std::array<std::string_view, 4> kKnownKernels{kFp8ActQuant, kFp8ActQuantHopper, kSsmBaGates,
-                                                                kSsmBaGatesHopper};
+                                                               kSsmBaGatesHopper};
 
 // A twin and the parent whose bytes it must reproduce.
 struct TwinOf {
