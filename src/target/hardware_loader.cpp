@@ -115,11 +115,15 @@ std::vector<HardwareTarget> load_targets_from_dir(const std::filesystem::path& d
     throw ConfigError(fmt::format("{}: not an existing directory of <target>/{} files", dir.string(), kFileName));
   }
   std::vector<std::string> folders;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    const std::string folder = entry.path().filename().string();
-    if (entry.is_directory() && !folder.starts_with('.')) {
-      folders.push_back(folder);
+  try {
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      const std::string folder = entry.path().filename().string();
+      if (entry.is_directory() && !folder.starts_with('.')) {
+        folders.push_back(folder);
+      }
     }
+  } catch (const std::filesystem::filesystem_error& e) {
+    throw ConfigError(fmt::format("{}: cannot be listed: {}", dir.string(), e.code().message()));
   }
   std::sort(folders.begin(), folders.end());
   std::vector<std::string> names;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -71,11 +72,11 @@ std::string target_text(const HardwareTarget& target, const Levers& levers) {
 void setup_targets(CLI::App& app, CommandContext& /*context*/) {
   auto* command =
       app.add_subcommand("targets", "List every target: compute capability, arch, SM count, kernels, levers");
-  static bool as_json = false;
-  command->add_flag("--json", as_json, "Print JSON instead of text");
-  command->callback([] {
+  auto as_json = std::make_shared<bool>(false);
+  command->add_flag("--json", *as_json, "Print JSON instead of text");
+  command->callback([as_json] {
     const auto targets = load_targets();
-    if (as_json) {
+    if (*as_json) {
       nlohmann::json all = nlohmann::json::array();
       for (const auto& target : targets) {
         all.push_back(target_json(target, resolve_levers(target)));

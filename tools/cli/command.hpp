@@ -30,7 +30,10 @@ struct CommandInfo {
 std::vector<CommandInfo>& registered_commands();
 
 struct CommandRegistration {
-  CommandRegistration(std::string_view name, CommandSetup setup) { registered_commands().push_back({name, setup}); }
+  // noexcept: running out of memory before main has nothing better to do than terminate.
+  CommandRegistration(std::string_view name, CommandSetup setup) noexcept {
+    registered_commands().push_back({name, setup});
+  }
 };
 
 }  // namespace metrale::cli
