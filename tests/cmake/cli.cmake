@@ -1,13 +1,19 @@
 # CTest tests that run the metrale-jit binary itself: exit codes and output contracts.
-if(TARGET metrale-jit)
-  add_test(NAME cli_targets_lists_every_target COMMAND metrale-jit targets)
-  set_tests_properties(cli_targets_lists_every_target PROPERTIES
-    PASS_REGULAR_EXPRESSION "hopper.*9\\.0.*sm_90.*132")
-  add_test(NAME cli_targets_json COMMAND metrale-jit targets --json)
-  set_tests_properties(cli_targets_json PROPERTIES PASS_REGULAR_EXPRESSION "\"fp8_act_quant_hopper\"")
-  add_test(NAME cli_bad_usage_exits_2 COMMAND metrale-jit targets --no-such-flag)
-  set_tests_properties(cli_bad_usage_exits_2 PROPERTIES WILL_FAIL TRUE)
-  add_test(NAME cli_bad_hardware_dir_exits_1 COMMAND ${CMAKE_COMMAND} -E env METRALE_HARDWARE_DIR=/nonexistent/metrale
-                                                     $<TARGET_FILE:metrale-jit> targets)
-  set_tests_properties(cli_bad_hardware_dir_exits_1 PROPERTIES WILL_FAIL TRUE)
+# metrale_cli_test(NAME EXPECTED_EXIT MATCH_REGEX ARGS... [ENV K=V|...]) runs the CLI through
+# tests/scripts/expect_exit.cmake.
+if(NOT TARGET metrale-jit)
+  return()
 endif()
+function(metrale_cli_test name expected match)
+  cmake_parse_arguments(PARSE_ARGV 3 arg "" "ENV" "ARGS")
+  string(REPLACE ";" "|" joined "$<TARGET_FILE:metrale-jit>;${arg_ARGS}")
+  add_test(NAME cli_${name}
+           COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${joined}" -DEXPECTED=${expected} "-DMATCH=${match}" "-DENV=${arg_ENV}"
+                   -P ${PROJECT_SOURCE_DIR}/tests/scripts/expect_exit.cmake)
+endfunction()
+
+metrale_cli_test(targets_lists_every_target 0 "hopper.*9\\.0.*sm_90.*132" ARGS targets)
+metrale_cli_test(targets_json 0 "\"fp8_act_quant_hopper\"" ARGS targets --json)
+metrale_cli_test(bad_usage_exits_2 2 "no-such-flag" ARGS targets --no-such-flag)
+metrale_cli_test(no_command_exits_2 2 "" ARGS)
+metrale_cli_test(bad_hardware_dir_exits_1 1 "METRALE_HARDWARE_DIR" ARGS targets ENV METRALE_HARDWARE_DIR=/nonexistent/metrale)
