@@ -41,7 +41,8 @@ std::uint8_t e4m3_encode(float value) {
   }
   int e = 0;
   std::frexp(a, &e);  // a = f * 2^e, f in [0.5, 1): the leading bit is 2^(e-1)
-  const int exponent = std::max(e - 1, kE4m3MinNormalExp);
+  // Below the smallest normal (zero included) the subnormal spacing applies.
+  const int exponent = a < std::ldexp(1.0, kE4m3MinNormalExp) ? kE4m3MinNormalExp : e - 1;
   // Units of the mantissa's last place at this exponent; nearbyint rounds half to even.
   const double units = std::nearbyint(std::ldexp(a, 3 - exponent));
   // Normal codes are (biased exponent << 3) | mantissa = (exponent + 7 - 1) * 8 + units for
