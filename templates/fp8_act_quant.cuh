@@ -41,7 +41,7 @@ __device__ inline void fp8_quant_group(const __nv_bfloat16* __restrict__ x, __nv
   }
 }
 
-// The shared kernel: grid (M, K / 128 / GROUPS), which must tile K exactly (the op checks).
+// The shared kernel: grid (M, K / 128 / GROUPS), no tail (the kernel catalog ships it at GROUPS = 1).
 template <unsigned int LANES, unsigned int GROUPS>
 __global__ void __launch_bounds__(LANES* GROUPS)
     per_token_group_quant_fp8(const __nv_bfloat16* __restrict__ x, __nv_fp8_e4m3* __restrict__ q,

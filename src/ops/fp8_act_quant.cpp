@@ -56,10 +56,9 @@ void check_shape(const Fp8QuantArgs& a) {
 }
 
 void check_kernel_params(const KernelParams& params, bool twin) {
-  if (params.lanes != kFp8QuantLanes || params.groups == 0 || params.lanes * params.groups > 1024) {
-    detail::argument_error(kOp, fmt::format("{} variant {} is not a valid FP8 quant shape (LANES == 16, GROUPS >= 1, "
-                                            "LANES * GROUPS <= 1024)",
-                                            twin ? kFp8QuantTwinKernel : kFp8QuantSharedKernel, params.tag()));
+  const std::string_view kernel = twin ? kFp8QuantTwinKernel : kFp8QuantSharedKernel;
+  if (auto violation = kernel_params_violation(kernel, params)) {
+    detail::argument_error(kOp, fmt::format("{} variant {}: {}", kernel, params.tag(), *violation));
   }
 }
 
@@ -106,11 +105,6 @@ Fp8QuantPick fp8_act_quant(GpuBackend& gpu, const Fp8QuantKernels& kernels, bool
                     kOp, pick.reject.value_or("")));
   }
   check_kernel_params(pick.twin ? kernels.twin_params : kernels.shared_params, pick.twin);
-  if (!pick.twin && (args.k / kFp8QuantGroupSize) % kernels.shared_params.groups != 0) {
-    detail::argument_error(kOp, fmt::format("K/128={} is not a multiple of the shared kernel's GROUPS={} (it tiles K "
-                                            "exactly)",
-                                            args.k / kFp8QuantGroupSize, kernels.shared_params.groups));
-  }
   launch_fp8_quant(gpu, pick, args, stream);
   return pick;
 }

@@ -5,6 +5,7 @@
 
 #include "metrale/error.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
+#include "metrale/target/kernel_catalog.hpp"
 #include "op_checks.hpp"
 
 namespace metrale::ops {
@@ -89,15 +90,9 @@ void validate_ba_gates_args(const BaGatesArgs& args) {
 }
 
 void validate_ba_gates_params(const KernelParams& params, bool twin) {
-  const bool lanes_ok = params.lanes == 64;
-  const bool block_ok =
-      params.block >= 64 && params.block <= 1024 && params.lanes != 0 && params.block % params.lanes == 0;
-  const bool groups_ok = !twin || (params.groups >= 1 && params.groups <= 16);
-  if (!lanes_ok || !block_ok || !groups_ok) {
-    detail::argument_error(kOp, fmt::format("{} variant {} is not a valid BA-gates shape (LANES == 64, BLOCK % LANES "
-                                            "== 0, 64 <= BLOCK <= 1024{})",
-                                            twin ? kBaGatesTwinKernel : kBaGatesParentKernel, params.tag(),
-                                            twin ? ", 1 <= GROUPS <= 16" : ""));
+  const std::string_view kernel = twin ? kBaGatesTwinKernel : kBaGatesParentKernel;
+  if (auto violation = kernel_params_violation(kernel, params)) {
+    detail::argument_error(kOp, fmt::format("{} variant {}: {}", kernel, params.tag(), *violation));
   }
 }
 

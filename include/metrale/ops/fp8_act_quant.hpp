@@ -11,11 +11,12 @@
 #include "metrale/gpu/device_ptr.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
 #include "metrale/ops/fp8_act_quant_floor.hpp"
+#include "metrale/target/kernel_catalog.hpp"
 
 namespace metrale::ops {
 
-inline constexpr std::string_view kFp8QuantSharedKernel = "fp8_act_quant";
-inline constexpr std::string_view kFp8QuantTwinKernel = "fp8_act_quant_hopper";
+inline constexpr std::string_view kFp8QuantSharedKernel = kFp8ActQuant;
+inline constexpr std::string_view kFp8QuantTwinKernel = kFp8ActQuantHopper;
 inline constexpr std::string_view kFp8QuantSharedTemplate = "metrale::kernels::per_token_group_quant_fp8";
 inline constexpr std::string_view kFp8QuantTwinTemplate = "metrale::kernels::per_token_group_quant_fp8_hopper";
 inline constexpr std::string_view kFp8QuantTemplateFile = "fp8_act_quant.cuh";

@@ -46,7 +46,7 @@ inline constexpr std::array<std::string_view, 3> kFp8QuantRejects = {
 inline constexpr std::size_t kFp8QuantLogSlots = kFp8QuantRejects.size() + 1;
 
 // The grid of either kernel for an (m, k) row set: (m, ceil(K/128 / groups), 1) for the twin
-// and (m, K/128 / groups, 1) for the shared kernel (which tiles K exactly), `groups` being the
+// and (m, K/128 / groups, 1) for the shared kernel (the catalog fixes its groups at 1), `groups` being the
 // K-groups per CTA of that kernel (the twin's 8 by default; the shared kernel ships with 1).
 Dim3 fp8_quant_grid(bool twin, std::uint32_t m, std::uint32_t k, std::uint32_t groups = kFp8QuantGroups);
 

@@ -13,13 +13,14 @@
 #include "metrale/gpu/launch_config.hpp"
 #include "metrale/jit/kernel_params.hpp"
 #include "metrale/ops/ssm_ba_gates_guard.hpp"
+#include "metrale/target/kernel_catalog.hpp"
 
 namespace metrale::ops {
 
 // The kernel names and the template name expressions the registry builds ({BLOCK, LANES} and
 // {BLOCK, LANES, GROUPS}).
-inline constexpr std::string_view kBaGatesParentKernel = "ssm_ba_gates";
-inline constexpr std::string_view kBaGatesTwinKernel = "ssm_ba_gates_hopper";
+inline constexpr std::string_view kBaGatesParentKernel = kSsmBaGates;
+inline constexpr std::string_view kBaGatesTwinKernel = kSsmBaGatesHopper;
 inline constexpr std::string_view kBaGatesParentTemplate = "metrale::kernels::dense_gemm_ba_gates_prefill";
 inline constexpr std::string_view kBaGatesTwinTemplate = "metrale::kernels::dense_gemm_ba_gates_prefill_hopper";
 inline constexpr std::string_view kBaGatesTemplateFile = "ssm_ba_gates.cuh";
@@ -45,8 +46,8 @@ struct BaGatesArgs {
 // or not dividing nv, extents that overflow 64 bits, grids past CUDA's limits.
 void validate_ba_gates_args(const BaGatesArgs& args);
 
-// Checks a variant's template parameters (LANES == 64, BLOCK % LANES == 0, 64 <= BLOCK <= 1024,
-// 1 <= GROUPS <= 16 for the twin); throws ArgumentError naming the variant.
+// Checks a variant's template parameters against the kernel catalog's rules
+// (metrale/target/kernel_catalog.hpp); throws ArgumentError naming the variant and the rule.
 void validate_ba_gates_params(const KernelParams& params, bool twin);
 
 // The parent's grid: (M, ceil(N / (BLOCK / LANES))).
