@@ -65,7 +65,8 @@ class HeaderText {
   }
   bool boolean() {
     skip_spaces();
-    for (const auto& [word, value] : {std::pair{std::string_view("False"), false}, std::pair{std::string_view("True"), true}}) {
+    for (const auto& [word, value] :
+         {std::pair{std::string_view("False"), false}, std::pair{std::string_view("True"), true}}) {
       if (text_.substr(pos_, word.size()) == word) {
         pos_ += word.size();
         return value;
@@ -112,8 +113,8 @@ NpyDtype parse_descr(const std::string& descr, std::string_view name) {
   if (descr == "<f4") {
     return NpyDtype::kFloat32;
   }
-  fail(name, fmt::format("dtype '{}' is not one of uint8 ('|u1'), little-endian uint16 ('<u2') or float32 ('<f4')",
-                         descr));
+  fail(name,
+       fmt::format("dtype '{}' is not one of uint8 ('|u1'), little-endian uint16 ('<u2') or float32 ('<f4')", descr));
 }
 
 std::string_view descr_of(NpyDtype dtype) {
@@ -274,7 +275,8 @@ std::vector<std::byte> serialize_npy(const NpyArray& array) {
   } else {
     dims = array.shape.empty() ? "()" : fmt::format("({},)", array.shape[0]);
   }
-  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descr_of(array.dtype), dims);
+  std::string header =
+      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descr_of(array.dtype), dims);
   // Version 1.0: the data starts at a multiple of 64 bytes; the header ends with '\n'.
   const std::size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');

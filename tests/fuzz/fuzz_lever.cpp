@@ -17,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto not_blank = [](unsigned char c) { return !std::isspace(c); };
   word.erase(word.begin(), std::find_if(word.begin(), word.end(), not_blank));
   word.erase(std::find_if(word.rbegin(), word.rend(), not_blank).base(), word.end());
-  std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(word.begin(), word.end(), word.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (word.empty()) {
     if (parsed.has_value()) {
       std::abort();

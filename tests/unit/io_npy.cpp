@@ -1,7 +1,6 @@
 // The .npy reader and writer: round trips, NumPy's own header spelling, and every defect a
 // hostile or damaged file can carry rejected with a message naming it.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <random>
 #include <string>
@@ -59,7 +58,8 @@ TEST_CASE("npy reads NumPy's own header spelling") {
   CHECK(array.dtype == NpyDtype::kUint16);
   CHECK(array.shape == std::vector<std::uint64_t>{2, 3});
   CHECK(array.element_count() == 6);
-  const NpyArray one = metrale::parse_npy(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }\n", 16), "one.npy");
+  const NpyArray one =
+      metrale::parse_npy(npy_file("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }\n", 16), "one.npy");
   CHECK(one.shape == std::vector<std::uint64_t>{4});
 }
 
@@ -84,8 +84,8 @@ TEST_CASE("npy defects are refused with the file name and the defect") {
       {"missing key", npy_file("{'descr': '<u2', " + good_shape, 12), "lacks"},
       {"huge shape", npy_file("{'descr': '<u2', 'fortran_order': False, 'shape': (99999999999, 99999999999), }", 0),
        "overflows"},
-      {"dimension overflow", npy_file("{'descr': '<u2', 'fortran_order': False, 'shape': (99999999999999999999999,), }", 0),
-       "64 bits"},
+      {"dimension overflow",
+       npy_file("{'descr': '<u2', 'fortran_order': False, 'shape': (99999999999999999999999,), }", 0), "64 bits"},
       {"unterminated", npy_file("{'descr': '<u2", 0), "unterminated"},
       {"trailing text", npy_file("{'descr': '<u2', 'fortran_order': False, 'shape': (1,), } x", 2), "after the header"},
   };
