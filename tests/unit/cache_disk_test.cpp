@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <random>
 #include <thread>
 
@@ -180,7 +181,13 @@ TEST_CASE("entries owned by another user, writable by others, or symlinks are sk
   std::filesystem::rename(path, temp.path() / "real");
   std::filesystem::create_symlink(temp.path() / "real", path);
   CHECK_FALSE(cache.load(key).has_value());
-  CHECK(cache.stats().bad_entries >= 2);
+  CHECK(std::filesystem::is_symlink(path));
+
+  // A FIFO planted under an entry's name must not block the reader.
+  std::filesystem::remove(path);
+  REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+  CHECK_FALSE(cache.load(key).has_value());
+  CHECK(cache.stats().bad_entries >= 3);
 }
 
 TEST_CASE("list, verify and clear see entries only", "[cache]") {
@@ -193,6 +200,9 @@ TEST_CASE("list, verify and clear see entries only", "[cache]") {
   REQUIRE(cache.store(b, {{"cubin", "tiny"}}));
   write_all(temp.path() / "notes.txt", "user file");
   write_all(temp.path() / ".alpha.cubin.tmp.1.2.3", "a writer in flight");
+  write_all(temp.path() / ".beta.cubin.tmp.4.5.6", "left by a writer that died long ago");
+  const auto two_hours_ago = std::filesystem::file_time_type::clock::now() - std::chrono::hours(2);
+  std::filesystem::last_write_time(temp.path() / ".beta.cubin.tmp.4.5.6", two_hours_ago);
 
   auto listed = cache.list();
   REQUIRE(listed.size() == 2);
