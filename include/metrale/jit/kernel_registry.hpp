@@ -25,6 +25,7 @@
 #include "metrale/gpu/gpu_backend.hpp"
 #include "metrale/jit/compiled_entry.hpp"
 #include "metrale/jit/compiled_memory_cache.hpp"
+#include "metrale/jit/disk_entry_store.hpp"
 #include "metrale/jit/entry_store.hpp"
 #include "metrale/jit/handle_table.hpp"
 #include "metrale/jit/kernel_params.hpp"
@@ -76,7 +77,7 @@ enum class LoadMode {
 class KernelRegistry {
  public:
   struct Options {
-    EntryStore store;  // disabled: memory only
+    EntryStore store = default_disk_entry_store();  // EntryStore{}: memory only
     std::shared_ptr<CompiledMemoryCache> memory = CompiledMemoryCache::process();
     std::vector<std::string> extra_options;  // appended to the NVRTC options
     std::size_t parallelism = 0;             // 0: the hardware threads

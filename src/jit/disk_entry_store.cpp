@@ -1,0 +1,38 @@
+// disk_entry_store.cpp: EntryKey -> CacheKey and the two seam functions over a DiskCache.
+#include "metrale/jit/disk_entry_store.hpp"
+
+#include "metrale/error.hpp"
+#include "metrale/log.hpp"
+
+namespace metrale {
+
+CacheKey to_cache_key(const EntryKey& key) {
+  return CacheKey{key.kernel,
+                  key.params_tag,
+                  key.arch,
+                  key.nvrtc_version,
+                  key.options + " #name-expression=" + key.name_expression,
+                  key.source_digest};
+}
+
+EntryStore disk_entry_store(std::shared_ptr<DiskCache> cache) {
+  if (cache == nullptr || !cache->enabled()) {
+    return {};
+  }
+  return EntryStore{[cache](const EntryKey& key) { return cache->load(to_cache_key(key)); },
+                    [cache](const EntryKey& key, const EntrySections& sections) {
+                      try {
+                        return cache->store(to_cache_key(key), sections);
+                      } catch (const ArgumentError& error) {
+                        logger().warn("kernel {}: entry not cached on disk: {}", key.kernel, error.what());
+                        return false;
+                      }
+                    }};
+}
+
+const EntryStore& default_disk_entry_store() {
+  static const EntryStore store = disk_entry_store(std::make_shared<DiskCache>(DiskCache::open()));
+  return store;
+}
+
+}  // namespace metrale

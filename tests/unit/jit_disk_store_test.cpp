@@ -1,0 +1,129 @@
+// jit_disk_store_test.cpp: the registry over the real DiskCache: a new registry (and a new
+// process) hits disk with no NVRTC call; a bit-flipped or truncated entry is rebuilt; an
+// unusable directory means memory only and every kernel still builds.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "cache_test_support.hpp"
+#include "jit_test_support.hpp"
+#include "metrale/jit/disk_entry_store.hpp"
+#include "metrale/jit/kernel_registry.hpp"
+
+using namespace metrale;
+using cache_test::TempDir;
+
+namespace {
+
+KernelRegistry::Options disk_options(const std::filesystem::path& dir) {
+  KernelRegistry::Options options;
+  options.store = disk_entry_store(std::make_shared<DiskCache>(DiskCache::open_at(dir)));
+  options.memory = std::make_shared<CompiledMemoryCache>();
+  options.parallelism = 2;
+  return options;
+}
+
+std::vector<BuildRecord> build_two(const std::filesystem::path& dir, RegistryStats* stats = nullptr) {
+  KernelRegistry registry(jit_test_support::test_sources(), disk_options(dir));
+  registry.declare({"scale", "jit_test_kernels.cuh", "jit_test::scale<64>", KernelParams{64, 0, 0}, false});
+  registry.declare({"to_bf16", "jit_test_kernels.cuh", "jit_test::to_bf16<32>", KernelParams{0, 32, 0}, false});
+  auto records = registry.build("sm_90");
+  if (stats != nullptr) {
+    *stats = registry.stats();
+  }
+  return records;
+}
+
+std::vector<std::filesystem::path> entries(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> out;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".cubin") {
+      out.push_back(entry.path());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the cache key folds in the name expression", "[jit][disk]") {
+  EntryKey key{"scale", "b64", "sm_90", "13-0", "-std=c++17", "abc", "jit_test::scale<64>"};
+  EntryKey other = key;
+  other.name_expression = "jit_test::scale<65>";
+  CHECK(to_cache_key(key).file_name().starts_with("scale.b64.sm_90.nvrtc13-0."));
+  CHECK(to_cache_key(key).digest() != to_cache_key(other).digest());
+  CHECK_FALSE(disk_entry_store(nullptr).enabled());
+  CHECK_FALSE(disk_entry_store(std::make_shared<DiskCache>(DiskCache::disabled("off"))).enabled());
+}
+
+TEST_CASE("a new registry and a new process hit the disk, with no NVRTC call", "[jit][disk]") {
+  TempDir dir;
+  RegistryStats stats;
+  const auto first = build_two(dir.path(), &stats);
+  REQUIRE(first[0].ok());
+  REQUIRE(first[1].ok());
+  CHECK(stats.nvrtc_programs == 1);
+  REQUIRE(entries(dir.path()).size() == 2);
+
+  const auto second = build_two(dir.path(), &stats);
+  CHECK(second[0].origin == BuildOrigin::kDisk);
+  CHECK(second[1].origin == BuildOrigin::kDisk);
+  CHECK(second[0].entry->lowered_name == first[0].entry->lowered_name);
+  CHECK(*second[1].entry->cubin == *first[1].entry->cubin);
+  CHECK(stats.disk_hits == 2);
+  CHECK(stats.nvrtc_programs == 0);
+
+  const int child = cache_test::run_in_child([&] {
+    RegistryStats child_stats;
+    const auto records = build_two(dir.path(), &child_stats);
+    const bool ok = records[0].ok() && records[1].ok() && child_stats.disk_hits == 2 &&
+                    child_stats.nvrtc_programs == 0 && records[0].entry->lowered_name == first[0].entry->lowered_name;
+    return ok ? 0 : 1;
+  });
+  CHECK(child == 0);
+}
+
+TEST_CASE("a bit-flipped or truncated entry is detected and rebuilt", "[jit][disk]") {
+  TempDir dir;
+  const auto first = build_two(dir.path());
+  REQUIRE(first[0].ok());
+  const auto files = entries(dir.path());
+  REQUIRE(files.size() == 2);
+  std::string flipped = cache_test::read_all(files[0]);
+  flipped[flipped.size() / 2] = static_cast<char>(flipped[flipped.size() / 2] ^ 0x10);
+  cache_test::write_all(files[0], flipped);
+  const std::string whole = cache_test::read_all(files[1]);
+  cache_test::write_all(files[1], whole.substr(0, whole.size() / 3));
+
+  RegistryStats stats;
+  const auto rebuilt = build_two(dir.path(), &stats);
+  CHECK(rebuilt[0].ok());
+  CHECK(rebuilt[1].ok());
+  CHECK(rebuilt[0].origin == BuildOrigin::kNvrtc);
+  CHECK(rebuilt[1].origin == BuildOrigin::kNvrtc);
+  CHECK(stats.disk_hits == 0);
+  CHECK(*rebuilt[0].entry->cubin == *first[0].entry->cubin);  // NVRTC is deterministic
+  DiskCache cache = DiskCache::open_at(dir.path());
+  for (const CacheVerifyResult& verified : cache.verify()) {
+    INFO(verified.path << ": " << verified.problem);
+    CHECK(verified.ok);
+  }
+  build_two(dir.path(), &stats);
+  CHECK(stats.disk_hits == 2);
+}
+
+TEST_CASE("a read-only cache directory still builds every kernel", "[jit][disk]") {
+  TempDir dir;
+  REQUIRE(::chmod(dir.path().c_str(), 0500) == 0);
+  RegistryStats stats;
+  const auto records = build_two(dir.path(), &stats);
+  ::chmod(dir.path().c_str(), 0700);
+  CHECK(records[0].ok());
+  CHECK(records[1].ok());
+  CHECK(stats.nvrtc_programs == 1);
+  if (::geteuid() != 0) {  // root writes anyway
+    CHECK(entries(dir.path()).empty());
+  }
+}
