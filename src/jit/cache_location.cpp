@@ -8,15 +8,6 @@
 
 namespace metrale {
 
-EnvLookup process_environment() {
-  return [](const char* name) -> std::optional<std::string> {
-    const char* value = std::getenv(name);
-    if (value == nullptr) {
-      return std::nullopt;
-    }
-    return std::string(value);
-  };
-}
 
 std::string env_path_problem(const char* variable, std::string_view value) {
   if (value.empty()) {

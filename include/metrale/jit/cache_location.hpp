@@ -15,13 +15,9 @@
 #include <string>
 #include <string_view>
 
+#include "metrale/environment.hpp"
+
 namespace metrale {
-
-// Returns the value of an environment variable, nullopt when unset.
-using EnvLookup = std::function<std::optional<std::string>(const char* name)>;
-
-// The real process environment.
-EnvLookup process_environment();
 
 struct CacheDirChoice {
   std::optional<std::filesystem::path> dir;  // absent: no usable directory, see problem

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "metrale/embedded_files.hpp"
-#include "metrale/target/environment.hpp"
+#include "metrale/environment.hpp"
 #include "metrale/target/hardware_target.hpp"
 
 namespace metrale {

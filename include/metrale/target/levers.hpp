@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "metrale/target/environment.hpp"
+#include "metrale/environment.hpp"
 #include "metrale/target/hardware_target.hpp"
 
 namespace metrale {

@@ -1,4 +1,4 @@
-// metrale/target/environment.hpp: how configuration code reads environment variables.
+// metrale/environment.hpp: how configuration code reads environment variables.
 // Invariant: decisions take an EnvLookup instead of calling getenv, so tests inject one
 // and the real process environment is only one implementation of it.
 #pragma once

@@ -1,5 +1,5 @@
 // environment.cpp: the process environment as an EnvLookup.
-#include "metrale/target/environment.hpp"
+#include "metrale/environment.hpp"
 
 #include <cstdlib>
 

@@ -1,0 +1,106 @@
+// cmd_cache.cpp: `metrale-jit cache list | verify | clear [--dir DIR] [--json]`: inspect the
+// disk cache. verify re-checks every entry's checksum, key and ownership and names each bad
+// one (exit 1 when any is bad); clear removes entries only, never other files.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "command.hpp"
+#include "metrale/error.hpp"
+#include "metrale/jit/disk_cache.hpp"
+
+namespace metrale::cli {
+namespace {
+
+struct CacheOptions {
+  std::string dir;
+  bool json = false;
+};
+
+DiskCache open_cache(const CacheOptions& options) {
+  DiskCache cache = options.dir.empty() ? DiskCache::open() : DiskCache::open_at(options.dir);
+  if (!cache.enabled()) {
+    throw Error(fmt::format("the disk cache is not usable: {}", cache.disabled_reason()));
+  }
+  return cache;
+}
+
+void list_entries(const CacheOptions& options) {
+  const DiskCache cache = open_cache(options);
+  const auto entries = cache.list();
+  if (options.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& entry : entries) {
+      out.push_back({{"path", entry.path.string()},
+                     {"bytes", entry.bytes},
+                     {"kernel", entry.kernel},
+                     {"params", entry.params_tag},
+                     {"arch", entry.arch},
+                     {"age_s", entry.age.count()}});
+    }
+    std::fputs((out.dump(2) + "\n").c_str(), stdout);
+    return;
+  }
+  std::fputs(fmt::format("{} entries in {}\n", entries.size(), cache.dir().string()).c_str(), stdout);
+  std::fputs(fmt::format("{:<24} {:<12} {:<8} {:>10} {:>10}  {}\n", "kernel", "params", "arch", "bytes", "age", "file")
+                 .c_str(),
+             stdout);
+  for (const auto& entry : entries) {
+    std::fputs(fmt::format("{:<24} {:<12} {:<8} {:>10} {:>9}s  {}\n", entry.kernel.empty() ? "?" : entry.kernel,
+                           entry.params_tag, entry.arch, entry.bytes, entry.age.count(), entry.path.filename().string())
+                   .c_str(),
+               stdout);
+  }
+}
+
+int verify_entries(const CacheOptions& options) {
+  const DiskCache cache = open_cache(options);
+  const auto results = cache.verify();
+  int bad = 0;
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& result : results) {
+    bad += result.ok ? 0 : 1;
+    if (options.json) {
+      out.push_back({{"path", result.path.string()}, {"ok", result.ok}, {"problem", result.problem}});
+    } else if (!result.ok) {
+      std::fputs(fmt::format("BAD  {}: {}\n", result.path.string(), result.problem).c_str(), stdout);
+    }
+  }
+  if (options.json) {
+    std::fputs((out.dump(2) + "\n").c_str(), stdout);
+  } else {
+    std::fputs(fmt::format("{} entries checked, {} bad\n", results.size(), bad).c_str(), stdout);
+  }
+  return bad == 0 ? kDone : kFailed;
+}
+
+void setup_cache(CLI::App& app, CommandContext& context) {
+  auto* cache = app.add_subcommand("cache", "Inspect, verify or clear the disk cache");
+  cache->require_subcommand(1);
+  auto options = std::make_shared<CacheOptions>();
+  auto add_common = [&](CLI::App* command) {
+    command->add_option("--dir", options->dir, "Cache directory (default: METRALE_CACHE_DIR, XDG, ~/.cache)");
+    command->add_flag("--json", options->json, "Print JSON");
+  };
+  auto* list = cache->add_subcommand("list", "Entries with kernel, arch, size and age");
+  add_common(list);
+  list->callback([options] { list_entries(*options); });
+  auto* verify = cache->add_subcommand("verify", "Re-check every entry; name the bad ones (exit 1 if any)");
+  add_common(verify);
+  verify->callback([options, &context] { context.exit_code = verify_entries(*options); });
+  auto* clear = cache->add_subcommand("clear", "Remove every entry");
+  add_common(clear);
+  clear->callback([options] {
+    DiskCache opened = open_cache(*options);
+    const std::size_t removed = opened.clear();
+    std::fputs(fmt::format("removed {} entries from {}\n", removed, opened.dir().string()).c_str(), stdout);
+  });
+}
+
+const CommandRegistration kCache{"cache", setup_cache};
+
+}  // namespace
+}  // namespace metrale::cli
