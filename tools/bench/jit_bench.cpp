@@ -3,15 +3,16 @@
 // through a new registry, and the lock-free handle lookup of the launch path).
 // Not a test: it prints a table; BENCHMARKS.md records the numbers with the command.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <map>
 #include <vector>
 
+#include "metrale/jit/disk_entry_store.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 #include "metrale/jit/nvrtc_compiler.hpp"
 
@@ -19,41 +20,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using namespace metrale;
-
-// Entries as files, one per key: the disk level without the cache's checksums and locking.
-// Replaced by DiskCache when it is available (see BENCHMARKS.md).
-struct FileStore {
-  std::filesystem::path dir;
-
-  std::filesystem::path path_of(const EntryKey& key) const {
-    return dir / fmt::format("{}.{}.{}.{:016x}", key.kernel, key.params_tag, key.arch,
-                             std::hash<std::string>{}(key.joined()));
-  }
-  EntryStore seam() const {
-    return EntryStore{[this](const EntryKey& key) -> std::optional<EntrySections> {
-                        std::ifstream in(path_of(key), std::ios::binary);
-                        if (!in) {
-                          return std::nullopt;
-                        }
-                        EntrySections sections;
-                        std::string name;
-                        std::size_t size = 0;
-                        while (in >> name >> size && in.get() == '\n') {
-                          std::string bytes(size, '\0');
-                          in.read(bytes.data(), static_cast<std::streamsize>(size));
-                          sections.emplace_back(name, std::move(bytes));
-                        }
-                        return sections;
-                      },
-                      [this](const EntryKey& key, const EntrySections& sections) {
-                        std::ofstream out(path_of(key), std::ios::binary);
-                        for (const auto& [name, bytes] : sections) {
-                          out << name << ' ' << bytes.size() << '\n' << bytes;
-                        }
-                        return static_cast<bool>(out);
-                      }};
-  }
-};
 
 // Hands out handles without a device, so the lookup measures populated slots.
 class CountingBackend final : public GpuBackend {
@@ -95,35 +61,62 @@ struct Row {
   double hot_lookup_ns = 0;
 };
 
+// The hopper target's four kernels from the embedded templates, or the JIT test kernels.
+std::vector<KernelVariant> bench_variants(bool real, SourceSet& sources) {
+  if (real) {
+    sources.add_embedded_templates();
+    return {
+        {"ssm_ba_gates", "ssm_ba_gates.cuh", "metrale::kernels::dense_gemm_ba_gates_prefill<256, 64>", {256, 64, 0}},
+        {"ssm_ba_gates_hopper",
+         "ssm_ba_gates.cuh",
+         "metrale::kernels::dense_gemm_ba_gates_prefill_hopper<256, 64, 8>",
+         {256, 64, 8}},
+        {"fp8_act_quant", "fp8_act_quant.cuh", "metrale::kernels::per_token_group_quant_fp8<16, 1>", {0, 16, 1}},
+        {"fp8_act_quant_hopper",
+         "fp8_act_quant.cuh",
+         "metrale::kernels::per_token_group_quant_fp8_hopper<16, 8>",
+         {0, 16, 8}},
+    };
+  }
+  sources.add_directory(std::string(METRALE_SOURCE_DIR) + "/tests/data/jit");
+  return {
+      {"scale", "jit_test_kernels.cuh", "jit_test::scale<64>", {64, 0, 0}},
+      {"scale", "jit_test_kernels.cuh", "jit_test::scale<256>", {256, 0, 0}},
+      {"to_bf16", "jit_test_kernels.cuh", "jit_test::to_bf16<32>", {0, 32, 0}},
+  };
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"metrale-jit-bench: cold / warm / hot kernel acquisition"};
   std::string arch = "sm_90";
   int repeats = 3;
-  std::string store_dir = (std::filesystem::temp_directory_path() / "metrale-jit-bench").string();
+  std::string kernels = "real";
   app.add_option("--arch", arch, "NVRTC architecture");
   app.add_option("--repeats", repeats, "runs per level (the median is shown)")->check(CLI::Range(1, 100));
-  app.add_option("--store", store_dir, "directory for the disk level (emptied first)");
+  app.add_option("--kernels", kernels, "real: the hopper target's kernels; test: the JIT test kernels")
+      ->check(CLI::IsMember({"real", "test"}));
   CLI11_PARSE(app, argc, argv);
 
   SourceSet sources;
-  sources.add_directory(std::string(METRALE_SOURCE_DIR) + "/tests/data/jit");
-  const std::vector<KernelVariant> variants{
-      {"scale", "jit_test_kernels.cuh", "jit_test::scale<64>", {64, 0, 0}, false},
-      {"scale", "jit_test_kernels.cuh", "jit_test::scale<256>", {256, 0, 0}, false},
-      {"to_bf16", "jit_test_kernels.cuh", "jit_test::to_bf16<32>", {0, 32, 0}, false},
-  };
-  std::filesystem::remove_all(store_dir);
-  std::filesystem::create_directories(store_dir);
-  const FileStore files{store_dir};
+  const std::vector<KernelVariant> variants = bench_variants(kernels == "real", sources);
+  std::string pattern = (std::filesystem::temp_directory_path() / "metrale-jit-bench-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    fmt::print(stderr, "cannot create a temp directory {}\n", pattern);
+    return 1;
+  }
+  const std::filesystem::path store_dir = pattern;
+  const EntryStore disk = disk_entry_store(std::make_shared<DiskCache>(DiskCache::open_at(store_dir)));
+  if (!disk.enabled()) {
+    fmt::print(stderr, "the disk cache at {} is disabled\n", store_dir.string());
+    return 1;
+  }
 
   auto fresh = [&](bool with_store, std::shared_ptr<CompiledMemoryCache> memory = nullptr) {
     KernelRegistry::Options options;
     options.memory = memory ? std::move(memory) : std::make_shared<CompiledMemoryCache>();
-    if (with_store) {
-      options.store = files.seam();
-    }
+    options.store = with_store ? disk : EntryStore{};
     return std::make_unique<KernelRegistry>(sources, std::move(options));
   };
 
@@ -185,11 +178,39 @@ int main(int argc, char** argv) {
   }
 
   fmt::print("metrale-jit-bench: arch {}, NVRTC {}, {} repeat(s), median\n", arch, nvrtc_version(), repeats);
-  fmt::print("{:<22} {:>12} {:>12} {:>10} {:>16} {:>14}\n", "kernel", "cold ms", "warm ms", "cold/warm",
+  fmt::print("{:<28} {:>12} {:>12} {:>10} {:>16} {:>14}\n", "kernel", "cold ms", "warm ms", "cold/warm",
              "hot acquire us", "hot lookup ns");
   for (const Row& row : rows) {
-    fmt::print("{:<22} {:>12.2f} {:>12.3f} {:>10.0f} {:>16.2f} {:>14.2f}\n", row.kernel, row.cold_us / 1000.0,
+    fmt::print("{:<28} {:>12.2f} {:>12.3f} {:>10.0f} {:>16.2f} {:>14.2f}\n", row.kernel, row.cold_us / 1000.0,
                row.warm_us / 1000.0, row.cold_us / row.warm_us, row.hot_acquire_us, row.hot_lookup_ns);
+  }
+  // Batching: the misses of one source in one NVRTC program vs one program per variant.
+  std::map<std::string, std::vector<KernelVariant>> by_source;
+  for (const KernelVariant& variant : variants) {
+    by_source[variant.source].push_back(variant);
+  }
+  for (const auto& [source, group] : by_source) {
+    if (group.size() < 2) {
+      continue;
+    }
+    std::vector<double> batched;
+    std::vector<double> separate;
+    for (int r = 0; r < repeats; ++r) {
+      auto together = fresh(false);
+      for (const KernelVariant& variant : group) {
+        together->declare(variant);
+      }
+      batched.push_back(time_us([&] { together->build(arch); }));
+      double sum = 0;
+      for (const KernelVariant& variant : group) {
+        auto alone = fresh(false);
+        alone->declare(variant);
+        sum += time_us([&] { alone->build(arch); });
+      }
+      separate.push_back(sum);
+    }
+    fmt::print("batch {}: {} variants in one program {:.1f} ms, one program each {:.1f} ms ({:.2f}x)\n", source,
+               group.size(), median(batched) / 1000.0, median(separate) / 1000.0, median(batched) / median(separate));
   }
   std::filesystem::remove_all(store_dir);
   return 0;
