@@ -1,0 +1,86 @@
+// metrale/runtime.hpp: what an engine opens once per device: the backend, the selected
+// target, the resolved levers, the registry with every kernel the target ships, and the ops.
+// Invariants: "no device" is a state, not an error (has_device() is false and the reason is
+// kept; ops then throw BackendError naming it); the ops read their handles lock-free on every
+// call, so a twin arriving in the background is picked up by the next call.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "metrale/environment.hpp"
+#include "metrale/gpu/gpu_backend.hpp"
+#include "metrale/jit/kernel_registry.hpp"
+#include "metrale/ops/fp8_act_quant.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
+#include "metrale/target/hardware_target.hpp"
+#include "metrale/target/levers.hpp"
+
+namespace metrale {
+
+enum class BackendChoice {
+  kAuto,  // the CUDA device when there is one, else "no device"
+  kCuda,  // the CUDA device; "no device" when there is none
+  kHost,  // the host backend: the same templates, run on the CPU
+};
+
+struct RuntimeOptions {
+  BackendChoice backend = BackendChoice::kAuto;
+  int device_ordinal = 0;
+  // The target to use instead of the one the device selects; also the target of a runtime
+  // with no device or on the host backend (default "hopper").
+  std::optional<std::string> target;
+  LoadMode load_mode = LoadMode::kWaitForAll;
+  std::uint32_t host_sm_count = 132;
+  std::uint32_t host_worker_threads = 0;  // 0: the hardware threads
+  EnvLookup env = process_environment();
+  std::optional<KernelRegistry::Options> registry;  // default: the process memory cache + disk cache
+};
+
+class Runtime {
+ public:
+  static std::unique_ptr<Runtime> open(RuntimeOptions options = {});
+  // A runtime over a backend the caller made (tests, an engine with its own backend).
+  static std::unique_ptr<Runtime> open_with(std::unique_ptr<GpuBackend> backend, RuntimeOptions options = {});
+
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+  ~Runtime();
+
+  [[nodiscard]] bool has_device() const { return backend_ != nullptr; }
+  [[nodiscard]] const std::string& no_device_reason() const { return no_device_reason_; }
+  [[nodiscard]] GpuBackend* backend() { return backend_.get(); }
+  [[nodiscard]] const HardwareTarget& target() const { return target_; }
+  [[nodiscard]] const Levers& levers() const { return levers_; }
+  [[nodiscard]] KernelRegistry& registry() { return *registry_; }
+  [[nodiscard]] std::optional<VariantId> variant_id(std::string_view kernel) const;
+
+  // The op's kernels as loaded now (absent while a background twin is still building).
+  [[nodiscard]] ops::BaGatesKernels ba_gates_kernels() const;
+  [[nodiscard]] ops::Fp8QuantKernels fp8_quant_kernels() const;
+
+  // Validate, guard, pick, log once per slot, launch. Throw ArgumentError for a shape no
+  // kernel can take and BackendError when there is no device.
+  ops::BaGatesPick ssm_ba_gates(const ops::BaGatesArgs& args, std::uint64_t stream = 0);
+  ops::Fp8QuantPick fp8_act_quant(const ops::Fp8QuantArgs& args, std::uint64_t stream = 0);
+
+ private:
+  Runtime() = default;
+  void initialise(RuntimeOptions& options);
+  [[nodiscard]] KernelHandle handle_of(std::string_view kernel) const;
+  [[nodiscard]] KernelParams params_of(std::string_view kernel, const KernelParams& fallback) const;
+  GpuBackend& require_device();
+
+  std::unique_ptr<GpuBackend> backend_;
+  std::string no_device_reason_;
+  HardwareTarget target_;
+  Levers levers_;
+  std::unique_ptr<KernelRegistry> registry_;
+  std::map<std::string, VariantId, std::less<>> variant_ids_;
+  DeviceIndex device_ = 0;
+};
+
+}  // namespace metrale

@@ -1,0 +1,144 @@
+// runtime.cpp: opening a runtime (backend, target, levers, kernels) and the op entry points.
+#include "metrale/runtime.hpp"
+
+#include <fmt/format.h>
+
+#include "metrale/error.hpp"
+#include "metrale/gpu/cuda_backend.hpp"
+#include "metrale/log.hpp"
+#include "metrale/ops/op_kernels.hpp"
+#include "metrale/target/hardware_loader.hpp"
+#include "metrale/target/target_selection.hpp"
+
+namespace metrale {
+
+namespace {
+
+constexpr std::string_view kDefaultTarget = "hopper";
+
+HardwareTarget choose_target(const std::vector<HardwareTarget>& targets, const RuntimeOptions& options,
+                             const GpuBackend* backend) {
+  if (options.target) {
+    const HardwareTarget* named = find_target(targets, *options.target);
+    if (named == nullptr) {
+      throw ConfigError(fmt::format("target '{}' is not one of the HARDWARE.toml targets", *options.target));
+    }
+    HardwareTarget chosen = *named;
+    if (chosen.arch.empty() && backend != nullptr && backend->compute_capability()) {
+      chosen.arch = backend->compute_capability()->sm_arch();
+    }
+    return chosen;
+  }
+  if (backend != nullptr && backend->needs_compiled_image() && backend->compute_capability()) {
+    return select_target(targets, *backend->compute_capability());
+  }
+  return *find_target(targets, kDefaultTarget);
+}
+
+}  // namespace
+
+Runtime::~Runtime() {
+  // Background builds hold the registry; finish them before the backend goes away.
+  if (registry_) {
+    registry_->wait_background();
+  }
+}
+
+std::unique_ptr<Runtime> Runtime::open(RuntimeOptions options) {
+  std::unique_ptr<GpuBackend> backend;
+  std::string reason;
+  switch (options.backend) {
+    case BackendChoice::kHost:
+      throw BackendError("host backend: not merged yet");
+      break;
+    case BackendChoice::kAuto:
+    case BackendChoice::kCuda: {
+      CudaBackendOpen opened = CudaBackend::open(options.device_ordinal);
+      backend = std::move(opened.backend);
+      reason = std::move(opened.reason);
+      break;
+    }
+  }
+  std::unique_ptr<Runtime> runtime(new Runtime());
+  runtime->backend_ = std::move(backend);
+  runtime->no_device_reason_ = runtime->backend_ ? std::string() : reason;
+  runtime->initialise(options);
+  return runtime;
+}
+
+std::unique_ptr<Runtime> Runtime::open_with(std::unique_ptr<GpuBackend> backend, RuntimeOptions options) {
+  if (!backend) {
+    throw ArgumentError("Runtime::open_with: the backend is null");
+  }
+  std::unique_ptr<Runtime> runtime(new Runtime());
+  runtime->backend_ = std::move(backend);
+  runtime->initialise(options);
+  return runtime;
+}
+
+void Runtime::initialise(RuntimeOptions& options) {
+  const auto targets = load_targets(options.env);
+  target_ = choose_target(targets, options, backend_.get());
+  levers_ = resolve_levers(target_, options.env);
+  SourceSet sources;
+  sources.add_embedded_templates();
+  registry_ = options.registry ? std::make_unique<KernelRegistry>(std::move(sources), std::move(*options.registry))
+                               : std::make_unique<KernelRegistry>(std::move(sources));
+  variant_ids_ = ops::declare_target_kernels(*registry_, target_);
+  if (backend_) {
+    logger().info("metrale: {} on target {} ({})", backend_->describe(), target_.name, target_.source);
+    device_ = registry_->load(*backend_, options.load_mode);
+  } else {
+    logger().info("metrale: no device ({}); target {} for compiling only", no_device_reason_, target_.name);
+  }
+}
+
+std::optional<VariantId> Runtime::variant_id(std::string_view kernel) const {
+  const auto found = variant_ids_.find(kernel);
+  return found == variant_ids_.end() ? std::nullopt : std::optional<VariantId>(found->second);
+}
+
+KernelHandle Runtime::handle_of(std::string_view kernel) const {
+  const auto id = variant_id(kernel);
+  return (backend_ && id) ? registry_->handle(device_, *id) : KernelHandle{};
+}
+
+KernelParams Runtime::params_of(std::string_view kernel, const KernelParams& fallback) const {
+  const KernelEntry* entry = target_.find_kernel(kernel);
+  return entry != nullptr ? entry->params : fallback;
+}
+
+ops::BaGatesKernels Runtime::ba_gates_kernels() const {
+  ops::BaGatesKernels kernels;
+  kernels.parent = handle_of(ops::kBaGatesParentKernel);
+  kernels.twin = handle_of(ops::kBaGatesTwinKernel);
+  kernels.parent_params = params_of(ops::kBaGatesParentKernel, kernels.parent_params);
+  kernels.twin_params = params_of(ops::kBaGatesTwinKernel, kernels.twin_params);
+  return kernels;
+}
+
+ops::Fp8QuantKernels Runtime::fp8_quant_kernels() const {
+  ops::Fp8QuantKernels kernels;
+  kernels.shared = handle_of(ops::kFp8QuantSharedKernel);
+  kernels.twin = handle_of(ops::kFp8QuantTwinKernel);
+  kernels.shared_params = params_of(ops::kFp8QuantSharedKernel, kernels.shared_params);
+  kernels.twin_params = params_of(ops::kFp8QuantTwinKernel, kernels.twin_params);
+  return kernels;
+}
+
+GpuBackend& Runtime::require_device() {
+  if (!backend_) {
+    throw BackendError(fmt::format("no device: {}", no_device_reason_));
+  }
+  return *backend_;
+}
+
+ops::BaGatesPick Runtime::ssm_ba_gates(const ops::BaGatesArgs& args, std::uint64_t stream) {
+  return ops::ssm_ba_gates(require_device(), ba_gates_kernels(), levers_.ssm_ba_gates_hopper.value, args, stream);
+}
+
+ops::Fp8QuantPick Runtime::fp8_act_quant(const ops::Fp8QuantArgs& args, std::uint64_t stream) {
+  return ops::fp8_act_quant(require_device(), fp8_quant_kernels(), levers_.fp8_act_quant_hopper.value, args, stream);
+}
+
+}  // namespace metrale
