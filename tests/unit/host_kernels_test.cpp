@@ -6,13 +6,16 @@
 #include <limits>
 #include <vector>
 
+#include "data/host/host_test_support.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
 #include "metrale/host/host_backend.hpp"
-// The prelude, then the kernels it makes compilable.
-#include "data/host/host_test_support.hpp"
+
+// The prelude, then the kernels it makes compilable: the order matters.
+// clang-format off
+#include "metrale/host/cuda_host_prelude.hpp"
 #include "data/host/reductions.cuh"
 #include "data/host/warp_collectives.cuh"
-#include "metrale/host/cuda_host_prelude.hpp"
+// clang-format on
 
 using metrale::DevicePtr;
 using metrale::HostBackend;
