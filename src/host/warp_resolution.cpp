@@ -253,10 +253,11 @@ std::string diagnose_stuck_block(std::span<const ThreadSync> threads, const Dim3
                                                same_collective(threads[other].warp, request))) {
         continue;
       }
-      return fmt::format(
-          "{} (lane {}) waits at {}, but lane {} ({}) {}; on a GPU this hangs or reads an undefined value",
-          describe_thread(t, block_dim), t - first, describe_request(request), lane, describe_thread(other, block_dim),
-          why_lane_is_missing(threads, other));
+      const std::string missing = other < count ? fmt::format("lane {} ({})", lane, describe_thread(other, block_dim))
+                                                : fmt::format("lane {}", lane);
+      return fmt::format("{} (lane {}) waits at {}, but {} {}; on a GPU this hangs or reads an undefined value",
+                         describe_thread(t, block_dim), t - first, describe_request(request), missing,
+                         why_lane_is_missing(threads, other));
     }
   }
   for (std::uint32_t t = 0; t < count; ++t) {

@@ -32,11 +32,13 @@
 #include "metrale/host/thread_context.hpp"
 
 // --- keywords -----------------------------------------------------------------------------
-// CUDA's host_defines.h already maps these to nothing for a host compiler; restated so the
-// meaning on the host is visible here. __forceinline__ becomes plain inline: always_inline buys
-// nothing on the host and can refuse to compile deep helper chains.
+// A kernel is `inline`, so a template header may be included by several host translation units
+// (NVRTC sees one). For the same reason a non-template __device__ helper must be __forceinline__
+// or inline, as any function defined in a header; __device__ itself cannot add `inline`, since
+// `__device__ inline` would then spell a duplicate `inline`. __forceinline__ becomes plain
+// inline: always_inline buys nothing on the host and can refuse to compile deep helper chains.
 #undef __global__
-#define __global__
+#define __global__ inline
 #undef __device__
 #define __device__
 #undef __host__

@@ -56,3 +56,12 @@ __global__ void shuffle_bad_width(int* out) {
 }
 
 }  // namespace metrale_test
+
+namespace metrale_test {
+
+// Every lane shuffles with a full mask: wrong only in a block whose last warp is partial.
+__global__ void full_mask_shuffle(int* out) {
+  out[threadIdx.x] = __shfl_xor_sync(0xffffffffU, static_cast<int>(threadIdx.x), 1);
+}
+
+}  // namespace metrale_test
