@@ -48,8 +48,13 @@ std::uint64_t BlockScheduler::arrive_at_warp_sync(const WarpSyncRequest& request
     detail::outside_kernel(warp_op_name(request.op).data());
   }
   const std::uint32_t index = tls_fiber_index;
+  bool refused = false;
   if (auto problem = warp_request_problem(request, index % kWarpLanes)) {
     self->fail(self->fibers_[index], *problem);
+    refused = true;
+  }
+  // Outside the scope above: this fiber is never resumed, so nothing it owns may outlive the yield.
+  if (refused) {
     self->yield_to_scheduler(true);
   }
   ThreadSync& sync = self->sync_[index];
@@ -82,7 +87,7 @@ void BlockScheduler::fiber_entry(ctx::transfer_t from) noexcept {
   self.yield_to_scheduler(true);
 }
 
-void BlockScheduler::resume(Fiber& fiber) {
+METRALE_HOST_SWITCH_FRAME void BlockScheduler::resume(Fiber& fiber) {
   tls_scheduler = this;
   tls_fiber_index = fiber.index;
   detail::current_coordinates = &fiber.coords;
@@ -95,7 +100,7 @@ void BlockScheduler::resume(Fiber& fiber) {
   tls_scheduler = nullptr;
 }
 
-void BlockScheduler::yield_to_scheduler(bool for_good) {
+METRALE_HOST_SWITCH_FRAME void BlockScheduler::yield_to_scheduler(bool for_good) {
   sanitizer::SwitchToken token;
   sanitizer::start_switch(for_good ? nullptr : &token, scheduler_stack_, scheduler_tsan_fiber_);
   const ctx::transfer_t back = ctx::jump_fcontext(scheduler_context_, nullptr);

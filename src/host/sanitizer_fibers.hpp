@@ -23,6 +23,15 @@
 #endif
 #endif
 
+// The functions that switch stacks keep their locals off ASan's fake stack (used with
+// detect_stack_use_after_return): leaving a fiber for good destroys that fake stack while the
+// switching frames are still live.
+#if defined(METRALE_HOST_ASAN)
+#define METRALE_HOST_SWITCH_FRAME __attribute__((no_sanitize_address))
+#else
+#define METRALE_HOST_SWITCH_FRAME
+#endif
+
 #if defined(METRALE_HOST_ASAN)
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
@@ -75,8 +84,9 @@ inline void unpoison([[maybe_unused]] void* bottom, [[maybe_unused]] std::size_t
 }
 
 // `token` is null when the code switching away will never run again.
-inline void start_switch([[maybe_unused]] SwitchToken* token, [[maybe_unused]] StackBounds target,
-                         [[maybe_unused]] void* target_tsan_fiber) {
+METRALE_HOST_SWITCH_FRAME inline void start_switch([[maybe_unused]] SwitchToken* token,
+                                                   [[maybe_unused]] StackBounds target,
+                                                   [[maybe_unused]] void* target_tsan_fiber) {
 #if defined(METRALE_HOST_ASAN)
   __sanitizer_start_switch_fiber(token != nullptr ? &token->fake_stack : nullptr, target.bottom, target.size);
 #endif
@@ -86,7 +96,8 @@ inline void start_switch([[maybe_unused]] SwitchToken* token, [[maybe_unused]] S
 }
 
 // `came_from`, when given, receives the bounds of the stack that switched here.
-inline void finish_switch([[maybe_unused]] const SwitchToken* token, [[maybe_unused]] StackBounds* came_from) {
+METRALE_HOST_SWITCH_FRAME inline void finish_switch([[maybe_unused]] const SwitchToken* token,
+                                                    [[maybe_unused]] StackBounds* came_from) {
 #if defined(METRALE_HOST_ASAN)
   __sanitizer_finish_switch_fiber(token != nullptr ? token->fake_stack : nullptr,
                                   came_from != nullptr ? &came_from->bottom : nullptr,
