@@ -5,7 +5,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: run test deps configure build clean format tidy
+.PHONY: run test deps configure build clean format tidy sanitize tsan fuzz ci
 
 deps:
 	@tools/install_deps.sh
@@ -21,6 +21,27 @@ run: build
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+# The unit tests under AddressSanitizer + UndefinedBehaviorSanitizer.
+sanitize: deps
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DMETRALE_WERROR=ON -DMETRALE_SANITIZE=address,undefined \
+	  -DMETRALE_BUILD_TOOLS=OFF $(CMAKE_FLAGS)
+	cmake --build build-asan -j $(JOBS) --target metrale_unit_tests
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-asan/tests/metrale_unit_tests
+
+# The concurrency tests (tagged [concurrency]) under ThreadSanitizer.
+tsan: deps
+	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMETRALE_WERROR=ON -DMETRALE_SANITIZE=thread \
+	  -DMETRALE_BUILD_TOOLS=OFF $(CMAKE_FLAGS)
+	cmake --build build-tsan -j $(JOBS) --target metrale_unit_tests
+	TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/metrale_unit_tests "[concurrency]"
+
+# libFuzzer targets, about 30 s each.
+fuzz: deps
+	tools/run_fuzzers.sh 30
+
+# Everything CI runs after `make test`.
+ci: sanitize tsan fuzz
 
 format:
 	clang-format -i $$(git ls-files '*.hpp' '*.cpp' '*.cuh')

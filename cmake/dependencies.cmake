@@ -11,8 +11,11 @@ macro(metrale_require package debian_package)
 endmacro()
 
 metrale_require(CUDAToolkit "cuda-toolkit (NVIDIA's CUDA 13 toolkit in /usr/local/cuda)")
-if(NOT TARGET CUDA::nvrtc)
-  message(FATAL_ERROR "metrale-jit needs NVRTC from the CUDA toolkit (CUDA::nvrtc not found under ${CUDAToolkit_LIBRARY_DIR})")
+# NVRTC by path, not CUDA::nvrtc: that imported target drags in libcuda, which must never be
+# linked (the driver is loaded with dlopen so that machines without a GPU still run).
+find_library(METRALE_NVRTC_LIBRARY nvrtc HINTS ${CUDAToolkit_LIBRARY_DIR})
+if(NOT METRALE_NVRTC_LIBRARY)
+  message(FATAL_ERROR "metrale-jit needs NVRTC from the CUDA toolkit (libnvrtc not found under ${CUDAToolkit_LIBRARY_DIR})")
 endif()
 metrale_require(fmt libfmt-dev)
 metrale_require(spdlog libspdlog-dev)
@@ -28,5 +31,5 @@ endif()
 # xxHash is inlined (XXH_INLINE_ALL); the shared libraries of the others are bundled next to
 # the binaries by tools/device_check.sh for a device machine that lacks them.
 set(METRALE_PUBLIC_DEPS spdlog::spdlog fmt::fmt nlohmann_json::nlohmann_json)
-set(METRALE_PRIVATE_DEPS tomlplusplus::tomlplusplus Boost::context CUDA::nvrtc Threads::Threads ${CMAKE_DL_LIBS})
+set(METRALE_PRIVATE_DEPS tomlplusplus::tomlplusplus Boost::context ${METRALE_NVRTC_LIBRARY} Threads::Threads ${CMAKE_DL_LIBS})
 include_directories(SYSTEM ${METRALE_XXHASH_INCLUDE_DIR})

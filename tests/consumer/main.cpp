@@ -1,12 +1,18 @@
-// A minimal host-engine program built against the installed package: lists the targets
-// the library ships.
+// A minimal host-engine program built against the installed package: loads the targets the
+// library ships (or METRALE_HARDWARE_DIR's) and prints their names.
 #include <cstdio>
+#include <exception>
 
-#include "metrale/embedded_files.hpp"
+#include "metrale/target/hardware_loader.hpp"
 
 int main() {
-  for (const auto& file : metrale::embedded_hardware()) {
-    std::printf("%.*s\n", static_cast<int>(file.name.size()), file.name.data());
+  try {
+    for (const auto& target : metrale::load_targets()) {
+      std::printf("%s\n", target.name.c_str());
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "consumer: %s\n", e.what());
+    return 1;
   }
   return 0;
 }

@@ -1,0 +1,63 @@
+// metrale/ops/fp8_act_quant.hpp: the per-token-group FP8 activation-quant op: validate,
+// guard, pick, log, launch. Math and layouts: DESIGN.md "Kernel B"; the kernels:
+// templates/fp8_act_quant.cuh.
+// Invariants: a shape no kernel can take is an ArgumentError before anything launches; the
+// grid launched is the pick's grid (fp8_quant_grid); both kernels take the same arguments.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "metrale/gpu/device_ptr.hpp"
+#include "metrale/gpu/gpu_backend.hpp"
+#include "metrale/ops/fp8_act_quant_floor.hpp"
+#include "metrale/target/kernel_catalog.hpp"
+
+namespace metrale::ops {
+
+inline constexpr std::string_view kFp8QuantSharedKernel = kFp8ActQuant;
+inline constexpr std::string_view kFp8QuantTwinKernel = kFp8ActQuantHopper;
+inline constexpr std::string_view kFp8QuantSharedTemplate = "metrale::kernels::per_token_group_quant_fp8";
+inline constexpr std::string_view kFp8QuantTwinTemplate = "metrale::kernels::per_token_group_quant_fp8_hopper";
+inline constexpr std::string_view kFp8QuantTemplateFile = "fp8_act_quant.cuh";
+
+// Row-major scales are [M][K/128]; column-major scales have strides (1, m_aligned), the
+// layout DeepGEMM-style GEMMs read (m_aligned a multiple of 4, >= M).
+enum class Fp8ScaleLayout { kRowMajor, kColumnMajor };
+// kFp32: s = amax / 448; kPow2: the smallest power of two >= amax / 448 (UE8M0).
+enum class Fp8ScaleKind { kFp32, kPow2 };
+
+// x: bf16 rows of x_row_stride elements (the first k used); q: e4m3fn [m][k];
+// scales: fp32, laid out by scale_layout (m_aligned is read for column-major only).
+struct Fp8QuantArgs {
+  DevicePtr x, q, scales;
+  std::uint32_t m = 0, k = 0, x_row_stride = 0;
+  Fp8ScaleLayout scale_layout = Fp8ScaleLayout::kRowMajor;
+  std::uint32_t m_aligned = 0;
+  Fp8ScaleKind scale_kind = Fp8ScaleKind::kFp32;
+};
+
+// Where scale (token t, group g) lives: t * m + g * g_stride elements from scales.
+struct Fp8ScaleStrides {
+  std::uint32_t m = 0;
+  std::uint32_t g = 0;
+  friend constexpr bool operator==(const Fp8ScaleStrides&, const Fp8ScaleStrides&) = default;
+};
+Fp8ScaleStrides fp8_scale_strides(const Fp8QuantArgs& args);
+
+// Throws ArgumentError naming the argument and constraint: null or misaligned pointers (x 16
+// bytes, q 8, scales 4), M or K == 0, K % 128, x_row_stride < K or not a multiple of 8,
+// column-major m_aligned < M or not a multiple of 4, extents overflowing 64 bits, grids past
+// CUDA's limits.
+void validate_fp8_quant_args(const Fp8QuantArgs& args);
+
+// Launches `pick.kernel` on `pick.grid` / `pick.block`.
+void launch_fp8_quant(GpuBackend& gpu, const Fp8QuantPick& pick, const Fp8QuantArgs& args, std::uint64_t stream = 0);
+
+// The op: validates, runs the guard with the device's SM count, picks, logs once per slot and
+// launches. `requested` is the resolved fp8_act_quant_hopper lever. Throws ArgumentError for
+// bad arguments, BackendError when no kernel can run.
+Fp8QuantPick fp8_act_quant(GpuBackend& gpu, const Fp8QuantKernels& kernels, bool requested, const Fp8QuantArgs& args,
+                           std::uint64_t stream = 0);
+
+}  // namespace metrale::ops

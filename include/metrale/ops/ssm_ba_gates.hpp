@@ -1,0 +1,69 @@
+// metrale/ops/ssm_ba_gates.hpp: the SSM BA-gates op: validate, guard, pick, log, launch.
+// Kernel math and layouts: DESIGN.md "Kernel A"; the kernels: templates/ssm_ba_gates.cuh.
+// Invariants: a shape no kernel can take is an ArgumentError before anything launches; the
+// launch uses the pick's kernel (the twin only when the guard says nullopt); both launchers
+// pass the kernels' arguments in the kernels' order, only the grids differ.
+#pragma once
+
+#include <cstdint>
+
+#include "metrale/gpu/device_ptr.hpp"
+#include "metrale/gpu/gpu_backend.hpp"
+#include "metrale/gpu/kernel_handle.hpp"
+#include "metrale/gpu/launch_config.hpp"
+#include "metrale/jit/kernel_params.hpp"
+#include "metrale/ops/ssm_ba_gates_guard.hpp"
+#include "metrale/target/kernel_catalog.hpp"
+
+namespace metrale::ops {
+
+// The kernel names and the template name expressions the registry builds ({BLOCK, LANES} and
+// {BLOCK, LANES, GROUPS}).
+inline constexpr std::string_view kBaGatesParentKernel = kSsmBaGates;
+inline constexpr std::string_view kBaGatesTwinKernel = kSsmBaGatesHopper;
+inline constexpr std::string_view kBaGatesParentTemplate = "metrale::kernels::dense_gemm_ba_gates_prefill";
+inline constexpr std::string_view kBaGatesTwinTemplate = "metrale::kernels::dense_gemm_ba_gates_prefill_hopper";
+inline constexpr std::string_view kBaGatesTemplateFile = "ssm_ba_gates.cuh";
+
+// The handles a target built (0 = absent) and the template parameters they were built with.
+struct BaGatesKernels {
+  KernelHandle parent;
+  KernelHandle twin;
+  KernelParams parent_params{kBaGatesBlock, kBaGatesLanes, 0};
+  KernelParams twin_params{kBaGatesBlock, kBaGatesLanes, kBaGatesGroups};
+};
+
+// x: bf16 [m][k_stride]; weight: bf16 [n][k]; a_log, dt_bias: fp32 [nv];
+// gate_out: fp32 [m][gate_stride], columns [0, nv) gate and [nv, 2 nv) beta.
+struct BaGatesArgs {
+  DevicePtr x, weight, a_log, dt_bias, gate_out;
+  std::uint32_t m = 0, n = 0, k = 0, k_stride = 0, gate_stride = 0, nv = 0, vheads_per_group = 0;
+};
+
+// Throws ArgumentError naming the argument and constraint for any shape no kernel can take:
+// null or misaligned pointers (x, weight 16 bytes; the fp32 arrays 4), M/N/K == 0, K % 8,
+// K_stride < K or K_stride % 8, N odd or nv != N/2, gate_stride < 2 nv, vheads_per_group == 0
+// or not dividing nv, extents that overflow 64 bits, grids past CUDA's limits.
+void validate_ba_gates_args(const BaGatesArgs& args);
+
+// Checks a variant's template parameters against the kernel catalog's rules
+// (metrale/target/kernel_catalog.hpp); throws ArgumentError naming the variant and the rule.
+void validate_ba_gates_params(const KernelParams& params, bool twin);
+
+// The parent's grid: (M, ceil(N / (BLOCK / LANES))).
+Dim3 ba_gates_parent_grid(std::uint32_t m, std::uint32_t n, const KernelParams& params);
+// The twin's grid: (M, 1, 1).
+Dim3 ba_gates_twin_grid(std::uint32_t m);
+
+void launch_ba_gates_parent(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
+                            std::uint64_t stream = 0);
+void launch_ba_gates_twin(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
+                          std::uint64_t stream = 0);
+
+// The op: validates, runs the guard with the device's SM count, picks, logs the verdict once
+// per slot and launches. `requested` is the resolved ssm_ba_gates_hopper lever. Throws
+// ArgumentError for bad arguments, BackendError when the picked kernel is absent.
+BaGatesPick ssm_ba_gates(GpuBackend& gpu, const BaGatesKernels& kernels, bool requested, const BaGatesArgs& args,
+                         std::uint64_t stream = 0);
+
+}  // namespace metrale::ops

@@ -1,0 +1,67 @@
+// cache_key.cpp: the cache key's digest and readable file name.
+// The digest hashes each field as (u64 little-endian length, bytes), so field boundaries are
+// unambiguous; the file name carries only a readable prefix, the digest is the identity.
+#include "metrale/jit/cache_key.hpp"
+
+#define XXH_INLINE_ALL
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include <array>
+#include <cstdint>
+
+namespace metrale {
+
+namespace {
+
+// Each readable part is capped so the whole name stays far below NAME_MAX (255).
+constexpr std::size_t kMaxNamePart = 48;
+
+void append_length_prefixed(std::string& out, const std::string& field) {
+  std::uint64_t length = field.size();
+  for (int i = 0; i < 8; ++i) {
+    out.push_back(static_cast<char>((length >> (8 * i)) & 0xFFu));
+  }
+  out += field;
+}
+
+bool is_name_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+}
+
+}  // namespace
+
+std::string sanitize_cache_name_part(const std::string& text, std::size_t max_length) {
+  std::string out;
+  out.reserve(std::min(text.size(), max_length));
+  for (char c : text) {
+    if (out.size() == max_length) {
+      break;
+    }
+    out.push_back(is_name_char(c) ? c : '_');
+  }
+  if (out.empty()) {
+    out.push_back('_');
+  }
+  if (out.front() == '.') {
+    out.front() = '_';
+  }
+  return out;
+}
+
+std::string CacheKey::digest() const {
+  std::string buffer;
+  for (const std::string* field : {&kernel, &params_tag, &arch, &nvrtc_version, &options, &source_digest}) {
+    append_length_prefixed(buffer, *field);
+  }
+  const XXH128_hash_t hash = XXH3_128bits(buffer.data(), buffer.size());
+  return fmt::format("{:016x}{:016x}", hash.high64, hash.low64);
+}
+
+std::string CacheKey::file_name() const {
+  return fmt::format("{}.{}.{}.nvrtc{}.{}{}", sanitize_cache_name_part(kernel, kMaxNamePart),
+                     sanitize_cache_name_part(params_tag, kMaxNamePart), sanitize_cache_name_part(arch, kMaxNamePart),
+                     sanitize_cache_name_part(nvrtc_version, kMaxNamePart), digest().substr(0, 16), kCacheEntrySuffix);
+}
+
+}  // namespace metrale

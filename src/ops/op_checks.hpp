@@ -1,0 +1,26 @@
+// op_checks.hpp (private): argument checks both ops share. Each throws metrale::ArgumentError
+// with a message that names the op, the argument and the constraint.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "metrale/gpu/device_ptr.hpp"
+
+namespace metrale::ops::detail {
+
+[[noreturn]] void argument_error(std::string_view op, std::string_view message);
+
+void require_non_null(std::string_view op, std::string_view name, DevicePtr ptr);
+void require_aligned(std::string_view op, std::string_view name, DevicePtr ptr, std::uint64_t alignment);
+
+// rows x row_elements x element_bytes, or an ArgumentError naming `what` when it overflows
+// 64 bits.
+std::uint64_t checked_extent_bytes(std::string_view op, std::string_view what, std::uint64_t rows,
+                                   std::uint64_t row_elements, std::uint64_t element_bytes);
+
+// The largest grid.x and grid.y a launch may use (CUDA's limits).
+inline constexpr std::uint32_t kMaxGridX = 0x7fffffffu;
+inline constexpr std::uint32_t kMaxGridY = 65535u;
+
+}  // namespace metrale::ops::detail

@@ -1,0 +1,146 @@
+// ssm_ba_gates.cpp: the SSM BA-gates op: argument checks, grids, launchers and the entry.
+#include "metrale/ops/ssm_ba_gates.hpp"
+
+#include <fmt/format.h>
+
+#include "metrale/error.hpp"
+#include "metrale/gpu/kernel_launch.hpp"
+#include "metrale/target/kernel_catalog.hpp"
+#include "op_checks.hpp"
+
+namespace metrale::ops {
+namespace {
+
+constexpr std::string_view kOp = "ssm_ba_gates";
+
+std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) {
+  return static_cast<std::uint32_t>((std::uint64_t{a} + b - 1) / b);
+}
+
+void check_pointers(const BaGatesArgs& a) {
+  detail::require_non_null(kOp, "x", a.x);
+  detail::require_non_null(kOp, "weight", a.weight);
+  detail::require_non_null(kOp, "a_log", a.a_log);
+  detail::require_non_null(kOp, "dt_bias", a.dt_bias);
+  detail::require_non_null(kOp, "gate_out", a.gate_out);
+  detail::require_aligned(kOp, "x", a.x, 16);
+  detail::require_aligned(kOp, "weight", a.weight, 16);
+  detail::require_aligned(kOp, "a_log", a.a_log, 4);
+  detail::require_aligned(kOp, "dt_bias", a.dt_bias, 4);
+  detail::require_aligned(kOp, "gate_out", a.gate_out, 4);
+}
+
+void check_shape(const BaGatesArgs& a) {
+  using detail::argument_error;
+  if (a.m == 0 || a.n == 0 || a.k == 0) {
+    argument_error(kOp, fmt::format("empty shape M={} N={} K={}: M, N and K must be positive", a.m, a.n, a.k));
+  }
+  if (a.k % 8 != 0) {
+    argument_error(kOp, fmt::format("K={} is not a multiple of 8 (the kernels read 16-byte vectors of 8 bf16)", a.k));
+  }
+  if (a.k_stride < a.k) {
+    argument_error(
+        kOp, fmt::format("K_stride={} < K={}: the activation row is shorter than the reduction", a.k_stride, a.k));
+  }
+  if (a.k_stride % 8 != 0) {
+    argument_error(
+        kOp, fmt::format("K_stride={} is not a multiple of 8 (activation rows must be 16-byte aligned)", a.k_stride));
+  }
+  if (a.n % 2 != 0 || a.nv != a.n / 2) {
+    argument_error(kOp, fmt::format("N={} and nv={}: N must be even with nv == N/2 (one beta and one gate per v-head)",
+                                    a.n, a.nv));
+  }
+  if (a.gate_stride < 2 * std::uint64_t{a.nv}) {
+    argument_error(kOp, fmt::format("gate_stride={} < 2*nv={}: the gate row cannot hold gate and beta", a.gate_stride,
+                                    2 * std::uint64_t{a.nv}));
+  }
+  if (a.vheads_per_group == 0 || a.nv % a.vheads_per_group != 0) {
+    argument_error(kOp, fmt::format("vheads_per_group={} must be positive and divide nv={}", a.vheads_per_group, a.nv));
+  }
+  detail::checked_extent_bytes(kOp, "x extent (M x K_stride bf16)", a.m, a.k_stride, 2);
+  detail::checked_extent_bytes(kOp, "weight extent (N x K bf16)", a.n, a.k, 2);
+  detail::checked_extent_bytes(kOp, "gate_out extent (M x gate_stride fp32)", a.m, a.gate_stride, 4);
+  if (a.m > detail::kMaxGridX) {
+    argument_error(kOp, fmt::format("M={} exceeds the largest grid.x ({})", a.m, detail::kMaxGridX));
+  }
+}
+
+std::uint32_t outs_per_block(const KernelParams& params) { return params.block / params.lanes; }
+
+KernelLaunch& push_args(KernelLaunch& launch, const BaGatesArgs& a) {
+  return launch.arg_ptr(a.x)
+      .arg_ptr(a.weight)
+      .arg_ptr(a.a_log)
+      .arg_ptr(a.dt_bias)
+      .arg_ptr(a.gate_out)
+      .arg_u32(a.m)
+      .arg_u32(a.n)
+      .arg_u32(a.k)
+      .arg_u32(a.k_stride)
+      .arg_u32(a.gate_stride)
+      .arg_u32(a.nv)
+      .arg_u32(a.vheads_per_group);
+}
+
+}  // namespace
+
+void validate_ba_gates_args(const BaGatesArgs& args) {
+  check_pointers(args);
+  check_shape(args);
+}
+
+void validate_ba_gates_params(const KernelParams& params, bool twin) {
+  const std::string_view kernel = twin ? kBaGatesTwinKernel : kBaGatesParentKernel;
+  if (auto violation = kernel_params_violation(kernel, params)) {
+    detail::argument_error(kOp, fmt::format("{} variant {}: {}", kernel, params.tag(), *violation));
+  }
+}
+
+Dim3 ba_gates_parent_grid(std::uint32_t m, std::uint32_t n, const KernelParams& params) {
+  return Dim3{m, ceil_div(n, outs_per_block(params)), 1};
+}
+
+Dim3 ba_gates_twin_grid(std::uint32_t m) { return Dim3{m, 1, 1}; }
+
+void launch_ba_gates_parent(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
+                            std::uint64_t stream) {
+  validate_ba_gates_params(params, false);
+  const Dim3 grid = ba_gates_parent_grid(args.m, args.n, params);
+  if (grid.y > detail::kMaxGridY) {
+    detail::argument_error(kOp, fmt::format("N={} needs {} blocks per token, more than grid.y allows ({})", args.n,
+                                            grid.y, detail::kMaxGridY));
+  }
+  KernelLaunch launch(gpu, kernel);
+  launch.grid(grid).block(Dim3{params.block, 1, 1});
+  push_args(launch, args).launch(stream);
+}
+
+void launch_ba_gates_twin(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
+                          std::uint64_t stream) {
+  validate_ba_gates_params(params, true);
+  KernelLaunch launch(gpu, kernel);
+  launch.grid(ba_gates_twin_grid(args.m)).block(Dim3{params.block, 1, 1});
+  push_args(launch, args).launch(stream);
+}
+
+BaGatesPick ssm_ba_gates(GpuBackend& gpu, const BaGatesKernels& kernels, bool requested, const BaGatesArgs& args,
+                         std::uint64_t stream) {
+  validate_ba_gates_args(args);
+  const BaGatesPick pick = ba_gates_pick(requested, kernels.parent, kernels.twin, args.m, args.n, args.k, args.k_stride,
+                                         ba_gates_sm_count(gpu));
+  ba_gates_log(pick, requested, args.m);
+  if (!pick.kernel.present()) {
+    throw BackendError(
+        fmt::format("{}: no kernel to run: the parent dense_gemm_ba_gates_prefill is absent and the "
+                    "twin declined ({})",
+                    kOp, pick.reject.value_or("")));
+  }
+  if (pick.twin) {
+    launch_ba_gates_twin(gpu, pick.kernel, kernels.twin_params, args, stream);
+  } else {
+    launch_ba_gates_parent(gpu, pick.kernel, kernels.parent_params, args, stream);
+  }
+  return pick;
+}
+
+}  // namespace metrale::ops

@@ -1,0 +1,95 @@
+// ssm_ba_gates_guard.cpp: the BA-gates twin's guard, pick and verdict log.
+#include "metrale/ops/ssm_ba_gates_guard.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "metrale/log.hpp"
+
+namespace metrale::ops {
+
+std::uint32_t ba_gates_min_tokens(std::uint32_t sm_count) {
+  const std::uint64_t tokens = std::uint64_t{kBaGatesMinCtasPerSm} * std::max<std::uint32_t>(sm_count, 1);
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(tokens, std::numeric_limits<std::uint32_t>::max()));
+}
+
+std::optional<std::string_view> ssm_ba_gates_hopper_reject(bool requested, bool kernel_present, std::uint32_t m,
+                                                           std::uint32_t n, std::uint32_t k, std::uint32_t k_stride,
+                                                           std::uint32_t sm_count) {
+  if (!requested) {
+    return kBaGatesRejects[0];
+  }
+  if (!kernel_present) {
+    return kBaGatesRejects[1];
+  }
+  if (n == 0 || k == 0) {
+    return kBaGatesRejects[2];
+  }
+  if (k % 8 != 0) {
+    return kBaGatesRejects[3];
+  }
+  if (k_stride < k) {
+    return kBaGatesRejects[4];
+  }
+  if (m < ba_gates_min_tokens(sm_count)) {
+    return kBaGatesRejects[5];
+  }
+  return std::nullopt;
+}
+
+BaGatesPick ba_gates_pick(bool requested, KernelHandle parent, KernelHandle twin, std::uint32_t m, std::uint32_t n,
+                          std::uint32_t k, std::uint32_t k_stride, std::uint32_t sm_count) {
+  const auto reject = ssm_ba_gates_hopper_reject(requested, twin.present(), m, n, k, k_stride, sm_count);
+  if (!reject) {
+    return BaGatesPick{twin, true, std::nullopt};
+  }
+  return BaGatesPick{parent, false, reject};
+}
+
+std::optional<OpLogSlot> ba_gates_log_slot(const BaGatesPick& pick, bool requested) {
+  if (!pick.reject) {
+    return OpLogSlot{true, 0};
+  }
+  if (!requested) {
+    return std::nullopt;
+  }
+  const auto* found = std::find(kBaGatesRejects.begin(), kBaGatesRejects.end(), *pick.reject);
+  if (found == kBaGatesRejects.end()) {
+    return std::nullopt;
+  }
+  return OpLogSlot{false, static_cast<std::size_t>(found - kBaGatesRejects.begin())};
+}
+
+std::optional<std::string> ba_gates_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m,
+                                             OnceSlots& said) {
+  const auto slot = ba_gates_log_slot(pick, requested);
+  if (!slot || !said.claim(slot->flag_index(kBaGatesRejects.size()))) {
+    return std::nullopt;
+  }
+  if (pick.reject) {
+    return fmt::format("SSM ba_gates: the Hopper twin is NOT running at M={}: {} (METRALE_SSM_BA_GATES_HOPPER)", m,
+                       *pick.reject);
+  }
+  return fmt::format(
+      "SSM ba_gates: dense_gemm_ba_gates_prefill_hopper (METRALE_SSM_BA_GATES_HOPPER) M={} block={} grid=(M,1,1)", m,
+      kBaGatesBlock);
+}
+
+OnceSlots& ba_gates_log_slots() {
+  static OnceSlots slots(kBaGatesLogSlots);
+  return slots;
+}
+
+void ba_gates_log(const BaGatesPick& pick, bool requested, std::uint32_t m) {
+  if (auto line = ba_gates_log_line(pick, requested, m, ba_gates_log_slots())) {
+    logger().info("{}", *line);
+  }
+}
+
+std::uint32_t ba_gates_sm_count(const GpuBackend& gpu) {
+  return std::max<std::uint32_t>(gpu.sm_count().value_or(kBaGatesFallbackSmCount), 1);
+}
+
+}  // namespace metrale::ops

@@ -1,0 +1,43 @@
+// bf16.cpp: bf16 conversions and seeded random inputs for references and tests.
+#include "metrale/ref/bf16.hpp"
+
+#include <bit>
+#include <cmath>
+#include <random>
+
+namespace metrale::ref {
+
+std::uint16_t bf16_from_float(float value) {
+  const auto bits = std::bit_cast<std::uint32_t>(value);
+  if (std::isnan(value)) {
+    return static_cast<std::uint16_t>((bits >> 16) | 0x0040u);
+  }
+  const std::uint32_t rounding = 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<std::uint16_t>((bits + rounding) >> 16);
+}
+
+float bf16_to_float(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
+
+std::vector<std::uint16_t> random_bf16(std::size_t count, std::uint64_t seed, float magnitude) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(-magnitude, magnitude);
+  std::vector<std::uint16_t> out(count);
+  for (auto& v : out) {
+    do {
+      v = bf16_from_float(dist(rng));
+    } while ((v & 0x7fffu) == 0);
+  }
+  return out;
+}
+
+std::vector<float> random_floats(std::size_t count, std::uint64_t seed, float lo, float hi) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> out(count);
+  for (auto& v : out) {
+    v = dist(rng);
+  }
+  return out;
+}
+
+}  // namespace metrale::ref

@@ -1,0 +1,133 @@
+// ssm_ba_gates_ref.cpp: the BA-gates references (kernel-order float, and the float64 oracle).
+#include "metrale/ref/ssm_ba_gates_ref.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+
+#include "metrale/error.hpp"
+#include "metrale/ops/ssm_ba_gates_mapping.hpp"
+#include "metrale/ref/bf16.hpp"
+
+namespace metrale::ref {
+namespace {
+
+constexpr std::uint32_t kLanes = 64;
+constexpr std::uint32_t kWarpSize = 32;
+
+void check_inputs(const BaGatesRefInputs& in, const BaGatesRefShape& s) {
+  const bool ok = s.k % 8 == 0 && s.k_stride >= s.k && s.n == 2 * s.nv && s.vheads_per_group != 0 &&
+                  s.nv % s.vheads_per_group == 0 && in.x.size() >= std::size_t{s.m} * s.k_stride &&
+                  in.weight.size() >= std::size_t{s.n} * s.k && in.a_log.size() >= s.nv && in.dt_bias.size() >= s.nv;
+  if (!ok) {
+    throw ArgumentError(
+        fmt::format("ssm_ba_gates reference: inputs do not fit the shape M={} N={} K={} K_stride={} "
+                    "nv={} vheads_per_group={}",
+                    s.m, s.n, s.k, s.k_stride, s.nv, s.vheads_per_group));
+  }
+}
+
+// The 16/8/4/2/1 xor butterfly over one warp's partials; every lane ends with the same sum,
+// lane 0's is returned.
+float warp_butterfly(std::array<float, kWarpSize> lanes) {
+  for (std::uint32_t offset = 16; offset >= 1; offset /= 2) {
+    std::array<float, kWarpSize> next{};
+    for (std::uint32_t i = 0; i < kWarpSize; ++i) {
+      next[i] = lanes[i] + lanes[i ^ offset];
+    }
+    lanes = next;
+  }
+  return lanes[0];
+}
+
+float kernel_order_acc(const BaGatesRefInputs& in, const BaGatesRefShape& s, std::uint32_t token, std::uint32_t n) {
+  const std::uint16_t* x_row = in.x.data() + std::size_t{token} * s.k_stride;
+  const std::uint16_t* w_row = in.weight.data() + std::size_t{n} * s.k;
+  std::array<float, kLanes> lane_acc{};
+  for (std::uint32_t lane = 0; lane < kLanes; ++lane) {
+    float acc = 0.0f;
+    for (const std::uint32_t kv : ops::ba_gates_lane_kv(lane, s.k / 8)) {
+      for (std::uint32_t e = 0; e < 8; ++e) {
+        const std::size_t i = std::size_t{kv} * 8 + e;
+        acc = std::fmaf(bf16_to_float(x_row[i]), bf16_to_float(w_row[i]), acc);
+      }
+    }
+    lane_acc[lane] = acc;
+  }
+  std::array<float, kWarpSize> even{};
+  std::array<float, kWarpSize> odd{};
+  for (std::uint32_t i = 0; i < kWarpSize; ++i) {
+    even[i] = lane_acc[i];
+    odd[i] = lane_acc[kWarpSize + i];
+  }
+  const float warp_even = warp_butterfly(even);
+  const float warp_odd = warp_butterfly(odd);
+  return warp_even + warp_odd;
+}
+
+double softplus64(double x) { return x > 20.0 ? x : std::log1p(std::exp(x)); }
+
+}  // namespace
+
+float ba_gates_sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+float ba_gates_decay(float acc, float a_log, float dt_bias) {
+  const float x = acc + dt_bias;
+  const float softplus = x > 20.0f ? x : std::log1p(std::exp(x));
+  return -std::exp(a_log) * softplus;
+}
+
+std::vector<float> ssm_ba_gates_reference_acc(const BaGatesRefInputs& in, const BaGatesRefShape& shape) {
+  check_inputs(in, shape);
+  std::vector<float> acc(std::size_t{shape.m} * shape.n);
+  for (std::uint32_t t = 0; t < shape.m; ++t) {
+    for (std::uint32_t n = 0; n < shape.n; ++n) {
+      acc[std::size_t{t} * shape.n + n] = kernel_order_acc(in, shape, t, n);
+    }
+  }
+  return acc;
+}
+
+void ssm_ba_gates_reference(const BaGatesRefInputs& in, const BaGatesRefShape& shape, std::span<float> gate_out) {
+  if (shape.m != 0 && gate_out.size() < std::size_t{shape.m - 1} * shape.gate_stride + 2 * shape.nv) {
+    throw ArgumentError("ssm_ba_gates reference: gate_out is smaller than M rows of gate_stride");
+  }
+  const std::vector<float> acc = ssm_ba_gates_reference_acc(in, shape);
+  for (std::uint32_t t = 0; t < shape.m; ++t) {
+    float* row = gate_out.data() + std::size_t{t} * shape.gate_stride;
+    for (std::uint32_t n = 0; n < shape.n; ++n) {
+      const float a = acc[std::size_t{t} * shape.n + n];
+      const ops::BaGatesSlot slot = ops::ba_gates_slot(n, shape.vheads_per_group);
+      row[slot.column(shape.nv)] =
+          slot.beta ? ba_gates_sigmoid(a) : ba_gates_decay(a, in.a_log[slot.vh], in.dt_bias[slot.vh]);
+    }
+  }
+}
+
+std::vector<double> ssm_ba_gates_oracle(const BaGatesRefInputs& in, const BaGatesRefShape& shape) {
+  check_inputs(in, shape);
+  const std::size_t width = 2 * std::size_t{shape.nv};
+  std::vector<double> out(std::size_t{shape.m} * width);
+  for (std::uint32_t t = 0; t < shape.m; ++t) {
+    for (std::uint32_t n = 0; n < shape.n; ++n) {
+      double acc = 0.0;
+      for (std::uint32_t i = 0; i < shape.k; ++i) {
+        acc += static_cast<double>(bf16_to_float(in.x[std::size_t{t} * shape.k_stride + i])) *
+               static_cast<double>(bf16_to_float(in.weight[std::size_t{n} * shape.k + i]));
+      }
+      // The beta/gate split, written out independently of ops::ba_gates_slot.
+      const std::uint32_t group = n / (2 * shape.vheads_per_group);
+      const std::uint32_t within = n % (2 * shape.vheads_per_group);
+      const bool beta = within < shape.vheads_per_group;
+      const std::uint32_t vh = group * shape.vheads_per_group + (beta ? within : within - shape.vheads_per_group);
+      double& slot = out[std::size_t{t} * width + (beta ? shape.nv + vh : vh)];
+      slot = beta
+                 ? 1.0 / (1.0 + std::exp(-acc))
+                 : -std::exp(static_cast<double>(in.a_log[vh])) * softplus64(acc + static_cast<double>(in.dt_bias[vh]));
+    }
+  }
+  return out;
+}
+
+}  // namespace metrale::ref

@@ -1,0 +1,281 @@
+// hardware_toml.cpp: one HARDWARE.toml text -> a validated HardwareTarget.
+// Invariant: every key is known, present and of its type, or a ConfigError reads
+// "<file>:<line>: <dotted.key>: <what is wrong>" (the line left out where toml++ has none).
+#include "hardware_toml.hpp"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <span>
+
+#include "metrale/error.hpp"
+#include "metrale/target/kernel_catalog.hpp"
+#include "metrale/target/levers.hpp"
+
+namespace metrale::detail {
+namespace {
+
+// compute_capability / arch / sm_count spellings of the generic target (see
+// hardware/generic/HARDWARE.toml).
+constexpr std::string_view kAnyDevice = "any";
+constexpr std::string_view kFromDevice = "device";
+constexpr std::int64_t kMaxSmCount = 65535;
+
+std::string_view type_name(toml::node_type type) {
+  switch (type) {
+    case toml::node_type::table:
+      return "table";
+    case toml::node_type::array:
+      return "array";
+    case toml::node_type::string:
+      return "string";
+    case toml::node_type::integer:
+      return "integer";
+    case toml::node_type::floating_point:
+      return "float";
+    case toml::node_type::boolean:
+      return "boolean";
+    case toml::node_type::date:
+      return "date";
+    case toml::node_type::time:
+      return "time";
+    case toml::node_type::date_time:
+      return "date-time";
+    case toml::node_type::none:
+      break;
+  }
+  return "nothing";
+}
+
+class FileChecker {
+ public:
+  explicit FileChecker(std::string_view source) : source_(source) {}
+
+  void set_root(const toml::table& root) { root_ = &root; }
+
+  [[noreturn]] void fail(std::uint32_t line, std::string_view key, std::string_view reason) const {
+    if (line != 0) {
+      throw ConfigError(fmt::format("{}:{}: {}: {}", source_, line, key, reason));
+    }
+    throw ConfigError(fmt::format("{}: {}: {}", source_, key, reason));
+  }
+
+  // The table at `key` of `parent`, which must exist; `allowed` are its only keys.
+  const toml::table& table(const toml::table& parent, std::string_view key, std::string_view dotted) const {
+    const toml::node& node = require(parent, key, dotted);
+    const auto* found = node.as_table();
+    if (found == nullptr) {
+      wrong_type(node, dotted, "table");
+    }
+    return *found;
+  }
+
+  void only_keys(const toml::table& table, std::string_view prefix, std::span<const std::string_view> allowed) const {
+    for (auto&& [key, node] : table) {
+      if (std::find(allowed.begin(), allowed.end(), key.str()) == allowed.end()) {
+        fail(key.source().begin.line, dotted(prefix, key.str()),
+             fmt::format("unknown key (allowed: {})", fmt::join(allowed, ", ")));
+      }
+    }
+  }
+
+  const toml::node& require(const toml::table& parent, std::string_view key, std::string_view dotted_key) const {
+    const toml::node* node = parent.get(key);
+    if (node == nullptr) {
+      // The line of the table that lacks the key; the document itself has none worth naming.
+      fail(&parent == root_ ? 0 : parent.source().begin.line, dotted_key, "missing key");
+    }
+    return *node;
+  }
+
+  std::string string(const toml::table& parent, std::string_view key, std::string_view dotted_key) const {
+    const toml::node& node = require(parent, key, dotted_key);
+    const auto* value = node.as_string();
+    if (value == nullptr) {
+      wrong_type(node, dotted_key, "string");
+    }
+    return value->get();
+  }
+
+  [[noreturn]] void wrong_type(const toml::node& node, std::string_view dotted_key, std::string_view expected) const {
+    fail(node.source().begin.line, dotted_key,
+         fmt::format("wrong type: expected {}, got {}", expected, type_name(node.type())));
+  }
+
+  static std::string dotted(std::string_view prefix, std::string_view key) {
+    return prefix.empty() ? std::string(key) : fmt::format("{}.{}", prefix, key);
+  }
+
+ private:
+  std::string_view source_;
+  const toml::table* root_ = nullptr;
+};
+
+void read_target_table(const FileChecker& check, const toml::table& root, ParsedHardware& out) {
+  static constexpr std::array<std::string_view, 4> kKeys{"name", "compute_capability", "arch", "sm_count"};
+  const toml::table& table = check.table(root, "target", "target");
+  check.only_keys(table, "target", kKeys);
+  HardwareTarget& target = out.target;
+
+  target.name = check.string(table, "name", "target.name");
+  out.name_line = table.get("name")->source().begin.line;
+  if (target.name.empty()) {
+    check.fail(out.name_line, "target.name", "must not be empty");
+  }
+
+  const std::string cc = check.string(table, "compute_capability", "target.compute_capability");
+  out.compute_capability_line = table.get("compute_capability")->source().begin.line;
+  if (cc != kAnyDevice) {
+    target.compute_capability = parse_compute_capability(cc);
+    if (!target.compute_capability) {
+      check.fail(out.compute_capability_line, "target.compute_capability",
+                 fmt::format("\"{}\" is neither \"major.minor\" (e.g. \"9.0\") nor \"{}\"", cc, kAnyDevice));
+    }
+  }
+  const bool generic = !target.compute_capability;
+
+  const std::string arch = check.string(table, "arch", "target.arch");
+  const std::uint32_t arch_line = table.get("arch")->source().begin.line;
+  if (generic) {
+    if (arch != kFromDevice) {
+      check.fail(arch_line, "target.arch",
+                 fmt::format("\"{}\": must be \"{}\" for the generic target (compute_capability = \"{}\")", arch,
+                             kFromDevice, kAnyDevice));
+    }
+  } else if (arch != target.compute_capability->sm_arch()) {
+    check.fail(arch_line, "target.arch",
+               fmt::format("\"{}\": must be \"{}\" (sm_ and the digits of compute_capability {})", arch,
+                           target.compute_capability->sm_arch(), cc));
+  } else {
+    target.arch = arch;
+  }
+
+  const toml::node& sm_count = check.require(table, "sm_count", "target.sm_count");
+  if (generic) {
+    const auto* text = sm_count.as_string();
+    if (text == nullptr || text->get() != kFromDevice) {
+      check.fail(
+          sm_count.source().begin.line, "target.sm_count",
+          fmt::format("must be \"{}\" for the generic target (compute_capability = \"{}\")", kFromDevice, kAnyDevice));
+    }
+  } else {
+    const auto* count = sm_count.as_integer();
+    if (count == nullptr) {
+      check.wrong_type(sm_count, "target.sm_count", "integer");
+    }
+    if (count->get() < 1 || count->get() > kMaxSmCount) {
+      check.fail(sm_count.source().begin.line, "target.sm_count",
+                 fmt::format("{} is outside [1, {}]", count->get(), kMaxSmCount));
+    }
+    target.sm_count = static_cast<std::uint32_t>(count->get());
+  }
+}
+
+std::uint32_t read_kernel_param(const FileChecker& check, const toml::node& node, std::string_view dotted_key) {
+  const auto* value = node.as_integer();
+  if (value == nullptr) {
+    check.wrong_type(node, dotted_key, "integer");
+  }
+  if (value->get() < 1 || value->get() > std::numeric_limits<std::uint32_t>::max()) {
+    check.fail(node.source().begin.line, dotted_key, fmt::format("{} is not a positive 32-bit integer", value->get()));
+  }
+  return static_cast<std::uint32_t>(value->get());
+}
+
+KernelEntry read_kernel(const FileChecker& check, std::string_view name, const toml::node& node) {
+  static constexpr std::array<std::string_view, 3> kParams{"block", "lanes", "groups"};
+  const std::string prefix = FileChecker::dotted("kernels", name);
+  if (!is_known_kernel(name)) {
+    check.fail(node.source().begin.line, prefix,
+               fmt::format("unknown kernel (known: {})", fmt::join(kKnownKernels, ", ")));
+  }
+  const auto* table = node.as_table();
+  if (table == nullptr) {
+    check.wrong_type(node, prefix, "table of block/lanes/groups");
+  }
+  check.only_keys(*table, prefix, kParams);
+  KernelEntry entry{std::string(name), {}};
+  std::array<std::uint32_t*, 3> fields{&entry.params.block, &entry.params.lanes, &entry.params.groups};
+  for (std::size_t i = 0; i < kParams.size(); ++i) {
+    if (const toml::node* param = table->get(kParams[i])) {
+      *fields[i] = read_kernel_param(check, *param, FileChecker::dotted(prefix, kParams[i]));
+    }
+  }
+  if (auto problem = check_kernel_params(name, entry.params)) {
+    const toml::node* param = table->get(problem->param);
+    const std::uint32_t line = (param != nullptr ? param : &node)->source().begin.line;
+    check.fail(line, FileChecker::dotted(prefix, problem->param),
+               param != nullptr ? problem->reason : "missing key; " + problem->reason);
+  }
+  return entry;
+}
+
+void check_twins_match_parents(const FileChecker& check, const toml::table& kernels, const HardwareTarget& target) {
+  for (const auto& [twin_name, parent_name] : kTwins) {
+    const KernelEntry* twin = target.find_kernel(twin_name);
+    const KernelEntry* parent = target.find_kernel(parent_name);
+    if (twin == nullptr || parent == nullptr) {
+      continue;
+    }
+    if (twin->params.block != parent->params.block || twin->params.lanes != parent->params.lanes) {
+      check.fail(
+          kernels.get(twin_name)->source().begin.line, FileChecker::dotted("kernels", twin_name),
+          fmt::format("block/lanes ({}, {}) differ from kernels.{} ({}, {}); the twin must reduce in its "
+                      "parent's shape to produce the same bytes",
+                      twin->params.block, twin->params.lanes, parent_name, parent->params.block, parent->params.lanes));
+    }
+  }
+}
+
+void read_kernels_table(const FileChecker& check, const toml::table& root, HardwareTarget& target) {
+  const toml::table& kernels = check.table(root, "kernels", "kernels");
+  for (auto&& [key, node] : kernels) {
+    target.kernels.push_back(read_kernel(check, key.str(), node));
+  }
+  std::sort(target.kernels.begin(), target.kernels.end(),
+            [](const KernelEntry& a, const KernelEntry& b) { return a.name < b.name; });
+  check_twins_match_parents(check, kernels, target);
+}
+
+void read_defaults_table(const FileChecker& check, const toml::table& root, HardwareTarget& target) {
+  const toml::table& defaults = check.table(root, "defaults", "defaults");
+  std::array<std::string_view, kLeverSpecs.size()> keys{};
+  std::transform(kLeverSpecs.begin(), kLeverSpecs.end(), keys.begin(), [](const LeverSpec& s) { return s.toml_key; });
+  check.only_keys(defaults, "defaults", keys);
+  for (std::string_view key : keys) {
+    const std::string dotted = FileChecker::dotted("defaults", key);
+    const toml::node& node = check.require(defaults, key, dotted);
+    const auto* value = node.as_boolean();
+    if (value == nullptr) {
+      check.wrong_type(node, dotted, "boolean");
+    }
+    target.defaults.emplace(std::string(key), value->get());
+  }
+}
+
+}  // namespace
+
+ParsedHardware parse_hardware_file(std::string_view text, std::string_view source_name) {
+  FileChecker check(source_name);
+  toml::table root;
+  try {
+    root = toml::parse(text, source_name);
+  } catch (const toml::parse_error& error) {
+    check.fail(error.source().begin.line, "TOML syntax", error.description());
+  }
+  check.set_root(root);
+  static constexpr std::array<std::string_view, 3> kTables{"target", "kernels", "defaults"};
+  check.only_keys(root, "", kTables);
+  ParsedHardware out;
+  out.target.source = std::string(source_name);
+  read_target_table(check, root, out);
+  read_kernels_table(check, root, out.target);
+  read_defaults_table(check, root, out.target);
+  return out;
+}
+
+}  // namespace metrale::detail

@@ -1,0 +1,21 @@
+// hardware_toml.hpp (private): parsing one HARDWARE.toml, keeping the lines the loader's
+// cross-file checks need to name in their errors.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "metrale/target/hardware_target.hpp"
+
+namespace metrale::detail {
+
+struct ParsedHardware {
+  HardwareTarget target;
+  // Lines of target.name and target.compute_capability (0 when unknown).
+  std::uint32_t name_line = 0;
+  std::uint32_t compute_capability_line = 0;
+};
+
+ParsedHardware parse_hardware_file(std::string_view text, std::string_view source_name);
+
+}  // namespace metrale::detail

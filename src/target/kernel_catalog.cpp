@@ -1,0 +1,120 @@
+// kernel_catalog.cpp: the parameter rules of each shippable kernel.
+// Why these rules: ssm_ba_gates reduces one output over 64 lanes (a 32-lane xor-shuffle
+// per warp, then warp_even + warp_odd), so lanes is fixed and block holds whole outputs;
+// fp8_act_quant gives each 16-lane team one 128-element group (16 x 8 bf16), so lanes is
+// fixed and the block is lanes * groups, never set on its own.
+#include "metrale/target/kernel_catalog.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace metrale {
+namespace {
+
+constexpr std::uint32_t kBaLanes = 64;
+constexpr std::uint32_t kMaxBlock = 1024;
+constexpr std::uint32_t kBaMaxGroups = 16;
+constexpr std::uint32_t kQuantLanes = 16;
+constexpr std::uint32_t kQuantMaxGroups = 32;
+
+using Problem = std::optional<KernelParamsProblem>;
+
+Problem problem(std::string_view param, std::string reason) { return KernelParamsProblem{param, std::move(reason)}; }
+
+Problem check_ba_shape(const KernelParams& p) {
+  if (p.lanes != kBaLanes) {
+    return problem("lanes", fmt::format("lanes = {}: must be {} (a 32-lane shuffle per warp, then a pairwise "
+                                        "cross-warp sum: exactly two warps per output)",
+                                        p.lanes, kBaLanes));
+  }
+  if (p.block < kBaLanes || p.block > kMaxBlock || p.block % p.lanes != 0) {
+    return problem("block", fmt::format("block = {}: must be a multiple of lanes ({}) in [{}, {}]", p.block, p.lanes,
+                                        kBaLanes, kMaxBlock));
+  }
+  return std::nullopt;
+}
+
+Problem check_quant_lanes(const KernelParams& p) {
+  if (p.lanes != kQuantLanes) {
+    return problem("lanes", fmt::format("lanes = {}: must be {} (16 lanes x 8 bf16 = one 128-element group)", p.lanes,
+                                        kQuantLanes));
+  }
+  if (p.block != 0) {
+    return problem("block", fmt::format("block = {}: must be absent (the block is lanes x groups)", p.block));
+  }
+  return std::nullopt;
+}
+
+Problem check_ssm_ba_gates(const KernelParams& p) {
+  if (auto shape = check_ba_shape(p)) {
+    return shape;
+  }
+  if (p.groups != 0) {
+    return problem("groups", fmt::format("groups = {}: must be absent (one output group per block)", p.groups));
+  }
+  return std::nullopt;
+}
+
+Problem check_ssm_ba_gates_hopper(const KernelParams& p) {
+  if (auto shape = check_ba_shape(p)) {
+    return shape;
+  }
+  if (p.groups < 1 || p.groups > kBaMaxGroups) {
+    return problem("groups", fmt::format("groups = {}: must be in [1, {}]", p.groups, kBaMaxGroups));
+  }
+  return std::nullopt;
+}
+
+Problem check_fp8_act_quant(const KernelParams& p) {
+  if (auto lanes = check_quant_lanes(p)) {
+    return lanes;
+  }
+  if (p.groups != 1) {
+    return problem("groups", fmt::format("groups = {}: must be 1 (one group per CTA)", p.groups));
+  }
+  return std::nullopt;
+}
+
+Problem check_fp8_act_quant_hopper(const KernelParams& p) {
+  if (auto lanes = check_quant_lanes(p)) {
+    return lanes;
+  }
+  if (p.groups < 1 || p.groups > kQuantMaxGroups || p.lanes * p.groups > kMaxBlock) {
+    return problem("groups", fmt::format("groups = {}: must be in [1, {}] with lanes x groups <= {}", p.groups,
+                                         kQuantMaxGroups, kMaxBlock));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool is_known_kernel(std::string_view kernel) {
+  return std::find(kKnownKernels.begin(), kKnownKernels.end(), kernel) != kKnownKernels.end();
+}
+
+std::optional<KernelParamsProblem> check_kernel_params(std::string_view kernel, const KernelParams& params) {
+  if (kernel == kSsmBaGates) {
+    return check_ssm_ba_gates(params);
+  }
+  if (kernel == kSsmBaGatesHopper) {
+    return check_ssm_ba_gates_hopper(params);
+  }
+  if (kernel == kFp8ActQuant) {
+    return check_fp8_act_quant(params);
+  }
+  if (kernel == kFp8ActQuantHopper) {
+    return check_fp8_act_quant_hopper(params);
+  }
+  return problem("", fmt::format("unknown kernel '{}' (known: {})", kernel, fmt::join(kKnownKernels, ", ")));
+}
+
+std::optional<std::string> kernel_params_violation(std::string_view kernel, const KernelParams& params) {
+  auto found = check_kernel_params(kernel, params);
+  if (!found) {
+    return std::nullopt;
+  }
+  return std::move(found->reason);
+}
+
+}  // namespace metrale

@@ -1,0 +1,100 @@
+// explain_agreement.cpp: runs `metrale-jit explain ... --json` over a grid of shapes, SM
+// counts, levers and targets, and checks each answer against the ops' own pick functions
+// called here directly. Usage: explain_agreement <path to metrale-jit>. Exit 0 when all agree.
+#include <fmt/format.h>
+
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "metrale/ops/fp8_act_quant.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
+#include "metrale/target/hardware_loader.hpp"
+#include "metrale/target/target_selection.hpp"
+
+namespace {
+
+nlohmann::json run_json(const std::string& command) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  if (!pipe) {
+    throw std::runtime_error("cannot run " + command);
+  }
+  std::string out;
+  std::array<char, 4096> buffer{};
+  while (std::fgets(buffer.data(), static_cast<int>(buffer.size()), pipe.get()) != nullptr) {
+    out += buffer.data();
+  }
+  return nlohmann::json::parse(out);
+}
+
+metrale::KernelHandle shipped(const metrale::HardwareTarget& target, std::string_view kernel) {
+  return metrale::KernelHandle{target.find_kernel(kernel) != nullptr ? 1u : 0u};
+}
+
+int failures = 0;
+int checks = 0;
+
+void expect(bool ok, const std::string& what) {
+  ++checks;
+  if (!ok) {
+    ++failures;
+    std::fprintf(stderr, "DISAGREE: %s\n", what.c_str());
+  }
+}
+
+void compare(const nlohmann::json& got, bool twin, const std::optional<std::string_view>& reject,
+             std::string_view kernel, const std::string& command) {
+  expect(got.at("twin").get<bool>() == twin, command + " (twin)");
+  expect(got.at("kernel").get<std::string>() == kernel, command + " (kernel)");
+  if (reject) {
+    expect(got.at("reject").is_string() && got.at("reject").get<std::string>() == *reject, command + " (reject)");
+  } else {
+    expect(got.at("reject").is_null(), command + " (reject null)");
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: explain_agreement <metrale-jit>\n");
+    return 2;
+  }
+  const std::string cli = argv[1];
+  const auto targets = metrale::load_targets();
+  namespace ops = metrale::ops;
+  for (const char* name : {"hopper", "gb10", "b300"}) {
+    const metrale::HardwareTarget& target = *metrale::find_target(targets, name);
+    for (const bool lever : {false, true}) {
+      for (const std::uint32_t sm : {1u, 132u}) {
+        for (const std::uint32_t m : {1u, 2u, 263u, 264u, 265u}) {
+          for (const auto& [n, k, stride] :
+               {std::array<std::uint32_t, 3>{96, 5120, 5120}, {96, 5124, 5124}, {64, 2048, 2040}, {0, 2048, 2048}}) {
+            const std::string command = fmt::format(
+                "{} explain ba-gates --target {} --m {} --n {} --k {} --k-stride {} --sm-count {} --lever {} --json",
+                cli, name, m, n, k, stride, sm, lever ? "on" : "off");
+            const auto pick = ops::ba_gates_pick(lever, shipped(target, ops::kBaGatesParentKernel),
+                                                 shipped(target, ops::kBaGatesTwinKernel), m, n, k, stride, sm);
+            compare(run_json(command), pick.twin, pick.reject,
+                    pick.twin ? ops::kBaGatesTwinKernel : ops::kBaGatesParentKernel, command);
+          }
+          for (const std::uint32_t k : {5120u, 6144u, 17408u}) {
+            const std::string command =
+                fmt::format("{} explain fp8-quant --target {} --m {} --k {} --sm-count {} --lever {} --json", cli, name,
+                            m * 7, k, sm, lever ? "on" : "off");
+            ops::Fp8QuantKernels kernels;
+            kernels.shared = shipped(target, ops::kFp8QuantSharedKernel);
+            kernels.twin = shipped(target, ops::kFp8QuantTwinKernel);
+            const auto pick = ops::fp8_quant_pick(lever, kernels, m * 7, k, sm);
+            compare(run_json(command), pick.twin, pick.reject,
+                    pick.twin ? ops::kFp8QuantTwinKernel : ops::kFp8QuantSharedKernel, command);
+          }
+        }
+      }
+    }
+  }
+  std::printf("explain agreement: %d checks, %d disagreements\n", checks, failures);
+  return failures == 0 ? 0 : 1;
+}

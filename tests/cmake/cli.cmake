@@ -1,0 +1,29 @@
+# CTest tests that run the metrale-jit binary itself: exit codes and output contracts.
+# metrale_cli_test(NAME EXPECTED_EXIT MATCH_REGEX ARGS... [ENV K=V|...]) runs the CLI through
+# tests/scripts/expect_exit.cmake.
+if(NOT TARGET metrale-jit)
+  return()
+endif()
+function(metrale_cli_test name expected match)
+  cmake_parse_arguments(PARSE_ARGV 3 arg "" "ENV" "ARGS")
+  string(REPLACE ";" "|" joined "$<TARGET_FILE:metrale-jit>;${arg_ARGS}")
+  add_test(NAME cli_${name}
+           COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${joined}" -DEXPECTED=${expected} "-DMATCH=${match}" "-DENV=${arg_ENV}"
+                   -P ${PROJECT_SOURCE_DIR}/tests/scripts/expect_exit.cmake)
+endfunction()
+
+metrale_cli_test(targets_lists_every_target 0 "hopper.*9\\.0.*sm_90.*132" ARGS targets)
+metrale_cli_test(targets_json 0 "\"fp8_act_quant_hopper\"" ARGS targets --json)
+metrale_cli_test(bad_usage_exits_2 2 "no-such-flag" ARGS targets --no-such-flag)
+metrale_cli_test(no_command_exits_2 2 "" ARGS)
+metrale_cli_test(bad_hardware_dir_exits_1 1 "METRALE_HARDWARE_DIR" ARGS targets ENV METRALE_HARDWARE_DIR=/nonexistent/metrale)
+
+metrale_cli_test(explain_fp8_min_m_hopper_5120 0 "M >= 53" ARGS explain fp8-quant --target hopper --k 5120)
+metrale_cli_test(explain_ba_min_m_hopper 0 "M >= 264" ARGS explain ba-gates --target hopper --n 96 --k 5120)
+metrale_cli_test(explain_unknown_target_exits_1 1 "no such target" ARGS explain ba-gates --target nope --n 96 --k 5120)
+metrale_cli_test(explain_bad_lever_exits_2 2 "lever" ARGS explain fp8-quant --target hopper --k 5120 --lever maybe)
+
+# explain agrees with the guard functions over a grid of inputs.
+add_executable(metrale_explain_agreement ${PROJECT_SOURCE_DIR}/tests/cli/explain_agreement.cpp)
+target_link_libraries(metrale_explain_agreement PRIVATE metrale::jit metrale_warnings)
+add_test(NAME cli_explain_agrees_with_guards COMMAND metrale_explain_agreement $<TARGET_FILE:metrale-jit>)

@@ -1,0 +1,21 @@
+# expect_exit.cmake: runs COMMAND (a '|'-separated argument list) and checks its exit code is
+# EXPECTED and, when given, that its stdout+stderr match MATCH.
+# cmake -DCOMMAND="prog|arg" -DEXPECTED=2 [-DMATCH=regex] [-DENV="K=V|K2=V2"] -P expect_exit.cmake
+string(REPLACE "|" ";" argv "${COMMAND}")
+if(ENV)
+  string(REPLACE "|" ";" env_pairs "${ENV}")
+  foreach(pair IN LISTS env_pairs)
+    string(FIND "${pair}" "=" eq)
+    string(SUBSTRING "${pair}" 0 ${eq} key)
+    math(EXPR after "${eq} + 1")
+    string(SUBSTRING "${pair}" ${after} -1 value)
+    set(ENV{${key}} "${value}")
+  endforeach()
+endif()
+execute_process(COMMAND ${argv} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT "${rc}" STREQUAL "${EXPECTED}")
+  message(FATAL_ERROR "expected exit ${EXPECTED}, got ${rc}\nstdout:\n${out}\nstderr:\n${err}")
+endif()
+if(MATCH AND NOT "${out}${err}" MATCHES "${MATCH}")
+  message(FATAL_ERROR "output does not match '${MATCH}'\nstdout:\n${out}\nstderr:\n${err}")
+endif()

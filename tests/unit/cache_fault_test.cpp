@@ -1,0 +1,151 @@
+// The disk cache under faults that need a separate process: a file-size limit (EFBIG instead
+// of SIGXFSZ), a directory the process cannot write (a non-root child, since root ignores
+// permission bits), and a writer killed mid-write. Each runs in a forked child whose exit code
+// is the number of the first check that failed (0 = all held).
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "cache_test_support.hpp"
+#include "metrale/jit/disk_cache.hpp"
+#include "metrale/log.hpp"
+
+using namespace metrale;
+using cache_test::file_names;
+using cache_test::RecordingSink;
+using cache_test::run_in_child;
+using cache_test::sample_key;
+using cache_test::TempDir;
+
+namespace {
+
+constexpr const char* kWriteFailed = "disk cache write failed";
+
+// Checks inside a child: returns `code` from the enclosing lambda when `condition` fails.
+#define CHILD_CHECK(condition, code)                                         \
+  do {                                                                       \
+    if (!(condition)) {                                                      \
+      std::fprintf(stderr, "child check %d failed: %s\n", code, #condition); \
+      return code;                                                           \
+    }                                                                        \
+  } while (false)
+
+}  // namespace
+
+TEST_CASE("a file-size limit fails writes with EFBIG, one warning, no crash, no leftovers", "[cache]") {
+  TempDir temp;
+  const CacheKey small_key = sample_key("small");
+  const int code = run_in_child([&] {
+    auto sink = std::make_shared<RecordingSink>();
+    logger().sinks().push_back(sink);
+    logger().set_level(spdlog::level::debug);
+    DiskCache cache = DiskCache::open_at(temp.path());
+    CHILD_CHECK(cache.store(small_key, {{"cubin", "fits"}}), 1);
+    const rlimit limit{4096, 4096};
+    CHILD_CHECK(::setrlimit(RLIMIT_FSIZE, &limit) == 0, 2);
+    const CacheSections big{{"cubin", std::string(100000, 'x')}};
+    CHILD_CHECK(!cache.store(sample_key("big"), big), 3);
+    CHILD_CHECK(!cache.store(sample_key("big2"), big), 4);
+    CHILD_CHECK(!cache.writable(), 5);
+    CHILD_CHECK(cache.stats().write_failures == 1, 6);
+    CHILD_CHECK(cache.load(small_key).has_value(), 7);  // loads still work
+    DiskCache second = DiskCache::open_at(temp.path());
+    CHILD_CHECK(!second.store(sample_key("big3"), big), 8);
+    // One warning per process: the second instance's failure is logged at debug only.
+    CHILD_CHECK(sink->count(spdlog::level::warn, kWriteFailed) <= 1, 9);
+    CHILD_CHECK(sink->count(spdlog::level::warn, kWriteFailed) + sink->count(spdlog::level::debug, kWriteFailed) == 2,
+                10);
+    for (const auto& record : sink->records) {
+      if (record.text.find(kWriteFailed) != std::string::npos) {
+        CHILD_CHECK(record.text.find("File too large") != std::string::npos, 11);
+        CHILD_CHECK(record.text.find(temp.path().string()) != std::string::npos, 12);
+      }
+    }
+    return 0;
+  });
+  CHECK(code == 0);
+  CHECK(file_names(temp.path()) == std::vector<std::string>{small_key.file_name()});
+}
+
+TEST_CASE("a read-only cache directory serves loads and refuses writes gracefully", "[cache]") {
+  if (::geteuid() != 0) {
+    WARN("needs root to create a directory owned by another user; skipped");
+    return;
+  }
+  TempDir temp;
+  ::chmod(temp.path().c_str(), 0711);  // let the unprivileged child reach the directory
+  const auto dir = temp.path() / "cache";
+  const CacheKey existing = sample_key("existing");
+  {
+    DiskCache cache = DiskCache::open_at(dir);
+    REQUIRE(cache.store(existing, {{"cubin", "prebuilt"}}));
+  }
+  REQUIRE(::chown(dir.c_str(), 65534, 65534) == 0);
+  REQUIRE(::chown((dir / existing.file_name()).c_str(), 65534, 65534) == 0);
+  REQUIRE(::chmod(dir.c_str(), 0500) == 0);
+  const int code = run_in_child([&] {
+    CHILD_CHECK(::setgid(65534) == 0 && ::setuid(65534) == 0, 1);
+    auto sink = std::make_shared<RecordingSink>();
+    logger().sinks().push_back(sink);
+    logger().set_level(spdlog::level::debug);
+    DiskCache cache = DiskCache::open_at(dir);
+    CHILD_CHECK(cache.enabled(), 2);
+    CHILD_CHECK(cache.load(existing) == CacheSections({{"cubin", "prebuilt"}}), 3);
+    CHILD_CHECK(!cache.store(sample_key("new"), {{"cubin", "x"}}), 4);
+    CHILD_CHECK(cache.stats().write_failures == 1, 5);
+    for (const auto& record : sink->records) {
+      if (record.text.find(kWriteFailed) != std::string::npos) {
+        CHILD_CHECK(record.text.find("Permission denied") != std::string::npos, 6);
+      }
+    }
+    // Nested in a directory it cannot write: disabled with the reason, not a crash.
+    DiskCache nested = DiskCache::open_at(dir / "sub");
+    CHILD_CHECK(!nested.enabled(), 7);
+    CHILD_CHECK(nested.disabled_reason().find("Permission denied") != std::string::npos, 8);
+    return 0;
+  });
+  CHECK(code == 0);
+  CHECK(file_names(dir) == std::vector<std::string>{existing.file_name()});
+}
+
+TEST_CASE("a writer killed mid-write leaves no torn entry", "[cache]") {
+  TempDir temp;
+  {
+    DiskCache create = DiskCache::open_at(temp.path());
+    REQUIRE(create.enabled());
+  }
+  std::fflush(nullptr);
+  const pid_t writer = ::fork();
+  if (writer == 0) {
+    DiskCache cache = DiskCache::open_at(temp.path());
+    std::mt19937_64 rng(9);
+    for (std::uint64_t i = 0;; ++i) {
+      cache.store(sample_key("k" + std::to_string(i % 4)), {{"cubin", cache_test::random_bytes(rng, 1 << 20)}});
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  ::kill(writer, SIGKILL);
+  int status = 0;
+  ::waitpid(writer, &status, 0);
+  REQUIRE(WIFSIGNALED(status));
+
+  DiskCache cache = DiskCache::open_at(temp.path());
+  for (const auto& checked : cache.verify()) {
+    INFO(checked.path << ": " << checked.problem);
+    CHECK(checked.ok);
+  }
+  for (int i = 0; i < 4; ++i) {
+    auto loaded = cache.load(sample_key("k" + std::to_string(i)));
+    if (loaded) {
+      CHECK((*loaded)[0].second.size() == (1u << 20));
+    }
+  }
+  CHECK(cache.stats().bad_entries == 0);
+  CHECK(cache.list().size() <= 4);  // a killed writer may leave its temp file, never listed as an entry
+}

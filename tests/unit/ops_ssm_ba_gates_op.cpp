@@ -1,0 +1,154 @@
+// ops_ssm_ba_gates_op.cpp: the BA-gates op entry: argument errors, the launch it makes for each
+// pick (grid, block, arguments in the kernels' order), and an absent kernel.
+#include <catch2/catch.hpp>
+#include <functional>
+#include <string>
+
+#include "metrale/error.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
+#include "unit/ops_recording_gpu.hpp"
+
+using namespace metrale;
+using namespace metrale::ops;
+
+namespace {
+
+constexpr KernelHandle kParent{11};
+constexpr KernelHandle kTwin{22};
+
+// Qwen3.5-27B's shape at M tokens, with distinct 16-byte aligned addresses.
+BaGatesArgs qwen_args(std::uint32_t m) {
+  BaGatesArgs a;
+  a.x = DevicePtr{0x10000};
+  a.weight = DevicePtr{0x20000};
+  a.a_log = DevicePtr{0x30000};
+  a.dt_bias = DevicePtr{0x40000};
+  a.gate_out = DevicePtr{0x50000};
+  a.m = m;
+  a.n = 96;
+  a.k = 5120;
+  a.k_stride = 5120;
+  a.gate_stride = 96;
+  a.nv = 48;
+  a.vheads_per_group = 3;
+  return a;
+}
+
+void require_argument_error(const std::function<void(BaGatesArgs&)>& mutate, const std::string& needle) {
+  BaGatesArgs args = qwen_args(300);
+  mutate(args);
+  test::RecordingGpu gpu;
+  INFO("expected an ArgumentError containing: " << needle);
+  REQUIRE_THROWS_AS(ssm_ba_gates(gpu, BaGatesKernels{kParent, kTwin}, true, args), ArgumentError);
+  REQUIRE_THROWS_WITH(ssm_ba_gates(gpu, BaGatesKernels{kParent, kTwin}, true, args), Catch::Contains(needle));
+  CHECK(gpu.launches.empty());
+}
+
+}  // namespace
+
+TEST_CASE("ssm_ba_gates launches the twin on (M,1,1) at 264 tokens", "[ops][ba_gates]") {
+  test::RecordingGpu gpu;
+  const BaGatesArgs args = qwen_args(264);
+  const BaGatesPick pick = ssm_ba_gates(gpu, BaGatesKernels{kParent, kTwin}, true, args, 7);
+  CHECK(pick.twin);
+  REQUIRE(gpu.launches.size() == 1);
+  const test::RecordedLaunch& l = gpu.launches[0];
+  CHECK(l.kernel == kTwin);
+  CHECK(l.config.grid == Dim3{264, 1, 1});
+  CHECK(l.config.block == Dim3{256, 1, 1});
+  CHECK(l.config.stream == 7);
+  REQUIRE(l.args.size() == 12);
+  CHECK(l.arg<std::uint64_t>(0) == args.x.address);
+  CHECK(l.arg<std::uint64_t>(1) == args.weight.address);
+  CHECK(l.arg<std::uint64_t>(2) == args.a_log.address);
+  CHECK(l.arg<std::uint64_t>(3) == args.dt_bias.address);
+  CHECK(l.arg<std::uint64_t>(4) == args.gate_out.address);
+  CHECK(l.arg<std::uint32_t>(5) == 264);
+  CHECK(l.arg<std::uint32_t>(6) == 96);
+  CHECK(l.arg<std::uint32_t>(7) == 5120);
+  CHECK(l.arg<std::uint32_t>(8) == 5120);
+  CHECK(l.arg<std::uint32_t>(9) == 96);
+  CHECK(l.arg<std::uint32_t>(10) == 48);
+  CHECK(l.arg<std::uint32_t>(11) == 3);
+}
+
+TEST_CASE("ssm_ba_gates keeps the parent below the floor, with the lever off, or without a twin", "[ops][ba_gates]") {
+  test::RecordingGpu gpu;
+  CHECK_FALSE(ssm_ba_gates(gpu, BaGatesKernels{kParent, kTwin}, true, qwen_args(263)).twin);
+  CHECK_FALSE(ssm_ba_gates(gpu, BaGatesKernels{kParent, kTwin}, false, qwen_args(4096)).twin);
+  CHECK_FALSE(ssm_ba_gates(gpu, BaGatesKernels{kParent, KernelHandle{}}, true, qwen_args(4096)).twin);
+  REQUIRE(gpu.launches.size() == 3);
+  for (const auto& l : gpu.launches) {
+    CHECK(l.kernel == kParent);
+    CHECK(l.config.grid.y == 24);  // ceil(96 / 4)
+    CHECK(l.config.block == Dim3{256, 1, 1});
+    CHECK(l.args.size() == 12);
+  }
+  CHECK(gpu.launches[0].config.grid.x == 263);
+  CHECK(gpu.launches[1].config.grid.x == 4096);
+}
+
+TEST_CASE("ssm_ba_gates uses the fallback SM count when the device query fails", "[ops][ba_gates]") {
+  test::RecordingGpu gpu(std::nullopt);
+  CHECK(ssm_ba_gates(gpu, BaGatesKernels{kParent, kTwin}, true, qwen_args(264)).twin);
+  CHECK_FALSE(ssm_ba_gates(gpu, BaGatesKernels{kParent, kTwin}, true, qwen_args(263)).twin);
+  test::RecordingGpu gb10(48u);
+  CHECK(ssm_ba_gates(gb10, BaGatesKernels{kParent, kTwin}, true, qwen_args(96)).twin);
+}
+
+TEST_CASE("ssm_ba_gates with no kernel to run is a BackendError", "[ops][ba_gates]") {
+  test::RecordingGpu gpu;
+  REQUIRE_THROWS_AS(ssm_ba_gates(gpu, BaGatesKernels{}, true, qwen_args(4096)), BackendError);
+  REQUIRE_THROWS_WITH(ssm_ba_gates(gpu, BaGatesKernels{}, true, qwen_args(4096)), Catch::Contains("kernel absent"));
+  REQUIRE_THROWS_AS(ssm_ba_gates(gpu, BaGatesKernels{KernelHandle{}, kTwin}, true, qwen_args(1)), BackendError);
+  // The twin alone still runs when the guard takes it.
+  CHECK(ssm_ba_gates(gpu, BaGatesKernels{KernelHandle{}, kTwin}, true, qwen_args(4096)).twin);
+}
+
+TEST_CASE("ssm_ba_gates refuses shapes no kernel can take, naming the constraint", "[ops][ba_gates]") {
+  require_argument_error([](BaGatesArgs& a) { a.x = DevicePtr{}; }, "x is a null pointer");
+  require_argument_error([](BaGatesArgs& a) { a.weight = DevicePtr{}; }, "weight is a null pointer");
+  require_argument_error([](BaGatesArgs& a) { a.a_log = DevicePtr{}; }, "a_log is a null pointer");
+  require_argument_error([](BaGatesArgs& a) { a.dt_bias = DevicePtr{}; }, "dt_bias is a null pointer");
+  require_argument_error([](BaGatesArgs& a) { a.gate_out = DevicePtr{}; }, "gate_out is a null pointer");
+  require_argument_error([](BaGatesArgs& a) { a.x = DevicePtr{0x10008}; }, "x (0x10008) is not 16-byte aligned");
+  require_argument_error([](BaGatesArgs& a) { a.weight = DevicePtr{0x20004}; }, "weight (0x20004) is not 16-byte");
+  require_argument_error([](BaGatesArgs& a) { a.gate_out = DevicePtr{0x50002}; }, "gate_out (0x50002) is not 4-byte");
+  require_argument_error([](BaGatesArgs& a) { a.m = 0; }, "empty shape M=0");
+  require_argument_error([](BaGatesArgs& a) { a.n = 0; }, "empty shape M=300 N=0");
+  require_argument_error([](BaGatesArgs& a) { a.k = 0; }, "K=0");
+  require_argument_error([](BaGatesArgs& a) { a.k = 5116; }, "K=5116 is not a multiple of 8");
+  require_argument_error([](BaGatesArgs& a) { a.k_stride = 5112; }, "K_stride=5112 < K=5120");
+  require_argument_error([](BaGatesArgs& a) { a.k_stride = 5124; }, "K_stride=5124 is not a multiple of 8");
+  require_argument_error(
+      [](BaGatesArgs& a) {
+        a.n = 95;
+        a.gate_stride = 96;
+      },
+      "N=95 and nv=48: N must be even with nv == N/2");
+  require_argument_error([](BaGatesArgs& a) { a.nv = 47; }, "nv == N/2");
+  require_argument_error([](BaGatesArgs& a) { a.gate_stride = 95; }, "gate_stride=95 < 2*nv=96");
+  require_argument_error([](BaGatesArgs& a) { a.vheads_per_group = 0; }, "vheads_per_group=0 must be positive");
+  require_argument_error([](BaGatesArgs& a) { a.vheads_per_group = 5; },
+                         "vheads_per_group=5 must be positive and divide nv=48");
+  require_argument_error(
+      [](BaGatesArgs& a) {
+        a.m = 0x7fffffffu;
+        a.gate_stride = 0xfffffff0u;
+      },
+      "gate_out extent (M x gate_stride fp32)");
+  require_argument_error([](BaGatesArgs& a) { a.m = 0x80000000u; }, "exceeds the largest grid.x");
+}
+
+TEST_CASE("BA launchers refuse variants whose template parameters break the kernels' constraints", "[ops][ba_gates]") {
+  test::RecordingGpu gpu;
+  CHECK_THROWS_AS(launch_ba_gates_parent(gpu, kParent, KernelParams{256, 32, 0}, qwen_args(1)), ArgumentError);
+  CHECK_THROWS_AS(launch_ba_gates_parent(gpu, kParent, KernelParams{2048, 64, 0}, qwen_args(1)), ArgumentError);
+  CHECK_THROWS_AS(launch_ba_gates_twin(gpu, kTwin, KernelParams{256, 64, 17}, qwen_args(1)), ArgumentError);
+  CHECK_THROWS_AS(launch_ba_gates_twin(gpu, kTwin, KernelParams{256, 64, 0}, qwen_args(1)), ArgumentError);
+  launch_ba_gates_parent(gpu, kParent, KernelParams{128, 64, 0}, qwen_args(5));
+  REQUIRE(gpu.launches.size() == 1);
+  CHECK(gpu.launches[0].config.grid == Dim3{5, 48, 1});  // two outputs per 128-thread block
+  CHECK(ba_gates_parent_grid(7, 95, KernelParams{256, 64, 0}) == Dim3{7, 24, 1});
+  CHECK(ba_gates_twin_grid(7) == Dim3{7, 1, 1});
+}

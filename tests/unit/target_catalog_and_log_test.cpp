@@ -1,0 +1,72 @@
+// The kernel catalog's constraints as a pure function, and METRALE_LOG_LEVEL parsing.
+#include <catch2/catch.hpp>
+
+#include "metrale/log.hpp"
+#include "metrale/target/kernel_catalog.hpp"
+
+using metrale::kernel_params_violation;
+using metrale::KernelParams;
+
+TEST_CASE("kernel parameter constraints accept the shipped shapes and name the broken rule", "[target][catalog]") {
+  CHECK_FALSE(kernel_params_violation("ssm_ba_gates", {256, 64, 0}));
+  CHECK_FALSE(kernel_params_violation("ssm_ba_gates", {64, 64, 0}));
+  CHECK_FALSE(kernel_params_violation("ssm_ba_gates", {1024, 64, 0}));
+  CHECK_FALSE(kernel_params_violation("ssm_ba_gates_hopper", {256, 64, 8}));
+  CHECK_FALSE(kernel_params_violation("ssm_ba_gates_hopper", {128, 64, 16}));
+  CHECK_FALSE(kernel_params_violation("fp8_act_quant", {0, 16, 1}));
+  CHECK_FALSE(kernel_params_violation("fp8_act_quant_hopper", {0, 16, 8}));
+  CHECK_FALSE(kernel_params_violation("fp8_act_quant_hopper", {0, 16, 32}));
+
+  struct Bad {
+    const char* kernel;
+    KernelParams params;
+    const char* param;
+  };
+  const Bad bad[] = {
+      {"ssm_ba_gates", {256, 32, 0}, "lanes"},
+      {"ssm_ba_gates", {1088, 64, 0}, "block"},
+      {"ssm_ba_gates", {0, 64, 0}, "block"},
+      {"ssm_ba_gates", {96, 64, 0}, "block"},
+      {"ssm_ba_gates", {256, 64, 1}, "groups"},
+      {"ssm_ba_gates_hopper", {256, 64, 0}, "groups"},
+      {"ssm_ba_gates_hopper", {256, 64, 17}, "groups"},
+      {"ssm_ba_gates_hopper", {2048, 64, 8}, "block"},
+      {"fp8_act_quant", {0, 8, 1}, "lanes"},
+      {"fp8_act_quant", {0, 16, 2}, "groups"},
+      {"fp8_act_quant", {16, 16, 1}, "block"},
+      {"fp8_act_quant_hopper", {0, 16, 0}, "groups"},
+      {"fp8_act_quant_hopper", {0, 16, 33}, "groups"},
+      {"fp8_act_quant_hopper", {128, 16, 8}, "block"},
+  };
+  for (const auto& b : bad) {
+    INFO(b.kernel << " " << b.params.tag());
+    const auto problem = metrale::check_kernel_params(b.kernel, b.params);
+    REQUIRE(problem.has_value());
+    CHECK(problem->param == b.param);
+    const auto sentence = kernel_params_violation(b.kernel, b.params);
+    REQUIRE(sentence.has_value());
+    CHECK_THAT(*sentence, Catch::StartsWith(std::string(b.param) + " = "));
+  }
+  const auto unknown = kernel_params_violation("ssm_ba_gatez", {256, 64, 0});
+  REQUIRE(unknown.has_value());
+  CHECK_THAT(*unknown, Catch::Contains("unknown kernel 'ssm_ba_gatez'") && Catch::Contains("ssm_ba_gates_hopper"));
+  for (auto name : metrale::kKnownKernels) {
+    CHECK(metrale::is_known_kernel(name));
+  }
+  CHECK_FALSE(metrale::is_known_kernel("SSM_BA_GATES"));
+}
+
+TEST_CASE("METRALE_LOG_LEVEL spellings", "[target][log]") {
+  CHECK(metrale::parse_log_level("trace") == spdlog::level::trace);
+  CHECK(metrale::parse_log_level("DEBUG") == spdlog::level::debug);
+  CHECK(metrale::parse_log_level("info") == spdlog::level::info);
+  CHECK(metrale::parse_log_level("warn") == spdlog::level::warn);
+  CHECK(metrale::parse_log_level("Warning") == spdlog::level::warn);
+  CHECK(metrale::parse_log_level("error") == spdlog::level::err);
+  CHECK(metrale::parse_log_level("critical") == spdlog::level::critical);
+  CHECK(metrale::parse_log_level("off") == spdlog::level::off);
+  for (const char* bad : {"", "err", "verbose", "info ", "3"}) {
+    INFO(bad);
+    CHECK_FALSE(metrale::parse_log_level(bad).has_value());
+  }
+}

@@ -1,0 +1,97 @@
+// cmd_targets.cpp: `metrale-jit targets [--json]`: every target with its compute capability,
+// arch, SM count, shipped kernels and the resolved levers (value and provenance).
+// Generic's device-derived values print as "any" / "device", since no device is chosen here.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "command.hpp"
+#include "metrale/target/hardware_loader.hpp"
+#include "metrale/target/levers.hpp"
+
+namespace metrale::cli {
+namespace {
+
+std::string cc_text(const HardwareTarget& target) {
+  return target.compute_capability ? target.compute_capability->str() : "any";
+}
+std::string arch_text(const HardwareTarget& target) { return target.arch.empty() ? "device" : target.arch; }
+std::string sm_count_text(const HardwareTarget& target) {
+  return target.sm_count ? std::to_string(*target.sm_count) : "device";
+}
+
+nlohmann::json target_json(const HardwareTarget& target, const Levers& levers) {
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const auto& kernel : target.kernels) {
+    kernels.push_back({{"name", kernel.name},
+                       {"tag", kernel.params.tag()},
+                       {"block", kernel.params.block},
+                       {"lanes", kernel.params.lanes},
+                       {"groups", kernel.params.groups}});
+  }
+  nlohmann::json lever_json = nlohmann::json::object();
+  for (const auto& spec : kLeverSpecs) {
+    const LeverValue& lever = levers.*spec.field;
+    lever_json[std::string(spec.toml_key)] = {{"value", lever.value},
+                                              {"provenance", std::string(to_string(lever.provenance))},
+                                              {"origin", lever.origin},
+                                              {"env", spec.env_var}};
+  }
+  return {{"name", target.name},
+          {"source", target.source},
+          {"compute_capability", cc_text(target)},
+          {"arch", target.arch.empty() ? nlohmann::json(nullptr) : nlohmann::json(target.arch)},
+          {"sm_count", target.sm_count ? nlohmann::json(*target.sm_count) : nlohmann::json(nullptr)},
+          {"kernels", kernels},
+          {"levers", lever_json}};
+}
+
+std::string target_text(const HardwareTarget& target, const Levers& levers) {
+  std::string out = fmt::format("{}  ({})\n", target.name, target.source);
+  out += fmt::format("  {:<22}{}\n", "compute capability", cc_text(target));
+  out += fmt::format("  {:<22}{}\n", "arch", arch_text(target));
+  out += fmt::format("  {:<22}{}\n", "SM count", sm_count_text(target));
+  std::vector<std::string> kernels;
+  for (const auto& kernel : target.kernels) {
+    kernels.push_back(fmt::format("{} {}", kernel.name, kernel.params.tag()));
+  }
+  out +=
+      fmt::format("  {:<22}{}\n", "kernels", kernels.empty() ? "(none)" : fmt::format("{}", fmt::join(kernels, ", ")));
+  for (const auto& spec : kLeverSpecs) {
+    const LeverValue& lever = levers.*spec.field;
+    out += fmt::format("  {:<22}{:<4}({}: {})\n", spec.toml_key, lever.value ? "on" : "off",
+                       to_string(lever.provenance), lever.origin);
+  }
+  return out;
+}
+
+void setup_targets(CLI::App& app, CommandContext& /*context*/) {
+  auto* command =
+      app.add_subcommand("targets", "List every target: compute capability, arch, SM count, kernels, levers");
+  auto as_json = std::make_shared<bool>(false);
+  command->add_flag("--json", *as_json, "Print JSON instead of text");
+  command->callback([as_json] {
+    const auto targets = load_targets();
+    if (*as_json) {
+      nlohmann::json all = nlohmann::json::array();
+      for (const auto& target : targets) {
+        all.push_back(target_json(target, resolve_levers(target)));
+      }
+      std::fputs((all.dump(2) + "\n").c_str(), stdout);
+      return;
+    }
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      const std::string text = target_text(targets[i], resolve_levers(targets[i]));
+      std::fputs(((i == 0 ? "" : "\n") + text).c_str(), stdout);
+    }
+  });
+}
+
+const CommandRegistration kTargets{"targets", setup_targets};
+
+}  // namespace
+}  // namespace metrale::cli
