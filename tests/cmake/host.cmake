@@ -7,3 +7,6 @@ if(METRALE_SANITIZE MATCHES "address")
   set_tests_properties(host_asan_sees_kernel_out_of_bounds PROPERTIES PASS_REGULAR_EXPRESSION
                                                                       "heap-buffer-overflow.*reads_past_end")
 endif()
+
+# The host tests also run the shipped kernel templates directly (timings, twin == parent).
+target_include_directories(metrale_unit_tests PRIVATE ${PROJECT_SOURCE_DIR}/templates)
