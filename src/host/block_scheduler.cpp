@@ -1,0 +1,155 @@
+// host/block_scheduler.cpp: the fiber switches and the per-block run loop. Fibers are made with
+// Boost.Context's fcontext primitives (make_fcontext/jump_fcontext) rather than the
+// boost::context::fiber wrapper: the wrapper jumps at creation and unwinds abandoned fibers with
+// an exception, neither of which can be announced to the sanitizers, while here every switch is
+// one annotated jump and an abandoned fiber is simply never resumed.
+#include "block_scheduler.hpp"
+
+#include <exception>
+
+#include "metrale/error.hpp"
+
+namespace metrale::host {
+namespace ctx = boost::context::detail;
+namespace {
+
+// The fiber running on this OS thread; the coordinates the prelude reads live beside it.
+thread_local BlockScheduler* tls_scheduler = nullptr;
+thread_local std::uint32_t tls_fiber_index = 0;
+
+}  // namespace
+
+namespace detail {
+
+void outside_kernel(const char* what) {
+  throw BackendError(std::string(what) + " used outside a host kernel launch (no fiber is running)");
+}
+
+}  // namespace detail
+
+void sync_threads(const std::source_location& site) { BlockScheduler::arrive_at_barrier(site); }
+
+std::uint64_t warp_sync(const WarpSyncRequest& request) { return BlockScheduler::arrive_at_warp_sync(request); }
+
+void BlockScheduler::arrive_at_barrier(const std::source_location& site) {
+  BlockScheduler* self = tls_scheduler;
+  if (self == nullptr) {
+    detail::outside_kernel("__syncthreads");
+  }
+  ThreadSync& sync = self->sync_[tls_fiber_index];
+  sync.state = ThreadState::kAtBarrier;
+  sync.barrier = site;
+  self->yield_to_scheduler(false);
+}
+
+std::uint64_t BlockScheduler::arrive_at_warp_sync(const WarpSyncRequest& request) {
+  BlockScheduler* self = tls_scheduler;
+  if (self == nullptr) {
+    detail::outside_kernel(warp_op_name(request.op).data());
+  }
+  const std::uint32_t index = tls_fiber_index;
+  bool refused = false;
+  if (auto problem = warp_request_problem(request, index % kWarpLanes)) {
+    self->fail(self->fibers_[index], *problem);
+    refused = true;
+  }
+  // Outside the scope above: this fiber is never resumed, so nothing it owns may outlive the yield.
+  if (refused) {
+    self->yield_to_scheduler(true);
+  }
+  ThreadSync& sync = self->sync_[index];
+  sync.state = ThreadState::kAtWarpSync;
+  sync.warp = request;
+  self->yield_to_scheduler(false);
+  return self->sync_[index].result;
+}
+
+void BlockScheduler::fail(const Fiber& fiber, std::string_view what) {
+  if (!failure_) {
+    failure_ = describe_thread(fiber.index, block_dim_) + ": " + std::string(what);
+  }
+}
+
+void BlockScheduler::fiber_entry(ctx::transfer_t from) noexcept {
+  auto* fiber = static_cast<Fiber*>(from.data);
+  BlockScheduler& self = *fiber->owner;
+  sanitizer::finish_switch(nullptr, &self.scheduler_stack_);
+  self.scheduler_context_ = from.fctx;
+  try {
+    self.body_.run(self.body_.context);
+  } catch (const std::exception& error) {
+    self.fail(*fiber, std::string("the kernel threw: ") + error.what());
+  } catch (...) {
+    self.fail(*fiber, "the kernel threw a non-standard exception");
+  }
+  self.sync_[fiber->index].state = ThreadState::kExited;
+  ++self.exited_;
+  self.yield_to_scheduler(true);
+}
+
+METRALE_HOST_SWITCH_FRAME void BlockScheduler::resume(Fiber& fiber) {
+  tls_scheduler = this;
+  tls_fiber_index = fiber.index;
+  detail::current_coordinates = &fiber.coords;
+  sanitizer::SwitchToken token;
+  sanitizer::start_switch(&token, {fiber.stack.bottom, fiber.stack.size}, fiber.stack.tsan_fiber);
+  const ctx::transfer_t back = ctx::jump_fcontext(fiber.context, &fiber);
+  sanitizer::finish_switch(&token, nullptr);
+  fiber.context = back.fctx;
+  detail::current_coordinates = nullptr;
+  tls_scheduler = nullptr;
+}
+
+METRALE_HOST_SWITCH_FRAME void BlockScheduler::yield_to_scheduler(bool for_good) {
+  sanitizer::SwitchToken token;
+  sanitizer::start_switch(for_good ? nullptr : &token, scheduler_stack_, scheduler_tsan_fiber_);
+  const ctx::transfer_t back = ctx::jump_fcontext(scheduler_context_, nullptr);
+  // Only a fiber that will run on gets here: its scheduler may have moved on its own stack.
+  sanitizer::finish_switch(&token, nullptr);
+  scheduler_context_ = back.fctx;
+}
+
+std::optional<std::string> BlockScheduler::run(const BlockRun& run, const Dim3& block_idx) {
+  const auto threads = static_cast<std::uint32_t>(run.block.volume());
+  block_dim_ = run.block;
+  body_ = run.body;
+  exited_ = 0;
+  failure_.reset();
+  scheduler_tsan_fiber_ = sanitizer::current_fiber();
+  fibers_.resize(threads);
+  sync_.assign(threads, ThreadSync{});
+  for (std::uint32_t t = 0; t < threads; ++t) {
+    Fiber& fiber = fibers_[t];
+    fiber.owner = this;
+    fiber.index = t;
+    fiber.coords.thread_idx = uint3{t % run.block.x, t / run.block.x % run.block.y, t / (run.block.x * run.block.y)};
+    fiber.coords.block_idx = uint3{block_idx.x, block_idx.y, block_idx.z};
+    fiber.coords.block_dim = dim3(run.block.x, run.block.y, run.block.z);
+    fiber.coords.grid_dim = dim3(run.grid.x, run.grid.y, run.grid.z);
+    fiber.stack = stacks_.acquire(t);
+    fiber.context = ctx::make_fcontext(fiber.stack.top(), fiber.stack.size, &BlockScheduler::fiber_entry);
+  }
+  for (;;) {
+    for (std::uint32_t t = 0; t < threads; ++t) {
+      if (sync_[t].state != ThreadState::kRunnable) {
+        continue;
+      }
+      resume(fibers_[t]);
+      if (failure_) {
+        return failure_;
+      }
+    }
+    if (exited_ == threads) {
+      return std::nullopt;
+    }
+    WarpResolution warps = resolve_warp_collectives(sync_, block_dim_);
+    if (warps.error) {
+      return warps.error;
+    }
+    if (!warps.progress && !release_barrier(sync_)) {
+      return diagnose_stuck_block(sync_, block_dim_);
+    }
+  }
+}
+
+}  // namespace metrale::host

@@ -1,0 +1,76 @@
+// host/block_scheduler.hpp: runs one thread block of a host kernel, its threads as cooperative
+// fibers on the calling OS thread. Each fiber runs until it reaches a sync point (barrier, warp
+// collective) or returns; when none can run, the scheduler completes the warp collectives and
+// barriers whose participants all arrived, and when nothing completes it reports why.
+// Invariants: fibers run in thread order, one at a time, so a block's result does not depend on
+// timing; a sync point hands control back to the scheduler and nothing else does; after an error
+// the block's remaining fibers are abandoned (their stacks are reused, never resumed).
+#pragma once
+
+#include <boost/context/detail/fcontext.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fiber_stack_pool.hpp"
+#include "metrale/gpu/launch_config.hpp"
+#include "metrale/host/thread_context.hpp"
+#include "sanitizer_fibers.hpp"
+#include "warp_resolution.hpp"
+
+namespace metrale::host {
+
+// The code every thread of the launch runs: the kernel with its arguments bound.
+struct KernelBody {
+  void (*run)(const void* context) = nullptr;
+  const void* context = nullptr;
+};
+
+struct BlockRun {
+  Dim3 grid;
+  Dim3 block;
+  KernelBody body;
+};
+
+class BlockScheduler {
+ public:
+  explicit BlockScheduler(std::size_t stack_bytes) : stacks_(stack_bytes) {}
+  BlockScheduler(const BlockScheduler&) = delete;
+  BlockScheduler& operator=(const BlockScheduler&) = delete;
+
+  // Runs block `block_idx` to its end; returns what went wrong, naming the thread, or nullopt.
+  std::optional<std::string> run(const BlockRun& run, const Dim3& block_idx);
+
+  // The sync points, called on a fiber through thread_context.hpp.
+  static void arrive_at_barrier(const std::source_location& site);
+  static std::uint64_t arrive_at_warp_sync(const WarpSyncRequest& request);
+
+ private:
+  struct Fiber {
+    detail::FiberCoordinates coords;
+    BlockScheduler* owner = nullptr;
+    std::uint32_t index = 0;
+    FiberStack stack;
+    boost::context::detail::fcontext_t context = nullptr;
+  };
+
+  static void fiber_entry(boost::context::detail::transfer_t from) noexcept;
+  void resume(Fiber& fiber);
+  void yield_to_scheduler(bool for_good);
+  void fail(const Fiber& fiber, std::string_view what);
+
+  FiberStackPool stacks_;
+  std::vector<Fiber> fibers_;
+  std::vector<ThreadSync> sync_;
+  KernelBody body_;
+  Dim3 block_dim_;
+  std::uint32_t exited_ = 0;
+  std::optional<std::string> failure_;
+  boost::context::detail::fcontext_t scheduler_context_ = nullptr;
+  sanitizer::StackBounds scheduler_stack_;
+  void* scheduler_tsan_fiber_ = nullptr;
+};
+
+}  // namespace metrale::host

@@ -1,0 +1,118 @@
+// host/host_backend.cpp: the GpuBackend over the host kernel table, the grid executor and
+// tracked host memory.
+#include "metrale/host/host_backend.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "grid_executor.hpp"
+#include "metrale/error.hpp"
+#include "metrale/host/builtin_kernels.hpp"
+#include "metrale/host/launch_limits.hpp"
+#include "metrale/log.hpp"
+
+namespace metrale {
+namespace {
+
+HostBackendOptions resolved(HostBackendOptions options) {
+  if (options.worker_threads == 0) {
+    options.worker_threads = std::max(1U, std::thread::hardware_concurrency());
+  }
+  if (options.fiber_stack_bytes < 16 * 1024) {
+    throw BackendError(
+        fmt::format("host backend: fiber stack of {} bytes is too small (at least 16 KiB)", options.fiber_stack_bytes));
+  }
+  return options;
+}
+
+// Binds one launch's arguments to the kernel for every fiber.
+struct BoundKernel {
+  const HostKernelInfo* kernel;
+  const KernelArg* args;
+
+  static void run(const void* context) {
+    const auto* self = static_cast<const BoundKernel*>(context);
+    self->kernel->invoke(self->args);
+  }
+};
+
+}  // namespace
+
+HostBackend::HostBackend(HostBackendOptions options)
+    : options_(resolved(options)),
+      executor_(std::make_unique<host::GridExecutor>(options_.worker_threads, options_.fiber_stack_bytes)) {
+  register_builtin_host_kernels(table_);
+}
+
+HostBackend::~HostBackend() = default;
+
+void HostBackend::add_kernel(HostKernelInfo kernel) {
+  const std::lock_guard lock(kernels_mutex_);
+  table_.add(std::move(kernel));
+}
+
+std::string HostBackend::describe() const {
+  return fmt::format("host ({} worker thread{}, sm_count {})", options_.worker_threads,
+                     options_.worker_threads == 1 ? "" : "s", options_.sm_count);
+}
+
+KernelHandle HostBackend::load(const LoadRequest& request) {
+  const std::lock_guard lock(kernels_mutex_);
+  const HostKernelInfo* entry = table_.find(request.kernel, request.params);
+  if (entry == nullptr) {
+    throw BackendError(fmt::format("host backend has no kernel '{}' with params {} (it has: {})", request.kernel,
+                                   request.params.tag(), table_.list()));
+  }
+  const auto known = std::find_if(loaded_.begin(), loaded_.end(), [&](const HostKernelInfo& loaded) {
+    return loaded.kernel == entry->kernel && loaded.params == entry->params;
+  });
+  if (known != loaded_.end()) {
+    return KernelHandle{static_cast<std::uint64_t>(known - loaded_.begin()) + 1};
+  }
+  loaded_.push_back(*entry);
+  return KernelHandle{loaded_.size()};
+}
+
+void HostBackend::launch(KernelHandle kernel, const LaunchConfig& config, std::span<const KernelArg> args) {
+  HostKernelInfo entry;
+  {
+    const std::lock_guard lock(kernels_mutex_);
+    if (!kernel.present() || kernel.value > loaded_.size()) {
+      throw BackendError(fmt::format("host backend: launch of unknown kernel handle {}", kernel.value));
+    }
+    entry = loaded_[kernel.value - 1];
+  }
+  check_kernel_args(entry, args);
+  if (auto problem = host::launch_config_problem(config)) {
+    throw BackendError(fmt::format("kernel {}: {}", entry.display_name, *problem));
+  }
+  logger().trace("host launch {} grid {} block {}", entry.display_name, to_string(config.grid),
+                 to_string(config.block));
+  const BoundKernel bound{&entry, args.data()};
+  executor_->run(host::GridRun{entry.display_name, config.grid, config.block, {&BoundKernel::run, &bound}});
+}
+
+void HostBackend::copy_to_device(DevicePtr dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) {
+    return;
+  }
+  if (src == nullptr) {
+    throw BackendError("host backend copy_to_device: null source");
+  }
+  std::memcpy(memory_.host_range(dst, bytes, "copy_to_device"), src, bytes);
+}
+
+void HostBackend::copy_to_host(void* dst, DevicePtr src, std::size_t bytes) {
+  if (bytes == 0) {
+    return;
+  }
+  if (dst == nullptr) {
+    throw BackendError("host backend copy_to_host: null destination");
+  }
+  std::memcpy(dst, memory_.host_range(src, bytes, "copy_to_host"), bytes);
+}
+
+}  // namespace metrale

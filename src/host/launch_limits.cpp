@@ -1,0 +1,32 @@
+// host/launch_limits.cpp: the launch-shape checks, one named reason each.
+#include "metrale/host/launch_limits.hpp"
+
+#include <fmt/format.h>
+
+namespace metrale::host {
+
+std::optional<std::string> launch_config_problem(const LaunchConfig& config) {
+  const Dim3& grid = config.grid;
+  const Dim3& block = config.block;
+  if (grid.volume() == 0 || block.volume() == 0) {
+    return fmt::format("empty launch: grid {} block {}", to_string(grid), to_string(block));
+  }
+  if (block.volume() > kMaxThreadsPerBlock || block.x > kMaxThreadsPerBlock || block.y > kMaxThreadsPerBlock ||
+      block.z > kMaxBlockDimZ) {
+    return fmt::format("block {} exceeds the limits (at most {} threads, z at most {})", to_string(block),
+                       kMaxThreadsPerBlock, kMaxBlockDimZ);
+  }
+  if (grid.x > kMaxGridDimX || grid.y > kMaxGridDimYZ || grid.z > kMaxGridDimYZ) {
+    return fmt::format("grid {} exceeds the limits (x at most {}, y and z at most {})", to_string(grid), kMaxGridDimX,
+                       kMaxGridDimYZ);
+  }
+  if (config.dynamic_shared_bytes != 0) {
+    return fmt::format(
+        "{} bytes of dynamic shared memory requested; the host backend supports only static "
+        "__shared__ arrays",
+        config.dynamic_shared_bytes);
+  }
+  return std::nullopt;
+}
+
+}  // namespace metrale::host

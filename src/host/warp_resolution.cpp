@@ -1,0 +1,285 @@
+// host/warp_resolution.cpp: completes warp collectives and barriers, and explains a stuck block.
+// The source-lane rule follows the PTX ISA's shfl.sync pseudocode with the c operand CUDA's
+// intrinsics pass for a width w: segment = the w-lane group holding the lane; up reads lane-b if
+// still in the segment, down lane+b, xor lane^b if not above the segment, idx the segment's lane
+// (b mod w); otherwise the lane keeps its own value.
+#include "warp_resolution.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string_view>
+
+namespace metrale::host {
+namespace {
+
+bool same_site(const std::source_location& a, const std::source_location& b) {
+  return a.line() == b.line() && a.column() == b.column() &&
+         (a.file_name() == b.file_name() || std::strcmp(a.file_name(), b.file_name()) == 0);
+}
+
+bool same_collective(const WarpSyncRequest& a, const WarpSyncRequest& b) {
+  return a.op == b.op && a.mask == b.mask && a.width == b.width && same_site(a.site, b.site);
+}
+
+std::string describe_request(const WarpSyncRequest& request) {
+  return fmt::format("{} at {} (mask {:#010x}, width {})", warp_op_name(request.op), describe_site(request.site),
+                     request.mask, request.width);
+}
+
+struct Warp {
+  std::span<ThreadSync> lanes;
+  std::uint32_t first_thread;
+};
+
+Warp warp_of(std::span<ThreadSync> threads, std::uint32_t warp) {
+  const std::uint32_t first = warp * kWarpLanes;
+  const auto count = std::min<std::size_t>(kWarpLanes, threads.size() - first);
+  return Warp{threads.subspan(first, count), first};
+}
+
+// The lanes `mask` names are all present and waiting at `request`'s collective.
+bool group_complete(const Warp& warp, const WarpSyncRequest& request) {
+  for (std::uint32_t lane = 0; lane < kWarpLanes; ++lane) {
+    if ((request.mask >> lane & 1U) == 0) {
+      continue;
+    }
+    if (lane >= warp.lanes.size()) {
+      return false;
+    }
+    const ThreadSync& other = warp.lanes[lane];
+    if (other.state != ThreadState::kAtWarpSync || !same_collective(other.warp, request)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<std::string> complete_group(Warp& warp, std::uint32_t leader, const Dim3& block_dim) {
+  const WarpSyncRequest request = warp.lanes[leader].warp;
+  std::uint32_t votes = 0;
+  for (std::uint32_t lane = 0; lane < warp.lanes.size(); ++lane) {
+    if ((request.mask >> lane & 1U) != 0 && warp.lanes[lane].warp.value != 0) {
+      votes |= 1U << lane;
+    }
+  }
+  for (std::uint32_t lane = 0; lane < warp.lanes.size(); ++lane) {
+    if ((request.mask >> lane & 1U) == 0) {
+      continue;
+    }
+    ThreadSync& thread = warp.lanes[lane];
+    switch (request.op) {
+      case WarpOp::kShflIdx:
+      case WarpOp::kShflUp:
+      case WarpOp::kShflDown:
+      case WarpOp::kShflXor: {
+        const std::uint32_t source = shuffle_source_lane(request.op, lane, thread.warp.lane_arg, request.width);
+        if ((request.mask >> source & 1U) == 0) {
+          return fmt::format("{} (lane {}) at {} reads lane {}, which the mask {:#010x} does not name",
+                             describe_thread(warp.first_thread + lane, block_dim), lane, describe_request(thread.warp),
+                             source, request.mask);
+        }
+        thread.result = warp.lanes[source].warp.value;
+        break;
+      }
+      case WarpOp::kBallot:
+        thread.result = votes;
+        break;
+      case WarpOp::kAny:
+        thread.result = votes != 0 ? 1U : 0U;
+        break;
+      case WarpOp::kAll:
+        thread.result = votes == request.mask ? 1U : 0U;
+        break;
+      case WarpOp::kSyncWarp:
+        thread.result = 0;
+        break;
+    }
+  }
+  for (std::uint32_t lane = 0; lane < warp.lanes.size(); ++lane) {
+    if ((request.mask >> lane & 1U) != 0) {
+      warp.lanes[lane].state = ThreadState::kRunnable;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string why_lane_is_missing(std::span<const ThreadSync> threads, std::uint32_t thread_index) {
+  if (thread_index >= threads.size()) {
+    return fmt::format("does not exist (the block has {} threads)", threads.size());
+  }
+  const ThreadSync& other = threads[thread_index];
+  switch (other.state) {
+    case ThreadState::kExited:
+      return "exited";
+    case ThreadState::kAtBarrier:
+      return fmt::format("waits at __syncthreads() at {}", describe_site(other.barrier));
+    case ThreadState::kAtWarpSync:
+      return fmt::format("waits at a different collective: {}", describe_request(other.warp));
+    case ThreadState::kRunnable:
+      break;
+  }
+  return "is still running";
+}
+
+}  // namespace
+
+std::string_view warp_op_name(WarpOp op) {
+  switch (op) {
+    case WarpOp::kShflIdx:
+      return "__shfl_sync";
+    case WarpOp::kShflUp:
+      return "__shfl_up_sync";
+    case WarpOp::kShflDown:
+      return "__shfl_down_sync";
+    case WarpOp::kShflXor:
+      return "__shfl_xor_sync";
+    case WarpOp::kBallot:
+      return "__ballot_sync";
+    case WarpOp::kAny:
+      return "__any_sync";
+    case WarpOp::kAll:
+      return "__all_sync";
+    case WarpOp::kSyncWarp:
+      return "__syncwarp";
+  }
+  return "warp collective";
+}
+
+std::string describe_site(const std::source_location& site) {
+  std::string_view file = site.file_name();
+  if (const auto slash = file.rfind('/'); slash != std::string_view::npos) {
+    file.remove_prefix(slash + 1);
+  }
+  return fmt::format("{}:{}", file, site.line());
+}
+
+std::string describe_thread(std::uint32_t linear, const Dim3& block_dim) {
+  const std::uint32_t x = linear % block_dim.x;
+  const std::uint32_t y = linear / block_dim.x % block_dim.y;
+  const std::uint32_t z = linear / (block_dim.x * block_dim.y);
+  return fmt::format("thread ({},{},{})", x, y, z);
+}
+
+std::optional<std::string> warp_request_problem(const WarpSyncRequest& request, std::uint32_t lane) {
+  const std::int32_t width = request.width;
+  if (width < 1 || width > static_cast<std::int32_t>(kWarpLanes) || (width & (width - 1)) != 0) {
+    return fmt::format("{} at {} has width {}; it must be a power of two in [1, 32]", warp_op_name(request.op),
+                       describe_site(request.site), width);
+  }
+  if ((request.mask >> lane & 1U) == 0) {
+    return fmt::format("{} at {} is called by lane {} with mask {:#010x}, which does not name the calling lane",
+                       warp_op_name(request.op), describe_site(request.site), lane, request.mask);
+  }
+  return std::nullopt;
+}
+
+std::uint32_t shuffle_source_lane(WarpOp op, std::uint32_t lane, std::int32_t lane_arg, std::int32_t width) {
+  const auto w = static_cast<std::int64_t>(width);
+  const auto self = static_cast<std::int64_t>(lane);
+  const std::int64_t min_lane = self & ~(w - 1);
+  const std::int64_t max_lane = min_lane + w - 1;
+  std::int64_t source = self;
+  switch (op) {
+    case WarpOp::kShflIdx:
+      source = min_lane | (lane_arg & (w - 1));
+      break;
+    case WarpOp::kShflUp:
+      source = self - lane_arg;
+      source = source >= min_lane ? source : self;
+      break;
+    case WarpOp::kShflDown:
+      source = self + lane_arg;
+      source = source <= max_lane ? source : self;
+      break;
+    case WarpOp::kShflXor:
+      source = self ^ lane_arg;
+      source = source <= max_lane && source >= 0 ? source : self;
+      break;
+    default:
+      break;
+  }
+  return static_cast<std::uint32_t>(source);
+}
+
+WarpResolution resolve_warp_collectives(std::span<ThreadSync> threads, const Dim3& block_dim) {
+  WarpResolution out;
+  const auto warps = static_cast<std::uint32_t>((threads.size() + kWarpLanes - 1) / kWarpLanes);
+  for (std::uint32_t w = 0; w < warps; ++w) {
+    Warp warp = warp_of(threads, w);
+    for (std::uint32_t lane = 0; lane < warp.lanes.size(); ++lane) {
+      const ThreadSync& thread = warp.lanes[lane];
+      if (thread.state != ThreadState::kAtWarpSync || !group_complete(warp, thread.warp)) {
+        continue;
+      }
+      if (auto error = complete_group(warp, lane, block_dim)) {
+        out.error = std::move(error);
+        return out;
+      }
+      out.progress = true;
+    }
+  }
+  return out;
+}
+
+bool release_barrier(std::span<ThreadSync> threads) {
+  if (threads.empty() || threads.front().state != ThreadState::kAtBarrier) {
+    return false;
+  }
+  const std::source_location& site = threads.front().barrier;
+  const bool all_there = std::all_of(threads.begin(), threads.end(), [&](const ThreadSync& thread) {
+    return thread.state == ThreadState::kAtBarrier && same_site(thread.barrier, site);
+  });
+  if (all_there) {
+    for (ThreadSync& thread : threads) {
+      thread.state = ThreadState::kRunnable;
+    }
+  }
+  return all_there;
+}
+
+std::string diagnose_stuck_block(std::span<const ThreadSync> threads, const Dim3& block_dim) {
+  const auto count = static_cast<std::uint32_t>(threads.size());
+  for (std::uint32_t t = 0; t < count; ++t) {
+    if (threads[t].state != ThreadState::kAtWarpSync) {
+      continue;
+    }
+    const WarpSyncRequest& request = threads[t].warp;
+    const std::uint32_t first = t / kWarpLanes * kWarpLanes;
+    for (std::uint32_t lane = 0; lane < kWarpLanes; ++lane) {
+      const std::uint32_t other = first + lane;
+      if ((request.mask >> lane & 1U) == 0 || (other < count && threads[other].state == ThreadState::kAtWarpSync &&
+                                               same_collective(threads[other].warp, request))) {
+        continue;
+      }
+      const std::string missing = other < count ? fmt::format("lane {} ({})", lane, describe_thread(other, block_dim))
+                                                : fmt::format("lane {}", lane);
+      return fmt::format("{} (lane {}) waits at {}, but {} {}; on a GPU this hangs or reads an undefined value",
+                         describe_thread(t, block_dim), t - first, describe_request(request), missing,
+                         why_lane_is_missing(threads, other));
+    }
+  }
+  for (std::uint32_t t = 0; t < count; ++t) {
+    if (threads[t].state != ThreadState::kAtBarrier) {
+      continue;
+    }
+    for (std::uint32_t other = 0; other < count; ++other) {
+      const ThreadSync& missing = threads[other];
+      if (missing.state == ThreadState::kAtBarrier && same_site(missing.barrier, threads[t].barrier)) {
+        continue;
+      }
+      const std::string why =
+          missing.state == ThreadState::kExited ? std::string("exited without reaching it")
+          : missing.state == ThreadState::kAtBarrier
+              ? fmt::format("waits at a different __syncthreads() at {}", describe_site(missing.barrier))
+              : fmt::format("waits at {}", describe_request(missing.warp));
+      return fmt::format("{} waits at __syncthreads() at {}, but {} {}; on a GPU this hangs or is undefined",
+                         describe_thread(t, block_dim), describe_site(threads[t].barrier),
+                         describe_thread(other, block_dim), why);
+    }
+  }
+  return "the block stopped making progress with no thread waiting (internal error)";
+}
+
+}  // namespace metrale::host

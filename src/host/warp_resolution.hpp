@@ -1,0 +1,60 @@
+// host/warp_resolution.hpp: the pure rules by which a block's waiting threads move on: which
+// warp collectives are complete, what each lane receives (PTX shfl.sync semantics), when a
+// barrier releases, and, when nothing can move, why (the message a launch reports).
+// Invariants: functions here only read and write the ThreadSync records they are given; they
+// run while every fiber of the block is suspended, so no record changes under them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <source_location>
+#include <span>
+#include <string>
+
+#include "metrale/gpu/launch_config.hpp"
+#include "metrale/host/thread_context.hpp"
+
+namespace metrale::host {
+
+inline constexpr std::uint32_t kWarpLanes = 32;
+
+enum class ThreadState : std::uint8_t { kRunnable, kAtBarrier, kAtWarpSync, kExited };
+
+// One GPU thread's position, as the scheduler sees it between switches.
+struct ThreadSync {
+  ThreadState state = ThreadState::kRunnable;
+  WarpSyncRequest warp;          // meaningful in kAtWarpSync
+  std::source_location barrier;  // meaningful in kAtBarrier
+  std::uint64_t result = 0;      // written when the warp collective resolves
+};
+
+// "block_reduce.cuh:42": a call site, short enough for an error message.
+std::string describe_site(const std::source_location& site);
+
+// "thread (5,1,0)": a thread by its threadIdx, from its linear index in the block.
+std::string describe_thread(std::uint32_t linear, const Dim3& block_dim);
+
+// Why a lane may not issue this request at all (bad width, mask without the lane), or nullopt.
+std::optional<std::string> warp_request_problem(const WarpSyncRequest& request, std::uint32_t lane);
+
+// The lane whose value `lane` receives from a shuffle (its own when the PTX rule says the source
+// is outside its `width`-lane segment). `width` must be a power of two in [1, 32].
+std::uint32_t shuffle_source_lane(WarpOp op, std::uint32_t lane, std::int32_t lane_arg, std::int32_t width);
+
+struct WarpResolution {
+  bool progress = false;
+  std::optional<std::string> error;  // a resolved shuffle read a lane outside its mask
+};
+
+// Resolves every warp collective whose named lanes all arrived at the same site with the same
+// op, mask and width: writes their results and makes them runnable.
+WarpResolution resolve_warp_collectives(std::span<ThreadSync> threads, const Dim3& block_dim);
+
+// Releases the barrier when every thread of the block waits at the same __syncthreads site.
+bool release_barrier(std::span<ThreadSync> threads);
+
+// Every thread is exited or waiting and nothing resolves: names the first waiting thread and
+// the thread that keeps it waiting (exited, or at another barrier or collective).
+std::string diagnose_stuck_block(std::span<const ThreadSync> threads, const Dim3& block_dim);
+
+}  // namespace metrale::host
