@@ -5,6 +5,7 @@
 
 #include "metrale/error.hpp"
 #include "metrale/gpu/cuda_backend.hpp"
+#include "metrale/host/host_backend.hpp"
 #include "metrale/log.hpp"
 #include "metrale/ops/op_kernels.hpp"
 #include "metrale/target/hardware_loader.hpp"
@@ -49,7 +50,8 @@ std::unique_ptr<Runtime> Runtime::open(RuntimeOptions options) {
   std::string reason;
   switch (options.backend) {
     case BackendChoice::kHost:
-      throw BackendError("host backend: not merged yet");
+      backend = std::make_unique<HostBackend>(
+          HostBackendOptions{.sm_count = options.host_sm_count, .worker_threads = options.host_worker_threads});
       break;
     case BackendChoice::kAuto:
     case BackendChoice::kCuda: {

@@ -1,0 +1,98 @@
+// The runtime end to end on the host backend: open (target, levers, registry, builtin host
+// kernels), then both ops through guard, pick and launch, checked against the references.
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <vector>
+
+#include "metrale/error.hpp"
+#include "metrale/ref/bf16.hpp"
+#include "metrale/ref/fp8_act_quant_ref.hpp"
+#include "metrale/ref/ssm_ba_gates_ref.hpp"
+#include "metrale/runtime.hpp"
+
+using namespace metrale;
+
+namespace {
+
+RuntimeOptions host_options(std::uint32_t sm_count) {
+  RuntimeOptions options;
+  options.backend = BackendChoice::kHost;
+  options.host_sm_count = sm_count;
+  options.env = [](const char*) -> std::optional<std::string> { return std::nullopt; };
+  options.registry.emplace();
+  options.registry->store = {};  // memory only: tests leave the user's cache alone
+  return options;
+}
+
+template <typename T>
+DevicePtr upload(GpuBackend& gpu, const std::vector<T>& values) {
+  const DevicePtr ptr = gpu.alloc(values.size() * sizeof(T));
+  gpu.copy_to_device(ptr, values.data(), values.size() * sizeof(T));
+  return ptr;
+}
+
+}  // namespace
+
+TEST_CASE("runtime on the host backend runs the BA-gates twin and parent to the reference's bytes", "[runtime]") {
+  // sm_count 2: the twin takes M >= 4, so M = 3 runs the parent and M = 5 the twin.
+  auto runtime = Runtime::open(host_options(2));
+  REQUIRE(runtime->has_device());
+  CHECK(runtime->target().name == "hopper");
+  GpuBackend& gpu = *runtime->backend();
+  const std::uint32_t n = 96, k = 512, nv = 48, vpg = 3;
+  for (const std::uint32_t m : {3u, 5u}) {
+    const auto x = ref::random_bf16(static_cast<std::size_t>(m) * k, 11 + m);
+    const auto w = ref::random_bf16(static_cast<std::size_t>(n) * k, 23 + m, 0.05f);
+    const auto a_log = ref::random_floats(nv, 5, -1.0f, 1.0f);
+    const auto dt_bias = ref::random_floats(nv, 6, -1.0f, 1.0f);
+    std::vector<float> out(static_cast<std::size_t>(m) * 2 * nv, -12345.0f);  // poison
+    ops::BaGatesArgs args{upload(gpu, x),
+                          upload(gpu, w),
+                          upload(gpu, a_log),
+                          upload(gpu, dt_bias),
+                          upload(gpu, out),
+                          m,
+                          n,
+                          k,
+                          k,
+                          2 * nv,
+                          nv,
+                          vpg};
+    const ops::BaGatesPick pick = runtime->ssm_ba_gates(args);
+    CHECK(pick.twin == (m == 5u));
+    gpu.copy_to_host(out.data(), args.gate_out, out.size() * sizeof(float));
+    std::vector<float> expected(out.size(), 0.0f);
+    ref::ssm_ba_gates_reference({x, w, a_log, dt_bias}, {m, n, k, k, 2 * nv, nv, vpg}, expected);
+    CHECK(std::memcmp(out.data(), expected.data(), out.size() * sizeof(float)) == 0);
+  }
+}
+
+TEST_CASE("runtime on the host backend quantises to the reference's bytes", "[runtime]") {
+  auto runtime = Runtime::open(host_options(2));
+  GpuBackend& gpu = *runtime->backend();
+  const std::uint32_t m = 3, k = 1024;
+  const auto x = ref::random_bf16(static_cast<std::size_t>(m) * k, 99, 4.0f);
+  std::vector<std::uint8_t> q(static_cast<std::size_t>(m) * k, 0xAB);
+  std::vector<float> scales(static_cast<std::size_t>(m) * (k / 128), -1.0f);
+  ops::Fp8QuantArgs args{upload(gpu, x), upload(gpu, q), upload(gpu, scales), m, k, k};
+  const ops::Fp8QuantPick pick = runtime->fp8_act_quant(args);
+  CHECK_FALSE(pick.twin);  // the twin's grid is 3 x 1 CTAs, under the floor of 2 x 2 SMs
+  CHECK(pick.reject == ops::kFp8QuantTooFewCtas);
+  gpu.copy_to_host(q.data(), args.q, q.size());
+  gpu.copy_to_host(scales.data(), args.scales, scales.size() * sizeof(float));
+  const auto expected = ref::fp8_act_quant_reference(x, {m, k, k, false});
+  CHECK(q == expected.q);
+  CHECK(scales == expected.scales);
+}
+
+TEST_CASE("a runtime with no device says why, and its ops refuse", "[runtime]") {
+  RuntimeOptions options;
+  options.backend = BackendChoice::kCuda;
+  options.registry.emplace();
+  options.registry->store = {};  // memory only: tests leave the user's cache alone
+  auto runtime = Runtime::open(options);
+  REQUIRE_FALSE(runtime->has_device());
+  CHECK_FALSE(runtime->no_device_reason().empty());
+  CHECK(runtime->target().name == "hopper");
+  CHECK_THROWS_AS(runtime->fp8_act_quant(ops::Fp8QuantArgs{}), BackendError);
+}
