@@ -15,6 +15,9 @@
 #include "metrale/jit/disk_entry_store.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 #include "metrale/jit/nvrtc_compiler.hpp"
+#include "metrale/ops/op_kernels.hpp"
+#include "metrale/target/hardware_loader.hpp"
+#include "metrale/target/target_selection.hpp"
 
 namespace {
 
@@ -65,18 +68,12 @@ struct Row {
 std::vector<KernelVariant> bench_variants(bool real, SourceSet& sources) {
   if (real) {
     sources.add_embedded_templates();
-    return {
-        {"ssm_ba_gates", "ssm_ba_gates.cuh", "metrale::kernels::dense_gemm_ba_gates_prefill<256, 64>", {256, 64, 0}},
-        {"ssm_ba_gates_hopper",
-         "ssm_ba_gates.cuh",
-         "metrale::kernels::dense_gemm_ba_gates_prefill_hopper<256, 64, 8>",
-         {256, 64, 8}},
-        {"fp8_act_quant", "fp8_act_quant.cuh", "metrale::kernels::per_token_group_quant_fp8<16, 1>", {0, 16, 1}},
-        {"fp8_act_quant_hopper",
-         "fp8_act_quant.cuh",
-         "metrale::kernels::per_token_group_quant_fp8_hopper<16, 8>",
-         {0, 16, 8}},
-    };
+    std::vector<KernelVariant> variants;
+    const auto targets = load_targets();
+    for (const KernelEntry& entry : find_target(targets, "hopper")->kernels) {
+      variants.push_back(*ops::op_kernel_variant(entry.name, entry.params));
+    }
+    return variants;
   }
   sources.add_directory(std::string(METRALE_SOURCE_DIR) + "/tests/data/jit");
   return {
