@@ -27,11 +27,11 @@ void outside_kernel(const char* what) {
 
 }  // namespace detail
 
-void sync_threads(const std::source_location& site) { BlockScheduler::arrive_at_barrier(site); }
+void sync_threads(const ::metrale::host::CallSite& site) { BlockScheduler::arrive_at_barrier(site); }
 
 std::uint64_t warp_sync(const WarpSyncRequest& request) { return BlockScheduler::arrive_at_warp_sync(request); }
 
-void BlockScheduler::arrive_at_barrier(const std::source_location& site) {
+void BlockScheduler::arrive_at_barrier(const ::metrale::host::CallSite& site) {
   BlockScheduler* self = tls_scheduler;
   if (self == nullptr) {
     detail::outside_kernel("__syncthreads");

@@ -44,7 +44,7 @@ class BlockScheduler {
   std::optional<std::string> run(const BlockRun& run, const Dim3& block_idx);
 
   // The sync points, called on a fiber through thread_context.hpp.
-  static void arrive_at_barrier(const std::source_location& site);
+  static void arrive_at_barrier(const ::metrale::host::CallSite& site);
   static std::uint64_t arrive_at_warp_sync(const WarpSyncRequest& request);
 
  private:

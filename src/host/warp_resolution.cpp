@@ -14,7 +14,7 @@
 namespace metrale::host {
 namespace {
 
-bool same_site(const std::source_location& a, const std::source_location& b) {
+bool same_site(const ::metrale::host::CallSite& a, const ::metrale::host::CallSite& b) {
   return a.line() == b.line() && a.column() == b.column() &&
          (a.file_name() == b.file_name() || std::strcmp(a.file_name(), b.file_name()) == 0);
 }
@@ -147,7 +147,7 @@ std::string_view warp_op_name(WarpOp op) {
   return "warp collective";
 }
 
-std::string describe_site(const std::source_location& site) {
+std::string describe_site(const ::metrale::host::CallSite& site) {
   std::string_view file = site.file_name();
   if (const auto slash = file.rfind('/'); slash != std::string_view::npos) {
     file.remove_prefix(slash + 1);
@@ -227,7 +227,7 @@ bool release_barrier(std::span<ThreadSync> threads) {
   if (threads.empty() || threads.front().state != ThreadState::kAtBarrier) {
     return false;
   }
-  const std::source_location& site = threads.front().barrier;
+  const ::metrale::host::CallSite& site = threads.front().barrier;
   const bool all_there = std::all_of(threads.begin(), threads.end(), [&](const ThreadSync& thread) {
     return thread.state == ThreadState::kAtBarrier && same_site(thread.barrier, site);
   });

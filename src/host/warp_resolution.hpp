@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <source_location>
 #include <span>
 #include <string>
 
@@ -23,13 +22,13 @@ enum class ThreadState : std::uint8_t { kRunnable, kAtBarrier, kAtWarpSync, kExi
 // One GPU thread's position, as the scheduler sees it between switches.
 struct ThreadSync {
   ThreadState state = ThreadState::kRunnable;
-  WarpSyncRequest warp;          // meaningful in kAtWarpSync
-  std::source_location barrier;  // meaningful in kAtBarrier
-  std::uint64_t result = 0;      // written when the warp collective resolves
+  WarpSyncRequest warp;               // meaningful in kAtWarpSync
+  ::metrale::host::CallSite barrier;  // meaningful in kAtBarrier
+  std::uint64_t result = 0;           // written when the warp collective resolves
 };
 
 // "block_reduce.cuh:42": a call site, short enough for an error message.
-std::string describe_site(const std::source_location& site);
+std::string describe_site(const ::metrale::host::CallSite& site);
 
 // "thread (5,1,0)": a thread by its threadIdx, from its linear index in the block.
 std::string describe_thread(std::uint32_t linear, const Dim3& block_dim);

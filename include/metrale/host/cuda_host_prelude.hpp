@@ -26,7 +26,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <source_location>
 #include <type_traits>
 
 #include "metrale/host/thread_context.hpp"
@@ -58,10 +57,11 @@
 inline constexpr int warpSize = 32;
 
 // --- barriers -----------------------------------------------------------------------------
-inline void __syncthreads(std::source_location site = std::source_location::current()) {
+inline void __syncthreads(::metrale::host::CallSite site = ::metrale::host::CallSite::current()) {
   ::metrale::host::sync_threads(site);
 }
-inline void __syncwarp(unsigned mask = 0xffffffffU, std::source_location site = std::source_location::current()) {
+inline void __syncwarp(unsigned mask = 0xffffffffU,
+                       ::metrale::host::CallSite site = ::metrale::host::CallSite::current()) {
   ::metrale::host::warp_sync({::metrale::host::WarpOp::kSyncWarp, mask, 0, 0, warpSize, site});
 }
 // Memory fences order nothing more on one CPU thread; the atomics below are seq_cst.
@@ -72,7 +72,7 @@ inline void __threadfence_block() { std::atomic_signal_fence(std::memory_order_s
 namespace metrale::host::detail {
 
 template <typename T>
-T warp_shuffle(WarpOp op, unsigned mask, T var, int lane_arg, int width, const std::source_location& site) {
+T warp_shuffle(WarpOp op, unsigned mask, T var, int lane_arg, int width, const ::metrale::host::CallSite& site) {
   static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= sizeof(std::uint64_t),
                 "a warp shuffle moves at most 64 bits of a trivially copyable value");
   std::uint64_t bits = 0;
@@ -87,36 +87,38 @@ T warp_shuffle(WarpOp op, unsigned mask, T var, int lane_arg, int width, const s
 
 template <typename T>
 T __shfl_sync(unsigned mask, T var, int src_lane, int width = warpSize,
-              std::source_location site = std::source_location::current()) {
+              ::metrale::host::CallSite site = ::metrale::host::CallSite::current()) {
   return ::metrale::host::detail::warp_shuffle(::metrale::host::WarpOp::kShflIdx, mask, var, src_lane, width, site);
 }
 template <typename T>
 T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = warpSize,
-                 std::source_location site = std::source_location::current()) {
+                 ::metrale::host::CallSite site = ::metrale::host::CallSite::current()) {
   return ::metrale::host::detail::warp_shuffle(::metrale::host::WarpOp::kShflUp, mask, var, static_cast<int>(delta),
                                                width, site);
 }
 template <typename T>
 T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = warpSize,
-                   std::source_location site = std::source_location::current()) {
+                   ::metrale::host::CallSite site = ::metrale::host::CallSite::current()) {
   return ::metrale::host::detail::warp_shuffle(::metrale::host::WarpOp::kShflDown, mask, var, static_cast<int>(delta),
                                                width, site);
 }
 template <typename T>
 T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = warpSize,
-                  std::source_location site = std::source_location::current()) {
+                  ::metrale::host::CallSite site = ::metrale::host::CallSite::current()) {
   return ::metrale::host::detail::warp_shuffle(::metrale::host::WarpOp::kShflXor, mask, var, lane_mask, width, site);
 }
 inline unsigned __ballot_sync(unsigned mask, int predicate,
-                              std::source_location site = std::source_location::current()) {
+                              ::metrale::host::CallSite site = ::metrale::host::CallSite::current()) {
   return static_cast<unsigned>(::metrale::host::warp_sync(
       {::metrale::host::WarpOp::kBallot, mask, predicate != 0 ? 1U : 0U, 0, warpSize, site}));
 }
-inline int __any_sync(unsigned mask, int predicate, std::source_location site = std::source_location::current()) {
+inline int __any_sync(unsigned mask, int predicate,
+                      ::metrale::host::CallSite site = ::metrale::host::CallSite::current()) {
   return static_cast<int>(
       ::metrale::host::warp_sync({::metrale::host::WarpOp::kAny, mask, predicate != 0 ? 1U : 0U, 0, warpSize, site}));
 }
-inline int __all_sync(unsigned mask, int predicate, std::source_location site = std::source_location::current()) {
+inline int __all_sync(unsigned mask, int predicate,
+                      ::metrale::host::CallSite site = ::metrale::host::CallSite::current()) {
   return static_cast<int>(
       ::metrale::host::warp_sync({::metrale::host::WarpOp::kAll, mask, predicate != 0 ? 1U : 0U, 0, warpSize, site}));
 }

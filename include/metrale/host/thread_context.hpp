@@ -9,10 +9,37 @@
 #include <vector_types.h>
 
 #include <cstdint>
-#include <source_location>
 #include <string_view>
 
 namespace metrale::host {
+
+// GCC 12 has no __builtin_COLUMN; there two sync points on one line share a site.
+#if defined(__has_builtin) && __has_builtin(__builtin_COLUMN)
+#define METRALE_HOST_CALL_COLUMN __builtin_COLUMN()
+#else
+#define METRALE_HOST_CALL_COLUMN 0U
+#endif
+
+// Where a sync intrinsic was called, for error messages and for telling two barriers apart.
+// ::metrale::host::CallSite would do, but clang 14 (the fuzz and clang-tidy builds) does not provide
+// it with libstdc++ 12; these builtins exist in both compilers.
+class CallSite {
+ public:
+  static constexpr CallSite current(const char* file = __builtin_FILE(), unsigned line = __builtin_LINE(),
+                                    unsigned column = METRALE_HOST_CALL_COLUMN) {
+    return CallSite(file, line, column);
+  }
+  constexpr CallSite() = default;
+  [[nodiscard]] constexpr const char* file_name() const { return file_; }
+  [[nodiscard]] constexpr unsigned line() const { return line_; }
+  [[nodiscard]] constexpr unsigned column() const { return column_; }
+
+ private:
+  constexpr CallSite(const char* file, unsigned line, unsigned column) : file_(file), line_(line), column_(column) {}
+  const char* file_ = "";
+  unsigned line_ = 0;
+  unsigned column_ = 0;
+};
 
 // The warp collectives, one per CUDA intrinsic family.
 enum class WarpOp : std::uint8_t { kShflIdx, kShflUp, kShflDown, kShflXor, kBallot, kAny, kAll, kSyncWarp };
@@ -27,7 +54,7 @@ struct WarpSyncRequest {
   std::uint64_t value = 0;    // the lane's operand bits (shuffles), or its predicate (votes)
   std::int32_t lane_arg = 0;  // srcLane, delta or laneMask
   std::int32_t width = 32;
-  std::source_location site;
+  ::metrale::host::CallSite site;
 };
 
 namespace detail {
@@ -55,7 +82,7 @@ inline const FiberCoordinates& coordinates(const char* what) {
 }  // namespace detail
 
 // __syncthreads(): waits until every thread of the block reached the barrier at this same site.
-void sync_threads(const std::source_location& site);
+void sync_threads(const ::metrale::host::CallSite& site);
 
 // A warp collective: waits until every lane the mask names arrived at this same site with the
 // same mask and width; returns this lane's result bits.
