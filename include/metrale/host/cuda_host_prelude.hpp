@@ -13,6 +13,8 @@
 // - Include this only in translation units that instantiate host kernels: it defines macros
 //   (threadIdx, __shared__, ...) and global functions (max, min) for the rest of the unit.
 #pragma once
+// The prelude exists to define CUDA's own reserved names (__global__, __shfl_xor_sync, ...).
+// NOLINTBEGIN(bugprone-reserved-identifier)
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -204,3 +206,4 @@ T atomicCAS(T* address, T compare, T value) {
   std::atomic_ref<T>(*address).compare_exchange_strong(compare, value);
   return compare;
 }
+// NOLINTEND(bugprone-reserved-identifier)

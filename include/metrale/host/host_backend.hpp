@@ -24,9 +24,9 @@ class GridExecutor;
 
 // Sanitizers inflate frames, so their builds get larger fiber stacks by default.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-inline constexpr std::size_t kDefaultFiberStackBytes = 512 * 1024;
+inline constexpr std::size_t kDefaultFiberStackBytes = std::size_t{512} * 1024;
 #else
-inline constexpr std::size_t kDefaultFiberStackBytes = 64 * 1024;
+inline constexpr std::size_t kDefaultFiberStackBytes = std::size_t{64} * 1024;
 #endif
 
 struct HostBackendOptions {

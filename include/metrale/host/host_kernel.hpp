@@ -48,11 +48,14 @@ struct KernelSignature<void (*)(Params...)> {
   template <typename T>
   static T read_arg(const KernelArg& arg) {
     static_assert(std::is_trivially_copyable_v<T>, "kernel parameters must be trivially copyable");
-    alignas(T) unsigned char bytes[sizeof(T)];
-    std::memcpy(bytes, arg.value, sizeof(T));
+    // T is the parameter's own type, a pointer for pointer parameters: sizeof(T) is meant.
+    alignas(T) unsigned char bytes[sizeof(T)];  // NOLINT(bugprone-sizeof-expression)
+    std::memcpy(bytes, arg.value, sizeof(T));   // NOLINT(bugprone-sizeof-expression)
     return std::bit_cast<T>(bytes);
   }
-  static std::vector<std::size_t> sizes() { return {sizeof(std::remove_cvref_t<Params>)...}; }
+  static std::vector<std::size_t> sizes() {
+    return {sizeof(std::remove_cvref_t<Params>)...};  // NOLINT(bugprone-sizeof-expression)
+  }
   static constexpr std::size_t count = sizeof...(Params);
 };
 

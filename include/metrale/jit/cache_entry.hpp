@@ -28,7 +28,7 @@ namespace metrale {
 using CacheSections = std::vector<std::pair<std::string, std::string>>;
 
 inline constexpr std::uint32_t kCacheFormatVersion = 1;
-inline constexpr std::size_t kCacheMaxKeyField = 64 * 1024;
+inline constexpr std::size_t kCacheMaxKeyField = std::size_t{64} * 1024;
 inline constexpr std::size_t kCacheMaxSections = 64;
 inline constexpr std::size_t kCacheMaxSectionName = 256;
 inline constexpr std::uint64_t kCacheMaxSectionBytes = 256ull << 20;
