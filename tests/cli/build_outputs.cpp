@@ -1,10 +1,13 @@
 // build_outputs.cpp: checks `metrale-jit build` from outside the binary.
-// Usage: build_outputs <metrale-jit> <work dir> files|spills|cache-verify
+// Usage: build_outputs <metrale-jit> <work dir> files|spills|cache-verify|broken-template [templates dir]
 //   files:        build --all-targets --out writes <target>/<kernel>.<params>.<arch>.ptx and
 //                 .cubin for every kernel every target ships; each CUBIN is a non-empty ELF.
 //   spills:       the build's JSON table reports resources, and 0 spills, for every kernel.
 //   cache-verify: after a build fills a fresh METRALE_CACHE_DIR, one entry with a flipped
 //                 byte makes `cache verify` exit 1 naming that entry.
+//   broken-template: with METRALE_TEMPLATE_DIR on a copy of the templates where
+//                 ssm_ba_gates.cuh fails a static_assert, build exits 1 and prints NVRTC's
+//                 error with the quoted source line; the FP8 kernels still build.
 // The work dir is wiped first and holds the cache, so nothing touches ~/.cache.
 #include <fmt/format.h>
 
@@ -120,11 +123,32 @@ void check_cache_verify(Checks& checks, const std::string& cli, const fs::path& 
   }
 }
 
+void check_broken_template(Checks& checks, const std::string& cli, const fs::path& work, const fs::path& templates) {
+  fs::copy(templates, work / "templates", fs::copy_options::recursive);
+  std::ofstream(work / "templates" / "ssm_ba_gates.cuh", std::ios::app)
+      << "\nstatic_assert(sizeof(int) == 3, \"metrale test: deliberately broken\");\n";
+  const Ran ran = run_shell(fmt::format("METRALE_TEMPLATE_DIR={} ", quoted((work / "templates").string())) +
+                            with_cache(work, cli) + " build --target hopper 2>&1");
+  checks.expect(ran.exit_code == 1, fmt::format("build exits 1 on a failing kernel (got {})", ran.exit_code));
+  checks.expect(ran.output.find("failed to compile ssm_ba_gates b256l64") != std::string::npos,
+                "the failure names the kernel: " + ran.output);
+  checks.expect(ran.output.find("ssm_ba_gates.cuh:") != std::string::npos &&
+                    ran.output.find("static_assert(sizeof(int) == 3") != std::string::npos,
+                "the failure quotes the source line: " + ran.output);
+  const std::size_t row = ran.output.find("\nhopper  fp8_act_quant_hopper ");
+  const std::string row_text =
+      row == std::string::npos ? "" : ran.output.substr(row + 1, ran.output.find('\n', row + 1) - row - 1);
+  checks.expect(!row_text.empty() && row_text.find("FAILED") == std::string::npos,
+                "the FP8 twin still builds: " + row_text);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: build_outputs <metrale-jit> <work dir> files|spills|cache-verify\n");
+  if (argc != 4 && argc != 5) {
+    std::fprintf(stderr,
+                 "usage: build_outputs <metrale-jit> <work dir> files|spills|cache-verify|broken-template "
+                 "[templates dir]\n");
     return 2;
   }
   const std::string cli = argv[1], mode = argv[3];
@@ -137,6 +161,8 @@ int main(int argc, char** argv) {
       check_files(checks, build_all(checks, cli, work), work);
     } else if (mode == "spills") {
       check_spills(checks, build_all(checks, cli, work));
+    } else if (mode == "broken-template" && argc == 5) {
+      check_broken_template(checks, cli, work, argv[4]);
     } else if (mode == "cache-verify") {
       check_cache_verify(checks, cli, work);
     } else {

@@ -4,8 +4,11 @@
 // DIR/<target>/<kernel>.<params>.<arch>.ptx and .cubin, and prints one row per kernel with
 // the resources ptxas reported. Exit 1 when a shipped kernel fails, with the compiler's log.
 // Which targets at which arch is a pure decision (plan_builds); the device only informs it.
+// The variants of one template file compile as one NVRTC program, so their CUBINs (and the
+// table's sizes) are the same image holding every entry of that program.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -188,15 +191,29 @@ std::string rows_text(const std::vector<KernelRow>& rows) {
   return table.render();
 }
 
-void print_failure(const KernelRow& row) {
-  const BuildRecord& record = row.record;
-  const std::string log = !record.load_error.empty() ? record.load_error
-                          : record.entry             ? record.entry->log
-                                                     : std::string("(no log)");
-  std::fputs(fmt::format("metrale-jit: {} {} for {} ({}) failed to compile:\n{}\n", record.kernel, record.params.tag(),
-                         record.arch, row.target, log)
-                 .c_str(),
-             stderr);
+// The variants of one NVRTC program share its log: each distinct log is printed once, after
+// the kernels it failed.
+int print_failures(const std::vector<KernelRow>& rows) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> logs;  // log -> "kernel params arch (target)"
+  for (const auto& row : rows) {
+    const BuildRecord& record = row.record;
+    if (record.ok()) {
+      continue;
+    }
+    const std::string log = !record.load_error.empty() ? record.load_error
+                            : record.entry             ? record.entry->log
+                                                       : std::string("(no log)");
+    auto same = std::find_if(logs.begin(), logs.end(), [&](const auto& known) { return known.first == log; });
+    if (same == logs.end()) {
+      same = logs.insert(logs.end(), {log, {}});
+    }
+    same->second.push_back(
+        fmt::format("{} {} for {} ({})", record.kernel, record.params.tag(), record.arch, row.target));
+  }
+  for (const auto& [log, kernels] : logs) {
+    std::fputs(fmt::format("metrale-jit: failed to compile {}:\n{}\n", fmt::join(kernels, ", "), log).c_str(), stderr);
+  }
+  return static_cast<int>(logs.size());
 }
 
 int build(const BuildOptions& options) {
@@ -235,13 +252,8 @@ int build(const BuildOptions& options) {
       rows.push_back(std::move(row));
     }
   }
-  int failed = 0;
-  for (const auto& row : rows) {
-    if (!row.record.ok()) {
-      print_failure(row);
-      ++failed;
-    }
-  }
+  const bool any_failed = print_failures(rows) > 0;
+  const auto failed = std::count_if(rows.begin(), rows.end(), [](const KernelRow& row) { return !row.record.ok(); });
   if (options.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& row : rows) {
@@ -257,7 +269,7 @@ int build(const BuildOptions& options) {
                    .c_str(),
                stdout);
   }
-  return failed == 0 ? kDone : kFailed;
+  return any_failed ? kFailed : kDone;
 }
 
 void setup_build(CLI::App& app, CommandContext& context) {

@@ -123,9 +123,17 @@ void setup_run(CLI::App& app, CommandContext& context) {
   ba->add_option("--vheads-per-group", options->vheads_per_group, "Value heads per group (3 for Qwen3.5-27B)")
       ->required()
       ->check(CLI::PositiveNumber);
+  ba->footer(
+      "Reads x.npy uint16 [M, K_stride] (bf16 bits), weight.npy uint16 [N, K], a_log.npy and dt_bias.npy\n"
+      "float32 [N/2]; writes gate_out.npy float32 [M, N] (nv gates, then nv betas).\n"
+      "Exit 0 done, 1 a bad input file or a failing op, 2 bad usage.");
   ba->callback([options, &context] { run_command(context, [&] { return run_ba_gates_files(*options); }); });
   auto* fp8 = add_op(run, *options, "fp8-quant", "Per-token-group FP8 quant: x -> q, scales", {"twin", "shared"});
   fp8->add_flag("--pow2-scales", options->pow2_scales, "Round scales up to powers of two (UE8M0)");
+  fp8->footer(
+      "Reads x.npy uint16 [M, K] (bf16 bits, K % 128 == 0); writes q.npy uint8 [M, K] (e4m3fn codes)\n"
+      "and scales.npy float32 [M, K/128].\n"
+      "Exit 0 done, 1 a bad input file or a failing op, 2 bad usage.");
   fp8->callback([options, &context] { run_command(context, [&] { return run_fp8_quant_files(*options); }); });
 }
 
