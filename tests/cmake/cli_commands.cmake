@@ -1,0 +1,39 @@
+# CTest tests of the build, run and selftest commands (cli.cmake, included before this file,
+# defines metrale_cli_test). Every test points METRALE_CACHE_DIR into the build tree, so
+# nothing touches ~/.cache; each checker wipes its own work folder first.
+if(NOT TARGET metrale-jit)
+  return()
+endif()
+set(METRALE_CLI_WORK ${PROJECT_BINARY_DIR}/cli-work)
+set(METRALE_CLI_CACHE "METRALE_CACHE_DIR=${METRALE_CLI_WORK}/cache")
+
+foreach(checker build_outputs run_roundtrip)
+  add_executable(metrale_cli_${checker} ${PROJECT_SOURCE_DIR}/tests/cli/${checker}.cpp)
+  target_link_libraries(metrale_cli_${checker} PRIVATE metrale::jit metrale_warnings)
+endforeach()
+
+foreach(mode files spills cache-verify)
+  add_test(NAME cli_build_${mode}
+           COMMAND metrale_cli_build_outputs $<TARGET_FILE:metrale-jit> ${METRALE_CLI_WORK}/build-${mode} ${mode})
+endforeach()
+add_test(NAME cli_build_broken_template
+         COMMAND metrale_cli_build_outputs $<TARGET_FILE:metrale-jit> ${METRALE_CLI_WORK}/build-broken broken-template
+                 ${PROJECT_SOURCE_DIR}/templates)
+add_test(NAME cli_run_roundtrip COMMAND metrale_cli_run_roundtrip $<TARGET_FILE:metrale-jit> ${METRALE_CLI_WORK}/run)
+
+metrale_cli_test(selftest_passes 0 "0 failed" ARGS selftest ENV ${METRALE_CLI_CACHE})
+metrale_cli_test(build_hopper_table 0 "ssm_ba_gates_hopper.*sm_90" ARGS build --target hopper ENV ${METRALE_CLI_CACHE})
+
+# Bad usage: exit 2 with a message that names the problem.
+metrale_cli_test(build_target_and_all_exits_2 2 "exclude each other" ARGS build --target hopper --all-targets
+                 ENV ${METRALE_CLI_CACHE})
+metrale_cli_test(build_unknown_target_exits_2 2 "no such target" ARGS build --target nope ENV ${METRALE_CLI_CACHE})
+metrale_cli_test(selftest_unknown_target_exits_2 2 "no such target" ARGS selftest --target nope
+                 ENV ${METRALE_CLI_CACHE})
+metrale_cli_test(run_missing_vheads_exits_2 2 "vheads-per-group" ARGS run ba-gates --in ${PROJECT_SOURCE_DIR}
+                 --out ${METRALE_CLI_WORK}/unused ENV ${METRALE_CLI_CACHE})
+metrale_cli_test(run_missing_in_dir_exits_2 2 "--in" ARGS run fp8-quant --in /nonexistent/metrale --out
+                 ${METRALE_CLI_WORK}/unused ENV ${METRALE_CLI_CACHE})
+metrale_cli_test(run_fp8_parent_kernel_exits_2 2 "--kernel" ARGS run fp8-quant --in ${PROJECT_SOURCE_DIR} --out
+                 ${METRALE_CLI_WORK}/unused --kernel parent ENV ${METRALE_CLI_CACHE})
+metrale_cli_test(run_no_op_exits_2 2 "" ARGS run ENV ${METRALE_CLI_CACHE})
