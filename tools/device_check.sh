@@ -37,6 +37,7 @@ GPU_TESTS=${GPU_TESTS:-$STAGE/bin/metrale_gpu_tests}
 if [ "$MODE" = build ]; then
   WORK="$ROOT/build-device-work"
   set -e
+  # shellcheck disable=SC2016  # $ORIGIN is for the linker, not the shell
   cmake -S "$ROOT" -B "$WORK" -DCMAKE_BUILD_TYPE=Release -DMETRALE_BUILD_TESTS=ON -DMETRALE_BUILD_TOOLS=ON \
         -DCMAKE_BUILD_RPATH='$ORIGIN/../lib' >/dev/null
   targets="metrale-ops-bench metrale-jit"
@@ -60,6 +61,7 @@ if [ "$MODE" = build ]; then
     if ldd "$binary" | grep -v libnvrtc | grep -q 'not found'; then
       echo "device_check.sh: $binary has unresolved libraries" >&2; ldd "$binary" >&2; exit 1
     fi
+    # shellcheck disable=SC2016
     readelf -d "$binary" | grep -q 'RUNPATH.*\$ORIGIN/../lib' || { echo "no \$ORIGIN RUNPATH in $binary" >&2; exit 1; }
   done
   exec "${BASH_SOURCE[0]}" --dry-run
@@ -91,6 +93,11 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libnvrtc.so.13'; then
 fi
 [ -z "${METRALE_CUDA_INCLUDE_DIR:-}" ] && inc=$(find_cuda_dir cuda_fp8.h) && [ -n "$inc" ] &&
   export METRALE_CUDA_INCLUDE_DIR="$inc"
+# The CUDA tools may sit outside PATH on the device image.
+export PATH="$PATH:/usr/local/cuda/bin:/usr/local/nvidia/bin"
+for d in /usr/local/cuda/compute-sanitizer /usr/local/cuda-13*/compute-sanitizer /opt/nvidia/compute-sanitizer; do
+  command -v compute-sanitizer >/dev/null || { [ -x "$d/compute-sanitizer" ] && export PATH="$PATH:$d"; }
+done
 export METRALE_CACHE_DIR="$SCRATCH/cache"  # the bench fills it; the sanitizer runs read it
 export PYTHONUNBUFFERED=1
 
@@ -169,6 +176,31 @@ for line in open(os.path.join(scratch, "steps.txt")):
     steps.append(dict(step=name, verdict=verdict, seconds=int(seconds), detail=detail))
 result = dict(tool="tools/device_check.sh", mode=mode, date=datetime.date.today().isoformat(),
               steps=steps, bench=load("bench.json"), peers=load("peers.json"))
+# One row per op and shape: the floor at the copy ceiling, our kernels, the peers, as times and ratios.
+bench, peers, rows = result["bench"] or {}, result["peers"] or {}, {}
+ceiling = (bench.get("ceiling") or {}).get("bytes_per_s")
+for r in bench.get("kernels", []):
+    row = rows.setdefault((r["op"], r["m"], r["k"]), dict(op=r["op"], m=r["m"], k=r["k"], bytes=r["bytes"]))
+    row[r["kernel"]] = r["median_us"] if r["checked"] else "WRONG"
+for r in peers.get("cases", []):
+    row = rows.setdefault((r["op"], r["m"], r["k"]), dict(op=r["op"], m=r["m"], k=r["k"], bytes=r["bytes"]))
+    row[r["peer"]] = r.get("median_us") if r.get("ok") else ("ERROR" if "error" in r else "WRONG")
+def us(v):
+    return f"{v:.2f}" if isinstance(v, (int, float)) else ("-" if v is None else str(v))
+cols = ["twin", "parent", "shared", "torch_eager", "torch_compile"]
+print(f"{'op':<14} {'M':>5} {'K':>6} {'floor':>8} " + " ".join(f"{c:>13}" for c in cols) + "  twin/floor  best peer/twin")
+for key in sorted(rows):
+    row = rows[key]
+    row["floor_us"] = row["bytes"] / ceiling * 1e6 if ceiling else None
+    twin = row.get("twin")
+    peer_times = [row[p] for p in ("torch_eager", "torch_compile") if isinstance(row.get(p), (int, float))]
+    ok = isinstance(twin, (int, float))
+    row["twin_over_floor"] = twin / row["floor_us"] if ok and row["floor_us"] else None
+    row["best_peer_over_twin"] = min(peer_times) / twin if ok and peer_times else None
+    print(f"{row['op']:<14} {row['m']:>5} {row['k']:>6} {us(row['floor_us']):>8} " +
+          " ".join(f"{us(row.get(c)):>13}" for c in cols) +
+          f"  {us(row['twin_over_floor']):>10}  {us(row['best_peer_over_twin']):>14}")
+result["comparison"] = [rows[k] for k in sorted(rows)]
 with open(out, "w") as f:
     json.dump(result, f, indent=2)
 print("wrote", out, "with", len(steps), "steps; bench:", result["bench"] is not None, "peers:", result["peers"] is not None)
@@ -177,7 +209,9 @@ PY
 # --- summary last (the reply carries the end of the output) ------------------------------
 {
   [ "$MODE" = device ] && [ -s "$OUT/bench.log" ] && sed -n '/^metrale-ops-bench:/,$p' "$OUT/bench.log" | tail -n 60
-  [ "$MODE" = device ] && [ -s "$OUT/peers.log" ] && sed -n '/^peers.py:/,$p' "$OUT/peers.log" | tail -n 30
+  [ "$MODE" = device ] && [ -s "$OUT/peers.log" ] && sed -n '/^peers.py:/,$p' "$OUT/peers.log" | tail -n 50
+  echo; echo "side by side (us; floor = fewest bytes at the copy ceiling measured by the bench):"
+  grep -v '^===' "$OUT/results.log"
   echo
   echo "device_check.sh ($MODE) $(date -u +%FT%TZ), $(($(date +%s) - START)) s, OUT=$OUT"
   printf '%-16s %-8s %5s  %s\n' step verdict secs detail
