@@ -1,0 +1,279 @@
+// ops_bench_cases.cpp: both kernels of each op at every benchmark shape: upload rotating input
+// sets, check the output once against the reference (poison first), then time.
+// Invariants: inputs are seeded random values, never zeros; the sets rotate in launch order so
+// a set's previous use is (sets - 1) launches back and, with the sets spanning more than twice
+// the L2, its inputs come from device memory; a kernel that fails its check is never timed;
+// twin and parent must also agree byte for byte over the whole output.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <set>
+
+#include "metrale/ops/fp8_act_quant.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
+#include "metrale/ref/bf16.hpp"
+#include "metrale/ref/fp8_act_quant_ref.hpp"
+#include "metrale/ref/ssm_ba_gates_ref.hpp"
+#include "metrale/runtime.hpp"
+#include "ops_bench.hpp"
+
+namespace metrale::bench {
+namespace {
+
+constexpr std::uint32_t kPoisonBits = 0x7FBADBADu;  // a NaN no kernel writes
+constexpr std::uint8_t kPoisonQ = 0x7F;             // e4m3fn NaN; the kernels saturate to +-448
+constexpr std::size_t kAlign = 256;
+constexpr std::size_t kMaxSets = 4096;
+
+std::size_t aligned(std::size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+// How many input sets to rotate so that together they span `rotate_bytes` (at least 2).
+int set_count(std::size_t set_bytes, const BenchSettings& settings) {
+  const std::size_t wanted = (settings.rotate_bytes + set_bytes - 1) / std::max<std::size_t>(set_bytes, 1);
+  return static_cast<int>(std::clamp<std::size_t>(wanted, 2, kMaxSets));
+}
+
+// One array per set, cut from a single allocation so thousands of sets cost one cuMemAlloc.
+struct Slab {
+  DevicePtr base;
+  std::size_t stride = 0;
+  [[nodiscard]] DevicePtr at(int set) const { return base.offset(std::size_t(set) * stride); }
+};
+
+Slab upload_slab(GpuBackend& gpu, DeviceBuffers& buffers, const void* data, std::size_t bytes, int sets) {
+  Slab slab{buffers.alloc(aligned(bytes) * std::size_t(sets)), aligned(bytes)};
+  for (int s = 0; s < sets; ++s) {
+    gpu.copy_to_device(slab.at(s), data, bytes);
+  }
+  return slab;
+}
+
+// First, last, middle and a few spread rows: the reference runs on these only, so the check
+// stays cheap at M = 8192; the poison scan still covers every row.
+std::vector<std::uint32_t> sample_rows(std::uint32_t m) {
+  std::set<std::uint32_t> rows{0, m - 1, m / 2};
+  for (std::uint32_t i = 1; i <= 5 && i < m; ++i) {
+    rows.insert(static_cast<std::uint32_t>((std::uint64_t(m) * i * 7919u / 6u) % m));
+  }
+  return {rows.begin(), rows.end()};
+}
+
+template <typename T>
+std::size_t count_bits(const std::vector<T>& values, std::uint32_t bits) {
+  return static_cast<std::size_t>(std::count_if(values.begin(), values.end(), [&](const T& v) {
+    std::uint32_t word = 0;
+    std::memcpy(&word, &v, sizeof(T));
+    return word == bits;
+  }));
+}
+
+KernelResult new_result(std::string op, std::string kernel, std::uint32_t m, std::uint32_t k, std::uint32_t n) {
+  KernelResult result;
+  result.op = std::move(op);
+  result.kernel = std::move(kernel);
+  result.m = m;
+  result.k = k;
+  result.n = n;
+  return result;
+}
+
+void time_kernel(KernelResult& result, BenchClock* clock, const BenchSettings& settings, int sets,
+                 const std::function<void(int)>& launch) {
+  if (!result.checked || clock == nullptr || settings.sanity) {
+    return;
+  }
+  clock->time_runs(settings.warmup, [&](int i) { launch(i % sets); });
+  const std::vector<double> us = clock->time_runs(settings.repeats, [&](int i) { launch(i % sets); });
+  result.median_us = median(us);
+  result.min_us = *std::min_element(us.begin(), us.end());
+}
+
+}  // namespace
+
+std::vector<KernelResult> run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& settings) {
+  GpuBackend& gpu = *runtime.backend();
+  const ops::BaGatesKernels kernels = runtime.ba_gates_kernels();
+  const std::uint32_t n = settings.ba_n, k = settings.ba_k, nv = settings.ba_nv, vpg = settings.ba_vpg;
+  const std::uint32_t gate_stride = 2 * nv;
+  const std::uint32_t sm_count = ops::ba_gates_sm_count(gpu);
+  const std::uint32_t max_m = *std::max_element(settings.ms.begin(), settings.ms.end());
+  const auto x_all = ref::random_bf16(std::size_t(max_m) * k, 1001);
+  const auto weight = ref::random_bf16(std::size_t(n) * k, 1002, 0.05f);
+  const auto a_log = ref::random_floats(nv, 1003, -1.0f, 1.0f);
+  const auto dt_bias = ref::random_floats(nv, 1004, -1.0f, 1.0f);
+
+  std::vector<KernelResult> results;
+  for (const std::uint32_t m : settings.ms) {
+    const std::size_t x_bytes = std::size_t(m) * k * 2, w_bytes = std::size_t(n) * k * 2;
+    const std::size_t out_bytes = std::size_t(m) * gate_stride * 4, vec_bytes = std::size_t(nv) * 4;
+    const int sets = set_count(x_bytes + w_bytes + out_bytes + 2 * vec_bytes, settings);
+    DeviceBuffers buffers(gpu);
+    const Slab x = upload_slab(gpu, buffers, x_all.data(), x_bytes, sets);
+    const Slab w = upload_slab(gpu, buffers, weight.data(), w_bytes, sets);
+    const Slab al = upload_slab(gpu, buffers, a_log.data(), vec_bytes, sets);
+    const Slab dt = upload_slab(gpu, buffers, dt_bias.data(), vec_bytes, sets);
+    const Slab out = Slab{buffers.alloc(aligned(out_bytes) * std::size_t(sets)), aligned(out_bytes)};
+    auto args_of = [&](int s) {
+      return ops::BaGatesArgs{x.at(s), w.at(s), al.at(s), dt.at(s), out.at(s), m, n, k, k, gate_stride, nv, vpg};
+    };
+    ops::validate_ba_gates_args(args_of(0));
+
+    // The reference on the sampled rows.
+    const std::vector<std::uint32_t> rows = sample_rows(m);
+    std::vector<std::uint16_t> x_rows;
+    for (const std::uint32_t r : rows) {
+      x_rows.insert(x_rows.end(), x_all.begin() + std::ptrdiff_t(std::size_t(r) * k),
+                    x_all.begin() + std::ptrdiff_t(std::size_t(r + 1) * k));
+    }
+    const auto rows_m = static_cast<std::uint32_t>(rows.size());
+    std::vector<float> expected(std::size_t(rows_m) * gate_stride, 0.0f);
+    ref::ssm_ba_gates_reference({x_rows, weight, a_log, dt_bias}, {rows_m, n, k, k, gate_stride, nv, vpg}, expected);
+
+    std::vector<float> parent_out;
+    const ops::BaGatesPick pick = ops::ba_gates_pick(true, kernels.parent, kernels.twin, m, n, k, k, sm_count);
+    for (const bool twin : {false, true}) {
+      const KernelHandle handle = twin ? kernels.twin : kernels.parent;
+      if (handle.value == 0) {
+        continue;  // not shipped by this target
+      }
+      KernelResult result = new_result("ssm_ba_gates", twin ? "twin" : "parent", m, k, n);
+      result.bytes = x_bytes + w_bytes + 2 * vec_bytes + out_bytes;
+      result.flops = 2.0 * m * n * k;
+      result.picked = pick.twin == twin;
+      result.input_sets = sets;
+      auto launch = [&](int s) {
+        twin ? ops::launch_ba_gates_twin(gpu, handle, kernels.twin_params, args_of(s))
+             : ops::launch_ba_gates_parent(gpu, handle, kernels.parent_params, args_of(s));
+      };
+      std::vector<float> got(std::size_t(m) * gate_stride);
+      std::uint32_t poison_bits = kPoisonBits;
+      std::vector<float> poison(got.size());
+      for (float& p : poison) {
+        std::memcpy(&p, &poison_bits, 4);
+      }
+      gpu.copy_to_device(out.at(0), poison.data(), out_bytes);
+      launch(0);
+      gpu.synchronize(0);
+      gpu.copy_to_host(got.data(), out.at(0), out_bytes);
+      const std::size_t unwritten = count_bits(got, kPoisonBits);
+      std::string note;
+      if (unwritten != 0) {
+        note = fmt::format("{} of {} outputs unwritten", unwritten, got.size());
+      }
+      for (std::size_t i = 0; i < rows.size() && note.empty(); ++i) {
+        if (std::memcmp(&got[std::size_t(rows[i]) * gate_stride], &expected[i * gate_stride], gate_stride * 4) != 0) {
+          note = fmt::format("row {} differs from the reference", rows[i]);
+        }
+      }
+      if (note.empty() && twin && !parent_out.empty() && parent_out != got) {
+        note = "twin output differs from the parent's bytes";
+      }
+      result.checked = note.empty();
+      result.check_note =
+          result.checked ? fmt::format("poison scan + {} rows bit-equal to the reference", rows.size()) : note;
+      if (!twin) {
+        parent_out = std::move(got);
+      }
+      time_kernel(result, clock, settings, sets, launch);
+      results.push_back(std::move(result));
+    }
+  }
+  return results;
+}
+
+std::vector<KernelResult> run_fp8_quant(Runtime& runtime, BenchClock* clock, const BenchSettings& settings) {
+  GpuBackend& gpu = *runtime.backend();
+  const ops::Fp8QuantKernels kernels = runtime.fp8_quant_kernels();
+  const std::uint32_t sm_count = ops::ba_gates_sm_count(gpu);
+  const std::uint32_t max_m = *std::max_element(settings.ms.begin(), settings.ms.end());
+  std::vector<KernelResult> results;
+  for (const std::uint32_t k : settings.fp8_ks) {
+    const auto x_all = ref::random_bf16(std::size_t(max_m) * k, 2000 + k, 4.0f);
+    for (const std::uint32_t m : settings.ms) {
+      const std::size_t x_bytes = std::size_t(m) * k * 2, q_bytes = std::size_t(m) * k;
+      const std::size_t s_bytes = std::size_t(m) * (k / ops::kFp8QuantGroupSize) * 4;
+      const int sets = set_count(x_bytes + q_bytes + s_bytes, settings);
+      DeviceBuffers buffers(gpu);
+      const Slab x = upload_slab(gpu, buffers, x_all.data(), x_bytes, sets);
+      const Slab q = Slab{buffers.alloc(aligned(q_bytes) * std::size_t(sets)), aligned(q_bytes)};
+      const Slab sc = Slab{buffers.alloc(aligned(s_bytes) * std::size_t(sets)), aligned(s_bytes)};
+      auto args_of = [&](int s) { return ops::Fp8QuantArgs{x.at(s), q.at(s), sc.at(s), m, k, k}; };
+      ops::validate_fp8_quant_args(args_of(0));
+
+      const std::vector<std::uint32_t> rows = sample_rows(m);
+      std::vector<std::uint16_t> x_rows;
+      for (const std::uint32_t r : rows) {
+        x_rows.insert(x_rows.end(), x_all.begin() + std::ptrdiff_t(std::size_t(r) * k),
+                      x_all.begin() + std::ptrdiff_t(std::size_t(r + 1) * k));
+      }
+      const auto expected = ref::fp8_act_quant_reference(x_rows, {std::uint32_t(rows.size()), k, k, false});
+      const std::size_t groups = k / ops::kFp8QuantGroupSize;
+
+      std::vector<std::uint8_t> shared_q;
+      std::vector<float> shared_scales;
+      const bool op_twin = ops::fp8_quant_pick(true, kernels, m, k, sm_count).twin;
+      for (const bool twin : {false, true}) {
+        // The library's own pick with only this kernel present selects it and sets its grid.
+        ops::Fp8QuantKernels only = kernels;
+        (twin ? only.shared : only.twin) = KernelHandle{0};
+        if ((twin ? kernels.twin : kernels.shared).value == 0) {
+          continue;
+        }
+        const ops::Fp8QuantPick pick = ops::fp8_quant_pick(true, only, m, k, sm_count);
+        KernelResult result = new_result("fp8_act_quant", twin ? "twin" : "shared", m, k, 0);
+        result.bytes = x_bytes + q_bytes + s_bytes;
+        result.flops = 3.0 * m * k;  // |x| and max, x / s, the rounding: no multiply-add to count
+        result.picked = op_twin == twin;
+        result.input_sets = sets;
+        std::string note;
+        if (pick.twin != twin) {
+          note = "the library's pick did not select this kernel with the other absent";
+        }
+        auto launch = [&](int s) { ops::launch_fp8_quant(gpu, pick, args_of(s)); };
+        std::vector<std::uint8_t> got_q(q_bytes, kPoisonQ);
+        std::vector<float> got_s(std::size_t(m) * groups);
+        std::uint32_t poison_bits = kPoisonBits;
+        for (float& p : got_s) {
+          std::memcpy(&p, &poison_bits, 4);
+        }
+        gpu.copy_to_device(q.at(0), got_q.data(), q_bytes);
+        gpu.copy_to_device(sc.at(0), got_s.data(), s_bytes);
+        if (note.empty()) {
+          launch(0);
+          gpu.synchronize(0);
+        }
+        gpu.copy_to_host(got_q.data(), q.at(0), q_bytes);
+        gpu.copy_to_host(got_s.data(), sc.at(0), s_bytes);
+        const std::size_t unwritten_q = std::size_t(std::count(got_q.begin(), got_q.end(), kPoisonQ));
+        const std::size_t unwritten_s = count_bits(got_s, kPoisonBits);
+        if (note.empty() && unwritten_q + unwritten_s != 0) {
+          note = fmt::format("{} q bytes and {} scales unwritten", unwritten_q, unwritten_s);
+        }
+        for (std::size_t i = 0; i < rows.size() && note.empty(); ++i) {
+          const std::size_t r = rows[i];
+          if (std::memcmp(&got_q[r * k], &expected.q[i * k], k) != 0 ||
+              std::memcmp(&got_s[r * groups], &expected.scales[i * groups], groups * 4) != 0) {
+            note = fmt::format("row {} differs from the reference", r);
+          }
+        }
+        if (note.empty() && twin && !shared_q.empty() && (shared_q != got_q || shared_scales != got_s)) {
+          note = "twin output differs from the shared kernel's bytes";
+        }
+        result.checked = note.empty();
+        result.check_note =
+            result.checked ? fmt::format("poison scan + {} rows bit-equal to the reference", rows.size()) : note;
+        if (!twin) {
+          shared_q = std::move(got_q);
+          shared_scales = std::move(got_s);
+        }
+        time_kernel(result, clock, settings, sets, launch);
+        results.push_back(std::move(result));
+      }
+    }
+  }
+  return results;
+}
+
+}  // namespace metrale::bench

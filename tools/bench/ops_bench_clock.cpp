@@ -1,0 +1,207 @@
+// ops_bench_clock.cpp: the benchmark's clocks. CUDA events and device copies come from the
+// driver the library already loaded (dlopen with RTLD_NOLOAD, entry points by cuGetProcAddress
+// as in src/gpu/cuda_driver.cpp), so the library's CudaDriver keeps only what the library needs.
+// Invariants: every driver call is checked and a failure is a BackendError naming the call;
+// the CUDA clock reads times only after the events of a chunk completed.
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "metrale/error.hpp"
+#include "metrale/gpu/cuda_driver.hpp"
+#include "ops_bench.hpp"
+
+namespace metrale::bench {
+namespace {
+
+using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+
+// The few driver entry points only the benchmark needs.
+struct EventApi {
+  decltype(&::cuEventCreate) create = nullptr;
+  decltype(&::cuEventDestroy) destroy = nullptr;
+  decltype(&::cuEventRecord) record = nullptr;
+  decltype(&::cuEventSynchronize) synchronize = nullptr;
+  decltype(&::cuEventElapsedTime) elapsed = nullptr;
+  decltype(&::cuMemcpyDtoDAsync) copy_async = nullptr;
+};
+
+template <typename Fn>
+void resolve(void* library, GetProcAddress get_proc, Fn& out, const char* base) {
+  void* address = nullptr;
+  CUdriverProcAddressQueryResult found{};
+  if (get_proc == nullptr ||
+      get_proc(base, &address, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS ||
+      found != CU_GET_PROC_ADDRESS_SUCCESS || address == nullptr) {
+    throw BackendError(std::string("the CUDA driver lacks ") + base + ", which the benchmark's event timing needs");
+  }
+  (void)library;
+  out = reinterpret_cast<Fn>(address);
+}
+
+EventApi load_event_api() {
+  void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (library == nullptr) {
+    throw BackendError("libcuda.so.1 is not loaded: open a CUDA runtime before the CUDA clock");
+  }
+  const auto get_proc = reinterpret_cast<GetProcAddress>(dlsym(library, "cuGetProcAddress_v2"));
+  EventApi api;
+  resolve(library, get_proc, api.create, "cuEventCreate");
+  resolve(library, get_proc, api.destroy, "cuEventDestroy");
+  resolve(library, get_proc, api.record, "cuEventRecord");
+  resolve(library, get_proc, api.synchronize, "cuEventSynchronize");
+  resolve(library, get_proc, api.elapsed, "cuEventElapsedTime");
+  resolve(library, get_proc, api.copy_async, "cuMemcpyDtoDAsync");
+  return api;
+}
+
+void check(CUresult result, const char* call) {
+  if (result != CUDA_SUCCESS) {
+    const CudaDriverStatus& status = CudaDriver::load();
+    const std::string why = status.driver != nullptr ? status.driver->describe(result) : std::to_string(int(result));
+    throw BackendError(std::string(call) + " failed: " + why);
+  }
+}
+
+// Runs per chunk: the spacer copy ahead of a chunk outlasts the host's queueing of it.
+constexpr int kChunk = 20;
+// The spacer: 2 x 256 MiB moved, ~0.12 ms at 4.3 TB/s, longer than queueing 20 launches.
+constexpr std::size_t kSpacerBytes = 256ull << 20;
+
+class CudaEventClock final : public BenchClock {
+ public:
+  explicit CudaEventClock(GpuBackend& gpu) : gpu_(gpu), api_(load_event_api()), spacer_(gpu) {
+    gpu_.synchronize(0);  // makes the device's context current on this thread
+    spacer_src_ = spacer_.alloc(kSpacerBytes);
+    spacer_dst_ = spacer_.alloc(kSpacerBytes);
+    events_.resize(2 * kChunk);
+    for (CUevent& event : events_) {
+      check(api_.create(&event, CU_EVENT_DEFAULT), "cuEventCreate");
+    }
+  }
+  ~CudaEventClock() override {
+    for (CUevent event : events_) {
+      api_.destroy(event);
+    }
+  }
+
+  std::string kind() const override { return "cuda-events"; }
+
+  std::vector<double> time_runs(int runs, const std::function<void(int)>& launch) override {
+    std::vector<double> us;
+    for (int done = 0; done < runs;) {
+      const int chunk = std::min(kChunk, runs - done);
+      copy(spacer_dst_, spacer_src_, kSpacerBytes);
+      for (int i = 0; i < chunk; ++i) {
+        check(api_.record(events_[2 * i], nullptr), "cuEventRecord");
+        launch(done + i);
+        check(api_.record(events_[2 * i + 1], nullptr), "cuEventRecord");
+      }
+      check(api_.synchronize(events_[2 * chunk - 1]), "cuEventSynchronize");
+      gpu_.synchronize(0);  // surfaces an asynchronous launch failure here
+      for (int i = 0; i < chunk; ++i) {
+        float ms = 0;
+        check(api_.elapsed(&ms, events_[2 * i], events_[2 * i + 1]), "cuEventElapsedTime");
+        us.push_back(double(ms) * 1000.0);
+      }
+      done += chunk;
+    }
+    return us;
+  }
+
+  void copy(DevicePtr dst, DevicePtr src, std::size_t bytes) override {
+    check(api_.copy_async(CUdeviceptr(dst.address), CUdeviceptr(src.address), bytes, nullptr), "cuMemcpyDtoDAsync");
+  }
+
+ private:
+  GpuBackend& gpu_;
+  EventApi api_;
+  DeviceBuffers spacer_;
+  DevicePtr spacer_src_, spacer_dst_;
+  std::vector<CUevent> events_;
+};
+
+class HostWallClock final : public BenchClock {
+ public:
+  explicit HostWallClock(GpuBackend& gpu) : gpu_(gpu), staging_(1) {}
+  std::string kind() const override { return "wall-clock (CPU emulation, host backend)"; }
+
+  std::vector<double> time_runs(int runs, const std::function<void(int)>& launch) override {
+    std::vector<double> us;
+    for (int i = 0; i < runs; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      launch(i);
+      gpu_.synchronize(0);
+      us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    }
+    return us;
+  }
+
+  // The host backend has no device-to-device copy: stage through host memory is two copies,
+  // so a host copy into the destination from a host buffer stands in (same bytes moved).
+  void copy(DevicePtr dst, DevicePtr, std::size_t bytes) override {
+    if (staging_.size() < bytes) {
+      staging_.assign(bytes, std::byte{0x5A});
+    }
+    gpu_.copy_to_device(dst, staging_.data(), bytes);
+  }
+
+ private:
+  GpuBackend& gpu_;
+  std::vector<std::byte> staging_;
+};
+
+}  // namespace
+
+std::unique_ptr<BenchClock> make_cuda_clock(GpuBackend& gpu) { return std::make_unique<CudaEventClock>(gpu); }
+std::unique_ptr<BenchClock> make_host_clock(GpuBackend& gpu) { return std::make_unique<HostWallClock>(gpu); }
+
+double median(std::vector<double> values) {
+  if (values.empty()) {
+    return 0;
+  }
+  std::sort(values.begin(), values.end());
+  const std::size_t mid = values.size() / 2;
+  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+DeviceBuffers::~DeviceBuffers() {
+  for (DevicePtr ptr : owned_) {
+    gpu_.free(ptr);
+  }
+}
+
+DevicePtr DeviceBuffers::alloc(std::size_t bytes) {
+  owned_.push_back(gpu_.alloc(bytes));
+  return owned_.back();
+}
+
+DevicePtr DeviceBuffers::upload(const void* data, std::size_t bytes) {
+  const DevicePtr ptr = alloc(bytes);
+  gpu_.copy_to_device(ptr, data, bytes);
+  return ptr;
+}
+
+CeilingResult measure_ceiling(GpuBackend& gpu, BenchClock& clock, const BenchSettings& settings) {
+  DeviceBuffers buffers(gpu);
+  const std::size_t bytes = settings.ceiling_bytes;
+  const DevicePtr src = buffers.alloc(bytes);
+  const DevicePtr dst = buffers.alloc(bytes);
+  // A 16 MiB pattern (not zeros) tiled over the source: quick to make, nothing compressible.
+  std::vector<std::byte> pattern(std::min<std::size_t>(bytes, 16ull << 20));
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    pattern[i] = std::byte(static_cast<unsigned char>((i * 2654435761u) >> 13));
+  }
+  for (std::size_t at = 0; at < bytes; at += pattern.size()) {
+    gpu.copy_to_device(src.offset(at), pattern.data(), std::min(pattern.size(), bytes - at));
+  }
+  const int runs = std::max(5, settings.repeats / 3);
+  clock.time_runs(std::min(settings.warmup, 2), [&](int) { clock.copy(dst, src, bytes); });
+  const std::vector<double> us = clock.time_runs(runs, [&](int) { clock.copy(dst, src, bytes); });
+  return CeilingResult{2 * std::uint64_t(bytes), median(us)};
+}
+
+}  // namespace metrale::bench

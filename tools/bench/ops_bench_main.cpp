@@ -1,0 +1,111 @@
+// ops_bench_main.cpp: metrale-ops-bench, the kernels' benchmark. On a CUDA device: the copy
+// ceiling, Runtime::open cold/warm/hot, then both kernels of each op at every shape, checked
+// then timed with CUDA events; --host runs the same code on the host backend at tiny shapes
+// (CPU emulation, wall clock); --sanity checks each kernel once at small shapes (the
+// compute-sanitizer target). Not a test: BENCHMARKS.md records its numbers with the command.
+// Exit status: 0 all good; 3 a kernel failed its check (the JSON is still written); 77 no CUDA
+// device (and not --host); 1 any other error.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <exception>
+
+#include "metrale/runtime.hpp"
+#include "ops_bench.hpp"
+
+namespace {
+
+using namespace metrale;
+
+constexpr int kExitWrong = 3;
+constexpr int kExitNoDevice = 77;
+
+RuntimeOptions kernel_runtime_options(bool host) {
+  RuntimeOptions options;
+  options.backend = host ? BackendChoice::kHost : BackendChoice::kCuda;
+  if (host) {
+    options.registry.emplace();
+    options.registry->store = {};  // nothing is compiled on the host backend
+  }
+  return options;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"metrale-ops-bench: the kernels against the copy ceiling, twin against parent"};
+  bool host = false, sanity = false, no_open = false;
+  std::string json_path;
+  std::optional<int> repeats, warmup;
+  std::vector<std::uint32_t> ms, fp8_ks;
+  int open_repeats = 3;
+  app.add_flag("--host", host, "run on the host backend (CPU emulation, tiny shapes, wall clock)");
+  app.add_flag("--sanity", sanity, "check each kernel once at small shapes, no timing (for compute-sanitizer)");
+  app.add_option("--json", json_path, "write the results as JSON to this file");
+  app.add_option("--repeats", repeats, "timed runs per kernel (median; default 60, host 3)")
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--warmup", warmup, "untimed runs first (default 5, host 1)")->check(CLI::Range(0, 1000));
+  app.add_option("--m", ms, "token counts (default 1 16 264 1024 8192; host 1 4 16)")->check(CLI::Range(1u, 65536u));
+  app.add_option("--fp8-k", fp8_ks, "FP8 row lengths, multiples of 128 (default 5120 6144 17408)")
+      ->check(CLI::Range(128u, 1u << 20));
+  app.add_option("--open-repeats", open_repeats, "Runtime::open runs per level (median)")->check(CLI::Range(1, 50));
+  app.add_flag("--no-open", no_open, "skip the Runtime::open timings");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    bench::BenchSettings settings =
+        sanity ? bench::sanity_settings(host) : (host ? bench::host_settings() : bench::device_settings());
+    settings.repeats = repeats.value_or(settings.repeats);
+    settings.warmup = warmup.value_or(settings.warmup);
+    if (!ms.empty()) {
+      settings.ms = ms;
+    }
+    if (!fp8_ks.empty()) {
+      settings.fp8_ks = fp8_ks;
+    }
+
+    auto runtime = Runtime::open(kernel_runtime_options(host));
+    if (!runtime->has_device()) {
+      fmt::print("metrale-ops-bench: no CUDA device ({}); --host runs the CPU emulation\n",
+                 runtime->no_device_reason());
+      return kExitNoDevice;
+    }
+    GpuBackend& gpu = *runtime->backend();
+    bench::BenchReport report;
+    report.mode = host ? "host-emulation" : "cuda";
+    report.device = gpu.describe() + ", target " + runtime->target().name;
+    report.sanity = sanity ? "yes" : "no";
+    std::unique_ptr<bench::BenchClock> clock;
+    if (!sanity) {
+      clock = host ? bench::make_host_clock(gpu) : bench::make_cuda_clock(gpu);
+      report.clock = clock->kind();
+      report.ceiling = bench::measure_ceiling(gpu, *clock, settings);
+      if (!no_open) {
+        report.open = bench::time_runtime_open(host, open_repeats);
+      }
+    } else {
+      report.clock = "none (--sanity: checks only)";
+    }
+    for (auto& result : bench::run_ba_gates(*runtime, clock.get(), settings)) {
+      report.kernels.push_back(std::move(result));
+    }
+    for (auto& result : bench::run_fp8_quant(*runtime, clock.get(), settings)) {
+      report.kernels.push_back(std::move(result));
+    }
+    bench::link_speedups(report.kernels);
+    bench::print_report(report);
+    if (!json_path.empty()) {
+      bench::write_json(report, json_path);
+    }
+    const bool all_right = std::all_of(report.kernels.begin(), report.kernels.end(),
+                                       [](const bench::KernelResult& r) { return r.checked; });
+    if (report.kernels.empty()) {
+      fmt::print(stderr, "metrale-ops-bench: the target built no kernel to run\n");
+      return 1;
+    }
+    return all_right ? 0 : kExitWrong;
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "metrale-ops-bench: {}\n", error.what());
+    return 1;
+  }
+}

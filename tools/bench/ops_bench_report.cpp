@@ -1,0 +1,153 @@
+// ops_bench_report.cpp: the benchmark's table (stdout) and JSON file, and the goals the numbers
+// are judged against (BENCHMARKS.md): the FP8 twin at >= 85% of the measured copy bandwidth at
+// M = 8192, K = 17408; the BA twin >= 3x the parent at M = 8192.
+// Invariants: a kernel that failed its check shows WRONG and no time; fractions of the ceiling
+// are against the copy measured in the same run, never a datasheet number.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "ops_bench.hpp"
+
+namespace metrale::bench {
+namespace {
+
+double gbps(const KernelResult& r) { return r.median_us ? double(r.bytes) / (*r.median_us * 1e3) : 0.0; }
+
+std::optional<double> ceiling_fraction(const BenchReport& report, const KernelResult& r) {
+  if (!report.ceiling || !r.median_us || report.ceiling->bytes_per_s() <= 0) {
+    return std::nullopt;
+  }
+  return double(r.bytes) / (*r.median_us * 1e-6) / report.ceiling->bytes_per_s();
+}
+
+const KernelResult* find(const BenchReport& report, std::string_view op, std::string_view kernel, std::uint32_t m,
+                         std::uint32_t k) {
+  for (const KernelResult& r : report.kernels) {
+    if (r.op == op && r.kernel == kernel && r.m == m && r.k == k) {
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+template <typename T>
+nlohmann::json opt(const std::optional<T>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+struct Goal {
+  std::string name;
+  std::optional<double> value;
+  double target;
+  std::string unit;
+};
+
+std::vector<Goal> goals(const BenchReport& report) {
+  std::vector<Goal> out;
+  const KernelResult* fp8 = find(report, "fp8_act_quant", "twin", 8192, 17408);
+  out.push_back({"fp8 twin fraction of copy bandwidth at M=8192 K=17408",
+                 fp8 != nullptr ? ceiling_fraction(report, *fp8) : std::nullopt, 0.85, "fraction"});
+  const KernelResult* ba = find(report, "ssm_ba_gates", "twin", 8192, 5120);
+  out.push_back(
+      {"ba twin speedup over parent at M=8192", ba != nullptr ? ba->speedup_vs_parent : std::nullopt, 3.0, "x"});
+  return out;
+}
+
+}  // namespace
+
+void link_speedups(std::vector<KernelResult>& results) {
+  for (KernelResult& twin : results) {
+    if (twin.kernel != "twin" || !twin.median_us) {
+      continue;
+    }
+    for (const KernelResult& parent : results) {
+      if (parent.op == twin.op && parent.kernel != "twin" && parent.m == twin.m && parent.k == twin.k &&
+          parent.median_us) {
+        twin.speedup_vs_parent = *parent.median_us / *twin.median_us;
+      }
+    }
+  }
+}
+
+void print_report(const BenchReport& report) {
+  fmt::print("metrale-ops-bench: {} | {} | clock: {}\n", report.mode, report.device, report.clock);
+  if (report.mode != "cuda") {
+    fmt::print("CPU EMULATION on the host backend: times are wall-clock on the CPU, not GPU numbers.\n");
+  }
+  if (report.ceiling) {
+    fmt::print("copy ceiling: {:.1f} MiB read+written in {:.1f} us = {:.1f} GB/s\n",
+               double(report.ceiling->bytes) / double(1 << 20), report.ceiling->median_us,
+               report.ceiling->bytes_per_s() / 1e9);
+  }
+  if (report.open.cold_ms) {
+    fmt::print("Runtime::open: cold {:.1f} ms, warm {:.2f} ms, hot {:.2f} ms ({})\n", *report.open.cold_ms,
+               *report.open.warm_ms, *report.open.hot_ms, report.open.note);
+  }
+  fmt::print("{:<14} {:<7} {:>5} {:>6} {:>10} {:>12} {:>9} {:>7} {:>8} {:>6}  {}\n", "op", "kernel", "M", "K",
+             "median us", "bytes", "GB/s", "%ceil", "xparent", "picked", "check");
+  for (const KernelResult& r : report.kernels) {
+    const auto fraction = ceiling_fraction(report, r);
+    fmt::print("{:<14} {:<7} {:>5} {:>6} {:>10} {:>12} {:>9} {:>7} {:>8} {:>6}  {}\n", r.op, r.kernel, r.m, r.k,
+               !r.checked ? "WRONG" : (r.median_us ? fmt::format("{:.2f}", *r.median_us) : "-"), r.bytes,
+               r.median_us ? fmt::format("{:.1f}", gbps(r)) : "-",
+               fraction ? fmt::format("{:.1f}", *fraction * 100) : "-",
+               r.speedup_vs_parent ? fmt::format("{:.2f}", *r.speedup_vs_parent) : "-", r.picked ? "yes" : "",
+               r.checked ? "ok" : r.check_note);
+  }
+  for (const Goal& goal : report.sanity == "yes" ? std::vector<Goal>{} : goals(report)) {
+    fmt::print("goal: {}: {} (target >= {} {})\n", goal.name,
+               goal.value ? fmt::format("{:.3f}", *goal.value) : std::string("not measured"), goal.target, goal.unit);
+  }
+}
+
+void write_json(const BenchReport& report, const std::string& path) {
+  nlohmann::json json;
+  json["tool"] = "metrale-ops-bench";
+  json["mode"] = report.mode;
+  json["emulation"] = report.mode != "cuda";
+  json["device"] = report.device;
+  json["clock"] = report.clock;
+  json["sanity"] = report.sanity == "yes";
+  if (report.ceiling) {
+    json["ceiling"] = {{"bytes_read_plus_written", report.ceiling->bytes},
+                       {"median_us", report.ceiling->median_us},
+                       {"bytes_per_s", report.ceiling->bytes_per_s()}};
+  }
+  json["runtime_open"] = {{"cold_ms", opt(report.open.cold_ms)},
+                          {"warm_ms", opt(report.open.warm_ms)},
+                          {"hot_ms", opt(report.open.hot_ms)},
+                          {"note", report.open.note}};
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const KernelResult& r : report.kernels) {
+    kernels.push_back({{"op", r.op},
+                       {"kernel", r.kernel},
+                       {"m", r.m},
+                       {"k", r.k},
+                       {"n", r.n},
+                       {"bytes", r.bytes},
+                       {"flops", r.flops},
+                       {"checked", r.checked},
+                       {"check", r.check_note},
+                       {"picked_by_op", r.picked},
+                       {"input_sets", r.input_sets},
+                       {"median_us", opt(r.median_us)},
+                       {"min_us", opt(r.min_us)},
+                       {"ceiling_fraction", opt(ceiling_fraction(report, r))},
+                       {"speedup_vs_parent", opt(r.speedup_vs_parent)}});
+  }
+  json["kernels"] = kernels;
+  nlohmann::json goal_list = nlohmann::json::array();
+  for (const Goal& goal : goals(report)) {
+    goal_list.push_back({{"goal", goal.name}, {"value", opt(goal.value)}, {"target", goal.target}});
+  }
+  json["goals"] = goal_list;
+  std::ofstream file(path);
+  if (!file) {
+    throw std::runtime_error("cannot write the JSON report to " + path);
+  }
+  file << json.dump(2) << '\n';
+}
+
+}  // namespace metrale::bench
