@@ -18,6 +18,8 @@ build: configure
 
 run: build
 	$(BUILD_DIR)/tools/metrale-jit targets
+	$(BUILD_DIR)/tools/metrale-jit build
+	$(BUILD_DIR)/tools/metrale-jit selftest
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
