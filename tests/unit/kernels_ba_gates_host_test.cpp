@@ -2,7 +2,7 @@
 // through the runtime on the host backend at the real Qwen3.5 shape and at odd ones: twin and
 // parent bytes equal, both equal to the kernel-order reference bit for bit, within 1e-5 of the
 // float64 oracle, every output written and padding columns untouched; the op's pick runs the
-// kernel the guard names.
+// kernel the guard names. The real shape takes a few seconds (tagged [slow], not hidden).
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <sstream>
@@ -48,7 +48,7 @@ std::vector<float> check_forced_pair(Runtime& runtime, const BaCase& c) {
 }  // namespace
 
 TEST_CASE("BA gates on the host: Qwen3.5-27B shape M=264 K=5120 N=96, twin == parent == reference",
-          "[kernels][ba_gates]") {
+          "[kernels][ba_gates][slow]") {
   auto runtime = Runtime::open(kernels_test::runtime_options(BackendChoice::kHost, 132));
   REQUIRE(runtime->has_device());
   const ops::BaGatesKernels kernels = runtime->ba_gates_kernels();
