@@ -1,0 +1,62 @@
+// kernels_shipped_host_test.cpp: every (kernel, params) any HARDWARE.toml ships has a builtin
+// host instantiation (src/host/builtin_kernels.cpp), so a runtime on the host backend runs
+// whatever target it is given; and the host backend loads each of them through the registry.
+#include <catch2/catch.hpp>
+#include <optional>
+#include <string>
+
+#include "metrale/host/builtin_kernels.hpp"
+#include "metrale/host/host_kernel_table.hpp"
+#include "metrale/runtime.hpp"
+#include "metrale/target/hardware_loader.hpp"
+
+using namespace metrale;
+
+namespace {
+
+std::optional<std::string> no_environment(const char*) { return std::nullopt; }
+
+}  // namespace
+
+TEST_CASE("every shipped kernel variant has a builtin host instantiation", "[kernels][host]") {
+  HostKernelTable table;
+  register_builtin_host_kernels(table);
+  const std::vector<HardwareTarget> targets = load_targets(no_environment);
+  REQUIRE(targets.size() >= 5);
+  std::size_t shipped = 0;
+  for (const HardwareTarget& target : targets) {
+    for (const KernelEntry& entry : target.kernels) {
+      INFO(target.source << ": " << entry.name << " " << entry.params.tag() << "; builtin: " << table.list());
+      CHECK(table.find(entry.name, entry.params) != nullptr);
+      ++shipped;
+    }
+  }
+  CHECK(shipped >= 12);  // hopper 4, gb10 3, b200 3, b300 2, generic 2
+}
+
+TEST_CASE("a host runtime on every target loads every kernel it ships", "[kernels][host]") {
+  for (const HardwareTarget& target : load_targets(no_environment)) {
+    RuntimeOptions options;
+    options.backend = BackendChoice::kHost;
+    options.target = target.name;
+    options.env = no_environment;
+    options.registry.emplace();
+    options.registry->store = {};  // memory only: tests leave the user's cache alone
+    auto runtime = Runtime::open(options);
+    REQUIRE(runtime->has_device());
+    for (const KernelEntry& entry : target.kernels) {
+      INFO(target.name << ": " << entry.name << " " << entry.params.tag());
+      const auto id = runtime->variant_id(entry.name);
+      REQUIRE(id.has_value());
+      const auto record = runtime->registry().record(*id, "host");
+      REQUIRE(record.has_value());
+      CHECK(record->ok());
+    }
+    const ops::BaGatesKernels ba = runtime->ba_gates_kernels();
+    CHECK(ba.parent.present());
+    CHECK(ba.twin.present() == (target.find_kernel(ops::kBaGatesTwinKernel) != nullptr));
+    const ops::Fp8QuantKernels fp8 = runtime->fp8_quant_kernels();
+    CHECK(fp8.shared.present());
+    CHECK(fp8.twin.present() == (target.find_kernel(ops::kFp8QuantTwinKernel) != nullptr));
+  }
+}
