@@ -21,7 +21,7 @@ HostBackendOptions resolved(HostBackendOptions options) {
   if (options.worker_threads == 0) {
     options.worker_threads = std::max(1U, std::thread::hardware_concurrency());
   }
-  if (options.fiber_stack_bytes < 16 * 1024) {
+  if (options.fiber_stack_bytes < std::size_t{16} * 1024) {
     throw BackendError(
         fmt::format("host backend: fiber stack of {} bytes is too small (at least 16 KiB)", options.fiber_stack_bytes));
   }

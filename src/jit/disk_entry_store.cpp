@@ -15,7 +15,7 @@ CacheKey to_cache_key(const EntryKey& key) {
                   key.source_digest};
 }
 
-EntryStore disk_entry_store(std::shared_ptr<DiskCache> cache) {
+EntryStore disk_entry_store(const std::shared_ptr<DiskCache>& cache) {
   if (cache == nullptr || !cache->enabled()) {
     return {};
   }

@@ -90,7 +90,7 @@ std::vector<float> ssm_ba_gates_reference_acc(const BaGatesRefInputs& in, const 
 }
 
 void ssm_ba_gates_reference(const BaGatesRefInputs& in, const BaGatesRefShape& shape, std::span<float> gate_out) {
-  if (shape.m != 0 && gate_out.size() < std::size_t{shape.m - 1} * shape.gate_stride + 2 * shape.nv) {
+  if (shape.m != 0 && gate_out.size() < std::size_t{shape.m - 1} * shape.gate_stride + std::size_t{2} * shape.nv) {
     throw ArgumentError("ssm_ba_gates reference: gate_out is smaller than M rows of gate_stride");
   }
   const std::vector<float> acc = ssm_ba_gates_reference_acc(in, shape);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <chrono>
 #include <random>
 #include <thread>
@@ -259,7 +260,7 @@ TEST_CASE("threads sharing one cache never see a torn entry", "[cache]") {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int i = t; i < t + 40; ++i) {
-        const CacheKey key = sample_key("k" + std::to_string(i % 3));
+        const CacheKey key = sample_key(fmt::format("k{}", i % 3));
         const CacheSections sections{{"cubin", std::string(1000 + i % 3, static_cast<char>('a' + i % 3))}};
         if (!cache.store(key, sections)) {
           ++wrong;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <chrono>
 #include <random>
 #include <thread>
@@ -126,7 +127,7 @@ TEST_CASE("a writer killed mid-write leaves no torn entry", "[cache]") {
     DiskCache cache = DiskCache::open_at(temp.path());
     std::mt19937_64 rng(9);
     for (std::uint64_t i = 0;; ++i) {
-      cache.store(sample_key("k" + std::to_string(i % 4)), {{"cubin", cache_test::random_bytes(rng, 1 << 20)}});
+      cache.store(sample_key(fmt::format("k{}", i % 4)), {{"cubin", cache_test::random_bytes(rng, 1 << 20)}});
     }
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
@@ -141,7 +142,7 @@ TEST_CASE("a writer killed mid-write leaves no torn entry", "[cache]") {
     CHECK(checked.ok);
   }
   for (int i = 0; i < 4; ++i) {
-    auto loaded = cache.load(sample_key("k" + std::to_string(i)));
+    auto loaded = cache.load(sample_key(fmt::format("k{}", i)));
     if (loaded) {
       CHECK((*loaded)[0].second.size() == (1u << 20));
     }

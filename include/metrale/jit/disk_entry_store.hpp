@@ -15,7 +15,7 @@ namespace metrale {
 // The cache key of a registry entry. Pure.
 CacheKey to_cache_key(const EntryKey& key);
 
-EntryStore disk_entry_store(std::shared_ptr<DiskCache> cache);
+EntryStore disk_entry_store(const std::shared_ptr<DiskCache>& cache);
 
 // DiskCache::open() (METRALE_CACHE_DIR, XDG_CACHE_HOME, ~/.cache/metrale), opened once per
 // process, as a store: what a registry uses unless told otherwise.
