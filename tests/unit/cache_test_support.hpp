@@ -20,30 +20,11 @@
 
 #include "metrale/jit/cache_entry.hpp"
 #include "metrale/jit/cache_key.hpp"
+#include "support/temp_dir.hpp"
 
 namespace metrale::cache_test {
 
-// A fresh directory under the system temp dir, mode 0700, removed with its contents.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "metrale-cache-test-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      throw std::runtime_error("mkdtemp failed for " + pattern);
-    }
-    path_ = pattern;
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using metrale::test::TempDir;
 
 inline std::string random_bytes(std::mt19937_64& rng, std::size_t size) {
   std::string out(size, '\0');

@@ -13,8 +13,11 @@
 #include "metrale/gpu/gpu_backend.hpp"
 #include "metrale/jit/entry_store.hpp"
 #include "metrale/jit/source_set.hpp"
+#include "support/scoped_env.hpp"
 
 namespace jit_test_support {
+
+using metrale::test::ScopedEnv;
 
 inline std::string data_dir() { return std::string(METRALE_SOURCE_DIR) + "/tests/data/jit"; }
 
@@ -23,31 +26,6 @@ inline metrale::SourceSet test_sources() {
   sources.add_directory(data_dir());
   return sources;
 }
-
-// Sets (or unsets, for nullopt) a variable and restores the previous value on scope exit.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
-    if (const char* old = std::getenv(name)) {
-      previous_ = old;
-    }
-    apply(value);
-  }
-  ~ScopedEnv() { apply(previous_); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  void apply(const std::optional<std::string>& value) {
-    if (value) {
-      ::setenv(name_.c_str(), value->c_str(), 1);
-    } else {
-      ::unsetenv(name_.c_str());
-    }
-  }
-  std::string name_;
-  std::optional<std::string> previous_;
-};
 
 // Records every load; hands out increasing handles. `image` selects GPU-like or host-like.
 class FakeBackend final : public metrale::GpuBackend {

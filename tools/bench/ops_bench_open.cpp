@@ -13,6 +13,7 @@
 #include "metrale/jit/disk_entry_store.hpp"
 #include "metrale/runtime.hpp"
 #include "ops_bench.hpp"
+#include "support/temp_dir.hpp"
 
 namespace metrale::bench {
 
@@ -47,26 +48,7 @@ BenchSettings sanity_settings(bool host) {
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "metrale-ops-bench-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      throw std::runtime_error("cannot create a temp directory " + pattern);
-    }
-    path_ = pattern;
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using metrale::test::TempDir;
 
 RuntimeOptions open_options(bool host, const std::filesystem::path& dir, std::shared_ptr<CompiledMemoryCache> memory) {
   RuntimeOptions options;
@@ -92,9 +74,9 @@ double open_ms(bool host, const std::filesystem::path& dir, std::shared_ptr<Comp
 OpenTimes time_runtime_open(bool host, int repeats) {
   OpenTimes times;
   std::vector<double> cold, warm, hot;
-  TempDir kept;  // filled by the last cold open, read by the warm ones
+  TempDir kept{"metrale-ops-bench"};  // filled by the last cold open, read by the warm ones
   for (int r = 0; r < repeats; ++r) {
-    TempDir fresh;
+    TempDir fresh{"metrale-ops-bench"};
     cold.push_back(open_ms(host, fresh.path(), std::make_shared<CompiledMemoryCache>()));
   }
   open_ms(host, kept.path(), std::make_shared<CompiledMemoryCache>());
