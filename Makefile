@@ -5,7 +5,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: run test deps configure build clean format tidy sanitize tsan fuzz ci
+.PHONY: run test deps configure build clean format tidy sanitize tsan fuzz reliability-table ci
 
 deps:
 	@tools/install_deps.sh
@@ -24,26 +24,34 @@ run: build
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
-# The unit tests under AddressSanitizer + UndefinedBehaviorSanitizer.
+# The whole unit suite under AddressSanitizer + UndefinedBehaviorSanitizer (any report fails:
+# -fno-sanitize-recover), then the probe that shows ASan sees a host kernel reading past its input.
+SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 sanitize: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DMETRALE_WERROR=ON -DMETRALE_SANITIZE=address,undefined \
 	  -DMETRALE_BUILD_TOOLS=OFF $(CMAKE_FLAGS)
-	cmake --build build-asan -j $(JOBS) --target metrale_unit_tests
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-asan/tests/metrale_unit_tests
+	cmake --build build-asan -j $(JOBS) --target metrale_unit_tests metrale_host_asan_probe
+	$(SANITIZER_ENV) build-asan/tests/metrale_unit_tests
+	cd build-asan && ctest --output-on-failure -R '^host_asan_'
 
-# The concurrency tests (tagged [concurrency]) under ThreadSanitizer.
+# The concurrency tests (tagged [concurrency]) under ThreadSanitizer. `-w NoTests` makes an
+# empty selection (a lost tag) a failure instead of a silent pass.
 tsan: deps
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMETRALE_WERROR=ON -DMETRALE_SANITIZE=thread \
 	  -DMETRALE_BUILD_TOOLS=OFF $(CMAKE_FLAGS)
 	cmake --build build-tsan -j $(JOBS) --target metrale_unit_tests
-	TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/metrale_unit_tests "[concurrency]"
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/tests/metrale_unit_tests -w NoTests "[concurrency]"
 
 # libFuzzer targets, about 30 s each.
 fuzz: deps
 	tools/run_fuzzers.sh 30
 
+# Every test RELIABILITY.md names exists (needs the builds of `make test` and `make sanitize`).
+reliability-table:
+	tools/check_reliability_table.sh $(BUILD_DIR) build-asan
+
 # Everything CI runs after `make test`.
-ci: sanitize tsan fuzz
+ci: sanitize tsan fuzz reliability-table
 
 format:
 	clang-format -i $$(git ls-files '*.hpp' '*.cpp' '*.cuh')

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # run_fuzzers.sh: builds the libFuzzer targets with clang (ASan + UBSan) and runs each for a
-# bounded time on a copy of its seed corpus in tests/fuzz/corpus/<name>. Any crash fails.
+# bounded time on a copy of its seed corpus in tests/fuzz/corpus/<name> (with the dictionary
+# tests/fuzz/<name>.dict when there is one). Any crash, leak, sanitizer report or input running
+# past 10 s fails.
 # Usage: tools/run_fuzzers.sh [seconds per target, default 30] [build dir, default build-fuzz]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,11 +20,14 @@ for t in "${targets[@]}"; do
   mkdir -p "$corpus"
   [[ -d tests/fuzz/corpus/$name ]] && cp -r tests/fuzz/corpus/"$name"/. "$corpus"/
   echo "fuzz: $t for ${seconds}s"
-  "$build/tests/fuzz/$t" -max_total_time="$seconds" -print_final_stats=0 "$corpus" 2>"$build/$t.log" || {
+  dict=()
+  [[ -f tests/fuzz/$name.dict ]] && dict=(-dict="tests/fuzz/$name.dict")
+  "$build/tests/fuzz/$t" -max_total_time="$seconds" -timeout=10 -print_final_stats=1 "${dict[@]}" "$corpus" \
+    2>"$build/$t.log" || {
     tail -n 40 "$build/$t.log"
     echo "fuzz: $t FAILED (log: $build/$t.log)" >&2
     exit 1
   }
-  grep -E "^#[0-9]+.*DONE|Done [0-9]+ runs" "$build/$t.log" | tail -n 1 || true
+  grep -E "^stat::number_of_executed_units|^Done [0-9]+ runs" "$build/$t.log" | tail -n 1 || true
 done
 echo "fuzz: all ${#targets[@]} targets clean"

@@ -20,6 +20,9 @@ FiberStackPool::FiberStackPool(std::size_t stack_bytes) : page_bytes_(static_cas
 FiberStackPool::~FiberStackPool() {
   for (Mapping& mapping : mappings_) {
     sanitizer::destroy_fiber(mapping.stack.tsan_fiber);
+    // ASan's shadow outlives the mapping: stale redzones of abandoned frames would poison
+    // whatever is mapped here next (an uninstrumented library's buffer, a false report).
+    sanitizer::unpoison(mapping.stack.bottom, mapping.stack.size);
     munmap(mapping.base, mapping.bytes);
   }
 }

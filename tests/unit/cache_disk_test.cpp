@@ -252,7 +252,7 @@ TEST_CASE("open() follows METRALE_CACHE_DIR and restores it", "[cache]") {
   CHECK(relative.disabled_reason().find("not an absolute path") != std::string::npos);
 }
 
-TEST_CASE("threads sharing one cache never see a torn entry", "[cache]") {
+TEST_CASE("threads sharing one cache never see a torn entry", "[cache][concurrency]") {
   TempDir temp;
   DiskCache cache = DiskCache::open_at(temp.path());
   std::atomic<int> wrong{0};

@@ -79,7 +79,7 @@ TEST_CASE("host backend: a shared-memory block reduction matches a CPU sum", "[h
   check_block_sum<1024>(2);
 }
 
-TEST_CASE("host backend: several worker threads give the bytes one gives", "[host]") {
+TEST_CASE("host backend: several worker threads give the bytes one gives", "[host][concurrency]") {
   const std::vector<float> input = random_floats(48 * 128 * 4, 7);
   HostBackend one(with_workers(1));
   HostBackend four(with_workers(4));

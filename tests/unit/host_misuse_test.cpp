@@ -46,7 +46,7 @@ std::string launch_error(const char* name, unsigned blocks, unsigned threads, un
 
 }  // namespace
 
-TEST_CASE("host backend: threads exiting before a barrier others wait at are reported", "[host]") {
+TEST_CASE("host backend: threads exiting before a barrier others wait at are reported", "[host][concurrency]") {
   const std::string error = launch_error<&exits_before_barrier>("exits_before_barrier", 4, 64);
   INFO(error);
   CHECK_THAT(error, Contains("exits_before_barrier"));

@@ -112,7 +112,7 @@ TEST_CASE("a registry with an empty memory cache hits the entry store, with no N
   }
 }
 
-TEST_CASE("a failed compile leaves its handle absent with the log kept; the others build", "[jit][registry]") {
+TEST_CASE("a failed compile leaves its handle absent with the log kept; the others build", "[jit][registry][concurrency]") {
   KernelRegistry registry(jit_test_support::test_sources(), fresh_options());
   const VariantId good = registry.declare(scale_variant(64));
   const VariantId broken = registry.declare({"broken", "jit_test_broken.cuh", "broken<32>", {32, 0, 0}, false});
@@ -133,7 +133,7 @@ TEST_CASE("a failed compile leaves its handle absent with the log kept; the othe
   CHECK(gpu.loads_copy()[0].kernel == "scale");
 }
 
-TEST_CASE("two threads asking for one kernel compile it once", "[jit][registry]") {
+TEST_CASE("two threads asking for one kernel compile it once", "[jit][registry][concurrency]") {
   const KernelRegistry::Options options = fresh_options();
   KernelRegistry left(jit_test_support::test_sources(), options);
   KernelRegistry right(jit_test_support::test_sources(), options);
@@ -208,7 +208,7 @@ TEST_CASE("a backend without images loads by kernel and params, with no NVRTC ca
   CHECK_THAT(registry.record(ok, "host")->load_error, Catch::Contains("fake refusal"));
 }
 
-TEST_CASE("background twins arrive after load returns", "[jit][registry]") {
+TEST_CASE("background twins arrive after load returns", "[jit][registry][concurrency]") {
   KernelRegistry registry(jit_test_support::test_sources(), fresh_options());
   const VariantId parent = registry.declare(scale_variant(64));
   const VariantId twin =
