@@ -83,7 +83,7 @@ void Runtime::initialise(RuntimeOptions& options) {
   target_ = choose_target(targets, options, backend_.get());
   levers_ = resolve_levers(target_, options.env);
   SourceSet sources;
-  sources.add_embedded_templates();
+  sources.add_embedded_templates(options.env);
   registry_ = options.registry ? std::make_unique<KernelRegistry>(std::move(sources), std::move(*options.registry))
                                : std::make_unique<KernelRegistry>(std::move(sources));
   variant_ids_ = ops::declare_target_kernels(*registry_, target_);

@@ -18,14 +18,14 @@ namespace metrale {
 
 void SourceSet::add_source(std::string name, std::string text) { sources_[std::move(name)] = std::move(text); }
 
-void SourceSet::add_embedded_templates() {
-  if (const char* dir = std::getenv("METRALE_TEMPLATE_DIR"); dir != nullptr && *dir != '\0') {
+void SourceSet::add_embedded_templates(const EnvLookup& env) {
+  if (const auto dir = env("METRALE_TEMPLATE_DIR"); dir && !dir->empty()) {
     std::error_code error;
-    if (!std::filesystem::is_directory(dir, error)) {
-      throw ConfigError(std::string("METRALE_TEMPLATE_DIR='") + dir +
+    if (!std::filesystem::is_directory(*dir, error)) {
+      throw ConfigError("METRALE_TEMPLATE_DIR='" + *dir +
                         "' is not an existing directory (unset it to use the embedded templates)");
     }
-    add_directory(dir);
+    add_directory(*dir);
     return;
   }
   for (const EmbeddedFile& file : embedded_templates()) {

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "metrale/environment.hpp"
+
 namespace metrale {
 
 class SourceSet {
@@ -22,7 +24,7 @@ class SourceSet {
 
   // Adds templates/*.cuh: from METRALE_TEMPLATE_DIR when it is set (a ConfigError names the
   // variable and the path when it is not an existing directory), else the embedded copies.
-  void add_embedded_templates();
+  void add_embedded_templates(const EnvLookup& env = process_environment());
   // Adds every *.cuh file of one directory; ConfigError when it is not a readable directory.
   void add_directory(const std::string& directory);
 
