@@ -9,19 +9,16 @@
 #include "metrale/host/host_kernel_table.hpp"
 #include "metrale/runtime.hpp"
 #include "metrale/target/hardware_loader.hpp"
+#include "support/isolated_runtime.hpp"
 
 using namespace metrale;
 
-namespace {
-
-std::optional<std::string> no_environment(const char*) { return std::nullopt; }
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("every shipped kernel variant has a builtin host instantiation", "[kernels][host]") {
   HostKernelTable table;
   register_builtin_host_kernels(table);
-  const std::vector<HardwareTarget> targets = load_targets(no_environment);
+  const std::vector<HardwareTarget> targets = load_targets(metrale::test::no_environment);
   REQUIRE(targets.size() >= 5);
   std::size_t shipped = 0;
   for (const HardwareTarget& target : targets) {
@@ -35,14 +32,8 @@ TEST_CASE("every shipped kernel variant has a builtin host instantiation", "[ker
 }
 
 TEST_CASE("a host runtime on every target loads every kernel it ships", "[kernels][host]") {
-  for (const HardwareTarget& target : load_targets(no_environment)) {
-    RuntimeOptions options;
-    options.backend = BackendChoice::kHost;
-    options.target = target.name;
-    options.env = no_environment;
-    options.registry.emplace();
-    options.registry->store = {};  // memory only: tests leave the user's cache alone
-    auto runtime = Runtime::open(options);
+  for (const HardwareTarget& target : load_targets(metrale::test::no_environment)) {
+    auto runtime = Runtime::open(metrale::test::isolated_runtime_options(BackendChoice::kHost, 132, target.name));
     REQUIRE(runtime->has_device());
     for (const KernelEntry& entry : target.kernels) {
       INFO(target.name << ": " << entry.name << " " << entry.params.tag());

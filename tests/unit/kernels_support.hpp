@@ -26,6 +26,7 @@
 #include "metrale/ref/fp8_act_quant_ref.hpp"
 #include "metrale/ref/ssm_ba_gates_ref.hpp"
 #include "metrale/runtime.hpp"
+#include "support/isolated_runtime.hpp"
 
 namespace kernels_test {
 
@@ -37,14 +38,7 @@ inline bool is_poison(float value) { return std::bit_cast<std::uint32_t>(value) 
 
 // The hopper target (it ships all four kernels), file levers only, memory-only registry.
 inline metrale::RuntimeOptions runtime_options(metrale::BackendChoice backend, std::uint32_t host_sm_count = 132) {
-  metrale::RuntimeOptions options;
-  options.backend = backend;
-  options.target = "hopper";
-  options.host_sm_count = host_sm_count;
-  options.env = [](const char*) -> std::optional<std::string> { return std::nullopt; };
-  options.registry.emplace();
-  options.registry->store = {};  // memory only: tests leave the user's cache alone
-  return options;
+  return metrale::test::isolated_runtime_options(backend, host_sm_count, "hopper");
 }
 
 // One device allocation, freed on scope exit.

@@ -15,6 +15,7 @@
 #include "metrale/ref/ssm_ba_gates_ref.hpp"
 #include "metrale/runtime.hpp"
 #include "reliability_host_ops.hpp"
+#include "support/isolated_runtime.hpp"
 
 using namespace metrale;
 using metrale::reliability_test::download;
@@ -23,13 +24,9 @@ using metrale::reliability_test::upload;
 namespace {
 
 std::unique_ptr<Runtime> small_host_runtime() {
-  RuntimeOptions options;
-  options.backend = BackendChoice::kHost;
-  options.host_sm_count = 1;  // twins at M >= 2 (BA) and 2 CTAs (FP8): both picks are reached
+  // sm_count 1: twins at M >= 2 (BA) and 2 CTAs (FP8), so both picks are reached.
+  RuntimeOptions options = metrale::test::isolated_runtime_options(BackendChoice::kHost, 1);
   options.host_worker_threads = 2;
-  options.env = [](const char*) -> std::optional<std::string> { return std::nullopt; };
-  options.registry.emplace();
-  options.registry->store = {};  // memory only: tests leave the user's cache alone
   return Runtime::open(std::move(options));
 }
 

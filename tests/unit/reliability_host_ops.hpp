@@ -16,6 +16,7 @@
 #include "metrale/host/host_backend.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
+#include "support/isolated_runtime.hpp"
 
 namespace metrale::reliability_test {
 
@@ -42,12 +43,7 @@ inline ops::Fp8QuantKernels load_fp8_kernels(GpuBackend& gpu) {
   return kernels;
 }
 
-template <typename T>
-DevicePtr upload(GpuBackend& gpu, const std::vector<T>& values) {
-  const DevicePtr ptr = gpu.alloc(values.size() * sizeof(T));
-  gpu.copy_to_device(ptr, values.data(), values.size() * sizeof(T));
-  return ptr;
-}
+using metrale::test::upload;
 
 template <typename T>
 std::vector<T> download(GpuBackend& gpu, DevicePtr ptr, std::size_t count) {

@@ -9,26 +9,15 @@
 #include "metrale/ref/fp8_act_quant_ref.hpp"
 #include "metrale/ref/ssm_ba_gates_ref.hpp"
 #include "metrale/runtime.hpp"
+#include "support/isolated_runtime.hpp"
 
 using namespace metrale;
+using metrale::test::upload;
 
 namespace {
 
 RuntimeOptions host_options(std::uint32_t sm_count) {
-  RuntimeOptions options;
-  options.backend = BackendChoice::kHost;
-  options.host_sm_count = sm_count;
-  options.env = [](const char*) -> std::optional<std::string> { return std::nullopt; };
-  options.registry.emplace();
-  options.registry->store = {};  // memory only: tests leave the user's cache alone
-  return options;
-}
-
-template <typename T>
-DevicePtr upload(GpuBackend& gpu, const std::vector<T>& values) {
-  const DevicePtr ptr = gpu.alloc(values.size() * sizeof(T));
-  gpu.copy_to_device(ptr, values.data(), values.size() * sizeof(T));
-  return ptr;
+  return test::isolated_runtime_options(BackendChoice::kHost, sm_count);
 }
 
 }  // namespace
@@ -86,11 +75,7 @@ TEST_CASE("runtime on the host backend quantises to the reference's bytes", "[ru
 }
 
 TEST_CASE("a runtime with no device says why, and its ops refuse", "[runtime]") {
-  RuntimeOptions options;
-  options.backend = BackendChoice::kCuda;
-  options.registry.emplace();
-  options.registry->store = {};  // memory only: tests leave the user's cache alone
-  auto runtime = Runtime::open(options);
+  auto runtime = Runtime::open(test::isolated_runtime_options(BackendChoice::kCuda));
   REQUIRE_FALSE(runtime->has_device());
   CHECK_FALSE(runtime->no_device_reason().empty());
   CHECK(runtime->target().name == "hopper");

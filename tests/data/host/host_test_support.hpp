@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "metrale/gpu/gpu_backend.hpp"
+#include "support/isolated_runtime.hpp"
 
 namespace metrale_test {
 
@@ -19,12 +20,7 @@ inline metrale::KernelHandle load_kernel(metrale::GpuBackend& gpu, std::string_v
   return gpu.load(request);
 }
 
-template <typename T>
-metrale::DevicePtr upload(metrale::GpuBackend& gpu, const std::vector<T>& values) {
-  const metrale::DevicePtr ptr = gpu.alloc(values.size() * sizeof(T));
-  gpu.copy_to_device(ptr, values.data(), values.size() * sizeof(T));
-  return ptr;
-}
+using metrale::test::upload;
 
 template <typename T>
 std::vector<T> download(metrale::GpuBackend& gpu, metrale::DevicePtr ptr, std::size_t count) {
