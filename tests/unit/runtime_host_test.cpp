@@ -81,3 +81,22 @@ TEST_CASE("a runtime with no device says why, and its ops refuse", "[runtime]") 
   CHECK(runtime->target().name == "hopper");
   CHECK_THROWS_AS(runtime->fp8_act_quant(ops::Fp8QuantArgs{}), BackendError);
 }
+
+TEST_CASE("a runtime opened with background twins picks the parent until the twin arrives", "[runtime]") {
+  RuntimeOptions options = host_options(2);
+  options.load_mode = LoadMode::kBackgroundTwins;
+  auto runtime = Runtime::open(std::move(options));
+  // Parents are loaded when open returns; the twin may or may not be yet.
+  CHECK(runtime->ba_gates_kernels().parent.present());
+  CHECK(runtime->fp8_quant_kernels().shared.present());
+  const ops::Fp8QuantKernels early = runtime->fp8_quant_kernels();
+  const ops::Fp8QuantPick early_pick = ops::fp8_quant_pick(true, early, 64, 1024, 2);
+  CHECK(early_pick.twin == early.twin.present());
+  if (!early.twin.present()) {
+    CHECK(early_pick.reject == ops::kFp8QuantRejects[1]);  // kernel absent
+  }
+  runtime->registry().wait_background();
+  CHECK(runtime->ba_gates_kernels().twin.present());
+  CHECK(runtime->fp8_quant_kernels().twin.present());
+  CHECK(ops::fp8_quant_pick(true, runtime->fp8_quant_kernels(), 64, 1024, 2).twin);
+}
