@@ -163,7 +163,8 @@ std::vector<KernelResult> run_ba_gates(Runtime& runtime, BenchClock* clock, cons
         note = fmt::format("{} of {} outputs unwritten", unwritten, got.size());
       }
       for (std::size_t i = 0; i < rows.size() && note.empty(); ++i) {
-        if (std::memcmp(&got[std::size_t(rows[i]) * gate_stride], &expected[i * gate_stride], gate_stride * 4) != 0) {
+        if (std::memcmp(&got[std::size_t(rows[i]) * gate_stride], &expected[i * gate_stride],
+                        std::size_t{gate_stride} * 4) != 0) {
           note = fmt::format("row {} differs from the reference", rows[i]);
         }
       }

@@ -77,7 +77,7 @@ class CudaEventClock final : public BenchClock {
     gpu_.synchronize(0);  // makes the device's context current on this thread
     spacer_src_ = spacer_.alloc(kSpacerBytes);
     spacer_dst_ = spacer_.alloc(kSpacerBytes);
-    events_.resize(2 * kChunk);
+    events_.resize(std::size_t{2} * kChunk);
     for (CUevent& event : events_) {
       check(api_.create(&event, CU_EVENT_DEFAULT), "cuEventCreate");
     }
@@ -96,15 +96,15 @@ class CudaEventClock final : public BenchClock {
       const int chunk = std::min(kChunk, runs - done);
       copy(spacer_dst_, spacer_src_, kSpacerBytes);
       for (int i = 0; i < chunk; ++i) {
-        check(api_.record(events_[2 * i], nullptr), "cuEventRecord");
+        check(api_.record(events_[2 * std::size_t(i)], nullptr), "cuEventRecord");
         launch(done + i);
-        check(api_.record(events_[2 * i + 1], nullptr), "cuEventRecord");
+        check(api_.record(events_[2 * std::size_t(i) + 1], nullptr), "cuEventRecord");
       }
-      check(api_.synchronize(events_[2 * chunk - 1]), "cuEventSynchronize");
+      check(api_.synchronize(events_[2 * std::size_t(chunk) - 1]), "cuEventSynchronize");
       gpu_.synchronize(0);  // surfaces an asynchronous launch failure here
       for (int i = 0; i < chunk; ++i) {
         float ms = 0;
-        check(api_.elapsed(&ms, events_[2 * i], events_[2 * i + 1]), "cuEventElapsedTime");
+        check(api_.elapsed(&ms, events_[2 * std::size_t(i)], events_[2 * std::size_t(i) + 1]), "cuEventElapsedTime");
         us.push_back(double(ms) * 1000.0);
       }
       done += chunk;

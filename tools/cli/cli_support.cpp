@@ -14,6 +14,7 @@ const HardwareTarget& require_target(const std::vector<HardwareTarget>& targets,
   const HardwareTarget* target = find_target(targets, name);
   if (target == nullptr) {
     std::vector<std::string> names;
+    names.reserve(targets.size());
     for (const auto& known : targets) {
       names.push_back(known.name);
     }

@@ -236,6 +236,7 @@ int build(const BuildOptions& options) {
     }
     const auto ids_by_name = ops::declare_target_kernels(registry, plan.target);
     std::vector<VariantId> ids;
+    ids.reserve(ids_by_name.size());
     for (const auto& [name, id] : ids_by_name) {
       ids.push_back(id);
     }

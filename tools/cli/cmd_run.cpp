@@ -75,7 +75,7 @@ int run_ba_gates_files(const RunOptions& options) {
                                tensor_values<float>(dt_bias)};
   const BaGatesResult result = run_ba_gates(*runtime, problem, choice);
   const std::filesystem::path written = out_dir / "gate_out.npy";
-  write_npy(written, make_tensor(NpyDtype::kFloat32, {m, 2 * nv}, result.gate_out));
+  write_npy(written, make_tensor(NpyDtype::kFloat32, {m, std::uint64_t{2} * nv}, result.gate_out));
   report(*runtime, "ba-gates", fmt::format("M={} N={} K={} K_stride={}", m, n, k, k_stride), result.ran,
          written.string());
   return kDone;
