@@ -8,7 +8,6 @@
 
 namespace metrale {
 
-
 std::string env_path_problem(const char* variable, std::string_view value) {
   if (value.empty()) {
     return fmt::format("{} is empty", variable);

@@ -1,10 +1,10 @@
 // DiskCache on a real directory: round trips, hits across instances, corrupted and foreign
 // entries, refused directories, list/verify/clear, and threads sharing one cache.
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <fmt/format.h>
 #include <chrono>
 #include <random>
 #include <thread>

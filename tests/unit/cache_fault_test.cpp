@@ -2,13 +2,13 @@
 // of SIGXFSZ), a directory the process cannot write (a non-root child, since root ignores
 // permission bits), and a writer killed mid-write. Each runs in a forked child whose exit code
 // is the number of the first check that failed (0 = all held).
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <fmt/format.h>
 #include <chrono>
 #include <random>
 #include <thread>

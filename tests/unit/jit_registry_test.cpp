@@ -112,7 +112,8 @@ TEST_CASE("a registry with an empty memory cache hits the entry store, with no N
   }
 }
 
-TEST_CASE("a failed compile leaves its handle absent with the log kept; the others build", "[jit][registry][concurrency]") {
+TEST_CASE("a failed compile leaves its handle absent with the log kept; the others build",
+          "[jit][registry][concurrency]") {
   KernelRegistry registry(jit_test_support::test_sources(), fresh_options());
   const VariantId good = registry.declare(scale_variant(64));
   const VariantId broken = registry.declare({"broken", "jit_test_broken.cuh", "broken<32>", {32, 0, 0}, false});

@@ -11,9 +11,7 @@ struct Dim3 {
   std::uint32_t y = 1;
   std::uint32_t z = 1;
 
-  [[nodiscard]] constexpr std::uint64_t volume() const {
-    return static_cast<std::uint64_t>(x) * y * z;
-  }
+  [[nodiscard]] constexpr std::uint64_t volume() const { return static_cast<std::uint64_t>(x) * y * z; }
   friend constexpr bool operator==(const Dim3&, const Dim3&) = default;
 };
 

@@ -7,8 +7,7 @@ namespace metrale_test {
 // out[b] = sum of in[b*BLOCK*4 .. (b+1)*BLOCK*4) (elements past n count as 0), by a tree in shared
 // memory with a barrier per level.
 template <unsigned BLOCK>
-__global__ void __launch_bounds__(BLOCK)
-    block_sum(const float* __restrict__ in, float* __restrict__ out, unsigned n) {
+__global__ void __launch_bounds__(BLOCK) block_sum(const float* __restrict__ in, float* __restrict__ out, unsigned n) {
   __shared__ float partial[BLOCK];
   const unsigned tid = threadIdx.x;
   const unsigned base = blockIdx.x * BLOCK * 4U;
