@@ -51,7 +51,7 @@ reliability-table:
 	tools/check_reliability_table.sh $(BUILD_DIR) build-asan
 
 # Everything CI runs after `make test`.
-ci: sanitize tsan fuzz reliability-table
+ci: format-check sanitize tsan fuzz reliability-table
 
 # tests/data/jit/jit_test_broken.cuh holds a syntax error on purpose (its line is asserted).
 FORMAT_FILES = $$(git ls-files '*.hpp' '*.cpp' '*.cuh' | grep -v 'tests/data/jit/jit_test_broken.cuh')
