@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "metrale/gpu/gpu_backend.hpp"
+#include "metrale/ref/bf16.hpp"
 #include "support/isolated_runtime.hpp"
 
 namespace metrale_test {
@@ -29,14 +30,9 @@ std::vector<T> download(metrale::GpuBackend& gpu, metrale::DevicePtr ptr, std::s
   return values;
 }
 
+// Uniform in [-1, 1): the library's own seeded generator.
 inline std::vector<float> random_floats(std::size_t count, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
-  std::vector<float> values(count);
-  for (float& v : values) {
-    v = dist(rng);
-  }
-  return values;
+  return metrale::ref::random_floats(count, seed, -1.0F, 1.0F);
 }
 
 template <typename T>
