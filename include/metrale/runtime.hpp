@@ -70,8 +70,14 @@ class Runtime {
  private:
   Runtime() = default;
   void initialise(RuntimeOptions& options);
-  [[nodiscard]] KernelHandle handle_of(std::string_view kernel) const;
-  [[nodiscard]] KernelParams params_of(std::string_view kernel, const KernelParams& fallback) const;
+  // One op kernel as resolved once at open: its registry id (absent when the target does not
+  // ship it) and its template parameters, so an op call only reads the handle.
+  struct OpKernelSlot {
+    std::optional<VariantId> id;
+    KernelParams params;
+  };
+  [[nodiscard]] OpKernelSlot resolve_slot(std::string_view kernel, const KernelParams& fallback) const;
+  [[nodiscard]] KernelHandle handle(const OpKernelSlot& slot) const;
   GpuBackend& require_device();
 
   std::unique_ptr<GpuBackend> backend_;
@@ -80,6 +86,7 @@ class Runtime {
   Levers levers_;
   std::unique_ptr<KernelRegistry> registry_;
   std::map<std::string, VariantId, std::less<>> variant_ids_;
+  OpKernelSlot ba_parent_, ba_twin_, fp8_shared_, fp8_twin_;
   DeviceIndex device_ = 0;
 };
 

@@ -87,6 +87,12 @@ void Runtime::initialise(RuntimeOptions& options) {
   registry_ = options.registry ? std::make_unique<KernelRegistry>(std::move(sources), std::move(*options.registry))
                                : std::make_unique<KernelRegistry>(std::move(sources));
   variant_ids_ = ops::declare_target_kernels(*registry_, target_);
+  const ops::BaGatesKernels ba_defaults;
+  const ops::Fp8QuantKernels fp8_defaults;
+  ba_parent_ = resolve_slot(ops::kBaGatesParentKernel, ba_defaults.parent_params);
+  ba_twin_ = resolve_slot(ops::kBaGatesTwinKernel, ba_defaults.twin_params);
+  fp8_shared_ = resolve_slot(ops::kFp8QuantSharedKernel, fp8_defaults.shared_params);
+  fp8_twin_ = resolve_slot(ops::kFp8QuantTwinKernel, fp8_defaults.twin_params);
   if (backend_) {
     logger().info("metrale: {} on target {} ({})", backend_->describe(), target_.name, target_.source);
     device_ = registry_->load(*backend_, options.load_mode);
@@ -100,32 +106,22 @@ std::optional<VariantId> Runtime::variant_id(std::string_view kernel) const {
   return found == variant_ids_.end() ? std::nullopt : std::optional<VariantId>(found->second);
 }
 
-KernelHandle Runtime::handle_of(std::string_view kernel) const {
-  const auto id = variant_id(kernel);
-  return (backend_ && id) ? registry_->handle(device_, *id) : KernelHandle{};
+Runtime::OpKernelSlot Runtime::resolve_slot(std::string_view kernel, const KernelParams& fallback) const {
+  const KernelEntry* entry = target_.find_kernel(kernel);
+  return OpKernelSlot{variant_id(kernel), entry != nullptr ? entry->params : fallback};
 }
 
-KernelParams Runtime::params_of(std::string_view kernel, const KernelParams& fallback) const {
-  const KernelEntry* entry = target_.find_kernel(kernel);
-  return entry != nullptr ? entry->params : fallback;
+KernelHandle Runtime::handle(const OpKernelSlot& slot) const {
+  // The launch path: one lock-free read, so a twin arriving in the background is seen at once.
+  return (backend_ && slot.id) ? registry_->handle(device_, *slot.id) : KernelHandle{};
 }
 
 ops::BaGatesKernels Runtime::ba_gates_kernels() const {
-  ops::BaGatesKernels kernels;
-  kernels.parent = handle_of(ops::kBaGatesParentKernel);
-  kernels.twin = handle_of(ops::kBaGatesTwinKernel);
-  kernels.parent_params = params_of(ops::kBaGatesParentKernel, kernels.parent_params);
-  kernels.twin_params = params_of(ops::kBaGatesTwinKernel, kernels.twin_params);
-  return kernels;
+  return ops::BaGatesKernels{handle(ba_parent_), handle(ba_twin_), ba_parent_.params, ba_twin_.params};
 }
 
 ops::Fp8QuantKernels Runtime::fp8_quant_kernels() const {
-  ops::Fp8QuantKernels kernels;
-  kernels.shared = handle_of(ops::kFp8QuantSharedKernel);
-  kernels.twin = handle_of(ops::kFp8QuantTwinKernel);
-  kernels.shared_params = params_of(ops::kFp8QuantSharedKernel, kernels.shared_params);
-  kernels.twin_params = params_of(ops::kFp8QuantTwinKernel, kernels.twin_params);
-  return kernels;
+  return ops::Fp8QuantKernels{handle(fp8_shared_), handle(fp8_twin_), fp8_shared_.params, fp8_twin_.params};
 }
 
 GpuBackend& Runtime::require_device() {
