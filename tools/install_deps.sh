@@ -3,7 +3,7 @@
 # As root it runs apt-get; otherwise it names what to install and fails.
 # The CUDA toolkit (NVRTC, cuda.h) is expected in /usr/local/cuda, as on this kind of machine.
 set -euo pipefail
-packages=(cmake g++ make catch2 libtomlplusplus-dev libspdlog-dev libfmt-dev libcli11-dev
+packages=(cmake g++ make catch2 libtomlplusplus-dev libspdlog-dev libfmt-dev libcli11-dev patchelf
           libboost-context-dev libxxhash-dev nlohmann-json3-dev clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do

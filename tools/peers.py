@@ -13,12 +13,19 @@ Invariants: torch and numpy are imported only inside functions, so `--dry-run` (
 parsing, the case plan, the JSON) works on a machine without them; a missing torch or CUDA is a
 skip (exit 0, a message, and a JSON that says so), never a failure; bytes are the fewest an op
 must move (each input read once, each output written once), the same formula as the bench.
+Streaming (issue 17): each row is printed when measured and the JSON rewritten after each case;
+the time budget counts from the process's start (torch's import included), no case starts that
+the slowest case so far would carry past it, and SIGTERM stops the run with its JSON written.
 """
 import argparse
 import json
+import os
+import signal
 import statistics
 import sys
 import time
+
+START = time.monotonic()  # the budget counts from here: importing torch is part of the cost
 
 BA = dict(k=5120, n=96, nv=48, vpg=3)
 FP8_KS = (5120, 6144, 17408)
@@ -37,14 +44,18 @@ def fp8_bytes(m, k):
     return m * k * 2 + m * k + m * (k // GROUP) * 4
 
 
+GOALS = (("ssm_ba_gates", 8192, BA["k"]), ("fp8_act_quant", 8192, 17408))  # the bench's goal shapes
+
+
 def plan(ms):
+    """Every case; the bench's goal shapes first, so a run cut short still has them."""
     cases = []
     for m in ms:
         cases.append(dict(op="ssm_ba_gates", m=m, k=BA["k"], n=BA["n"], bytes=ba_bytes(m)))
     for k in FP8_KS:
         for m in ms:
             cases.append(dict(op="fp8_act_quant", m=m, k=k, n=0, bytes=fp8_bytes(m, k)))
-    return cases
+    return sorted(cases, key=lambda c: (c["op"], c["m"], c["k"]) not in GOALS)
 
 
 def parse_args(argv):
@@ -57,18 +68,33 @@ def parse_args(argv):
     p.add_argument("--rotate-mib", type=int, default=256, help="input sets span at least this many MiB")
     p.add_argument("--no-compile", action="store_true", help="skip the torch.compile peers")
     p.add_argument("--time-budget-s", type=float, default=200.0,
-                   help="stop starting new cases after this many seconds (recorded as skipped)")
+                   help="seconds from the process's start after which no case starts (recorded as skipped)")
     args = p.parse_args(argv)
     if args.repeats < 1 or args.warmup < 0 or any(m < 1 for m in args.m):
         p.error("--repeats must be >= 1, --warmup >= 0 and every --m >= 1")
     return args
 
 
+class Stopped(BaseException):
+    """SIGTERM arrived (the device check's step deadline): stop, keep what was measured."""
+
+
+def on_sigterm(signum, frame):
+    raise Stopped()
+
+
 def write(path, payload):
+    """Whole file or nothing: a reader never sees half a JSON, even if the kill comes mid-write."""
     if path:
-        with open(path, "w") as f:
+        with open(path + ".partial", "w") as f:
             json.dump(payload, f, indent=2)
             f.write("\n")
+        os.replace(path + ".partial", path)
+
+
+def budget_allows(elapsed, slowest, budget):
+    """Start another case only if the slowest case so far would still end inside the budget."""
+    return elapsed + slowest <= budget
 
 
 def ba_peer(torch):
@@ -132,16 +158,19 @@ def time_runs(torch, runs, launch, spacer):
     return us
 
 
-def measure(args):
+def measure(args, result, save):
+    """Fills `result` in place and calls save() after each case, so a kill keeps every row."""
     try:
         import torch
     except ImportError as error:
-        return dict(skipped=f"torch is not importable: {error}")
+        result["skipped"] = f"torch is not importable: {error}"
+        return
     if not torch.cuda.is_available():
-        return dict(skipped="torch sees no CUDA device", torch=torch.__version__)
+        result.update(skipped="torch sees no CUDA device", torch=torch.__version__)
+        return
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
-    result = dict(torch=torch.__version__, device=props.name, sm_count=props.multi_processor_count,
+    result.update(torch=torch.__version__, device=props.name, sm_count=props.multi_processor_count,
                   l2_bytes=getattr(props, "L2_cache_size", None), cases=[], skipped_cases=[])
     gen = torch.Generator(device=dev).manual_seed(7)
     spacer_src = torch.randn(SPACER_BYTES // 4, device=dev, generator=gen)
@@ -157,13 +186,15 @@ def measure(args):
     ceiling = 2 * big.numel() * 4 / (copy_us * 1e-6)
     result["ceiling"] = dict(bytes_read_plus_written=2 * big.numel() * 4, median_us=copy_us, bytes_per_s=ceiling)
     del big, big_dst
+    print_head(result)
+    save()
 
     peers = {"ssm_ba_gates": [("torch_eager", ba_peer(torch))], "fp8_act_quant": [("torch_eager", fp8_peer(torch))]}
     if not args.no_compile:
         peers["ssm_ba_gates"].append(("torch_compile", torch.compile(ba_peer(torch), dynamic=True)))
         peers["fp8_act_quant"].append(("torch_compile", torch.compile(fp8_peer(torch), dynamic=True)))
     rotate = args.rotate_mib << 20
-    start = time.monotonic()
+    slowest = 0.0
     for case in plan(args.m):
         m, k = case["m"], case["k"]
         sets = max(2, min(4096, -(-rotate // case["bytes"])))
@@ -180,9 +211,10 @@ def measure(args):
             check = lambda out, s: fp8_check(torch, out, *inputs[s])  # noqa: E731
         for name, fn in peers[case["op"]]:
             row = dict(case, peer=name, input_sets=sets)
-            if time.monotonic() - start > args.time_budget_s:
+            if not budget_allows(time.monotonic() - START, slowest, args.time_budget_s):
                 result["skipped_cases"].append(dict(row, reason="time budget spent"))
                 continue
+            case_start = time.monotonic()
             try:
                 t0 = time.monotonic()
                 out = fn(*inputs[0])
@@ -195,27 +227,36 @@ def measure(args):
                 row["ceiling_fraction"] = case["bytes"] / (row["median_us"] * 1e-6) / ceiling
             except Exception as error:  # a peer that fails is data, not the end of the run
                 row["error"] = f"{type(error).__name__}: {error}"[:500]
+            slowest = max(slowest, time.monotonic() - case_start)
             result["cases"].append(row)
+            print_row(row)
+            save()
         del inputs
         torch.cuda.empty_cache()
-    return result
 
 
-def print_table(result):
-    if "skipped" in result:
-        print(f"peers.py: skipped: {result['skipped']}")
-        return
+def print_head(result):
     c = result["ceiling"]
     print(f"peers.py: torch {result['torch']} on {result['device']}; copy ceiling {c['bytes_per_s'] / 1e9:.1f} GB/s")
-    print(f"{'op':<14} {'peer':<14} {'M':>5} {'K':>6} {'median us':>10} {'%ceil':>6} {'rel_err':>9}  note")
-    for r in result["cases"]:
-        us = f"{r['median_us']:.2f}" if "median_us" in r else "-"
-        frac = f"{100 * r['ceiling_fraction']:.1f}" if "ceiling_fraction" in r else "-"
-        err = f"{r['rel_err']:.2e}" if "rel_err" in r else "-"
-        note = r.get("error", "" if r.get("ok", False) else "CHECK FAILED")
-        print(f"{r['op']:<14} {r['peer']:<14} {r['m']:>5} {r['k']:>6} {us:>10} {frac:>6} {err:>9}  {note}")
-    for r in result["skipped_cases"]:
+    print(f"{'op':<14} {'peer':<14} {'M':>5} {'K':>6} {'median us':>10} {'%ceil':>6} {'rel_err':>9}  note",
+          flush=True)
+
+
+def print_row(r):
+    us = f"{r['median_us']:.2f}" if "median_us" in r else "-"
+    frac = f"{100 * r['ceiling_fraction']:.1f}" if "ceiling_fraction" in r else "-"
+    err = f"{r['rel_err']:.2e}" if "rel_err" in r else "-"
+    note = r.get("error", "" if r.get("ok", False) else "CHECK FAILED")
+    print(f"{r['op']:<14} {r['peer']:<14} {r['m']:>5} {r['k']:>6} {us:>10} {frac:>6} {err:>9}  {note}", flush=True)
+
+
+def print_tail(result):
+    if "skipped" in result:
+        print(f"peers.py: skipped: {result['skipped']}")
+    for r in result.get("skipped_cases", []):
         print(f"skipped {r['op']} {r['peer']} M={r['m']} K={r['k']}: {r['reason']}")
+    if "stopped" in result:
+        print(f"peers.py: stopped by {result['stopped']} after {len(result.get('cases', []))} cases")
 
 
 def main(argv=None):
@@ -228,10 +269,17 @@ def main(argv=None):
               f"{'no JSON' if not args.json else 'JSON at ' + args.json}; torch not imported")
         return 0
     payload["dry_run"] = False
-    payload.update(measure(args))
+    signal.signal(signal.SIGTERM, on_sigterm)
+    status = 0
+    try:
+        measure(args, payload, lambda: write(args.json, payload))
+    except Stopped:
+        payload["stopped"] = "SIGTERM"
+        status = 128 + signal.SIGTERM
+    payload["seconds"] = round(time.monotonic() - START, 1)
     write(args.json, payload)
-    print_table(payload)
-    return 0
+    print_tail(payload)
+    return status
 
 
 if __name__ == "__main__":

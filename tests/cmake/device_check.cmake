@@ -1,16 +1,26 @@
-# The device check's dry run (tools/device_check.sh --dry-run) against this build tree, so the
-# one-call device script cannot rot on tasks that have no GPU: the bench starts, says "no
-# device" (77), runs its host emulation and --sanity, peers.py parses and plans, results.json
-# is written. Uses the already-built binaries; rebuilds nothing.
+# The device check (tools/device_check.sh) without a device, so the one-call device script
+# cannot rot on tasks that have no GPU:
+#   device_check_dry_run         stages this build tree's binaries the way --build stages its
+#                                Release build (bundled libraries, $ORIGIN RUNPATH, BUILD_INFO),
+#                                proves the staged folder complete, then the dry run against it:
+#                                the bench starts, says "no device" (77), runs its host emulation
+#                                and --sanity, peers.py plans, results.json is written
+#   device_check_fake_*          the device mode with stand-in binaries (tests/device_check):
+#                                a hung step killed at its cap, every step failing, the
+#                                sanitizers' own verdicts, log caps, --only, an incomplete stage
+# Uses the already-built binaries; rebuilds nothing.
 if(TARGET metrale-ops-bench)
-  if(TARGET metrale_gpu_tests)
-    set(METRALE_DRY_RUN_GPU_TESTS $<TARGET_FILE:metrale_gpu_tests>)
-  else()
-    set(METRALE_DRY_RUN_GPU_TESTS none)
-  endif()
   add_test(NAME device_check_dry_run
-           COMMAND bash ${PROJECT_SOURCE_DIR}/tools/device_check.sh --dry-run --bench $<TARGET_FILE:metrale-ops-bench>
-                   --gpu-tests ${METRALE_DRY_RUN_GPU_TESTS})
-  set_tests_properties(device_check_dry_run PROPERTIES TIMEOUT 120 LABELS device
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tools/device_check.sh --dry-run --stage-from ${PROJECT_BINARY_DIR}
+                   --stage-dir ${PROJECT_BINARY_DIR}/device-check-stage)
+  set_tests_properties(device_check_dry_run PROPERTIES TIMEOUT 180 LABELS device
                        ENVIRONMENT "METRALE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache")
+  foreach(scenario hang all-fail sanitizer)
+    add_test(NAME device_check_fake_${scenario}
+             COMMAND bash ${PROJECT_SOURCE_DIR}/tests/device_check/fake_run_test.sh ${scenario})
+    set_tests_properties(device_check_fake_${scenario} PROPERTIES TIMEOUT 120 LABELS device)
+  endforeach()
+  add_test(NAME device_check_fake_bad_stage
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/device_check/fake_run_test.sh bad-stage ${PROJECT_BINARY_DIR})
+  set_tests_properties(device_check_fake_bad_stage PROPERTIES TIMEOUT 120 LABELS device)
 endif()

@@ -1,6 +1,7 @@
 // ops_bench_main.cpp: metrale-ops-bench, the kernels' benchmark. On a CUDA device: the copy
-// ceiling, Runtime::open cold/warm/hot, then both kernels of each op at every shape, checked
-// then timed with CUDA events; --host runs the same code on the host backend at tiny shapes
+// ceiling, then both kernels of each op at every shape (the goal shapes first), checked then
+// timed with CUDA events, each row printed and the JSON rewritten as it is measured, then
+// Runtime::open cold/warm/hot; --host runs the same code on the host backend at tiny shapes
 // (CPU emulation, wall clock); --sanity checks each kernel once at small shapes (the
 // compute-sanitizer target). Not a test: BENCHMARKS.md records its numbers with the command.
 // Exit status: 0 all good; 3 a kernel failed its check (the JSON is still written); 77 no CUDA
@@ -80,23 +81,36 @@ int main(int argc, char** argv) {
       clock = host ? bench::make_host_clock(gpu) : bench::make_cuda_clock(gpu);
       report.clock = clock->kind();
       report.ceiling = bench::measure_ceiling(gpu, *clock, settings);
-      if (!no_open) {
-        report.open = bench::time_runtime_open(host, open_repeats);
-      }
     } else {
       report.clock = "none (--sanity: checks only)";
     }
-    for (auto& result : bench::run_ba_gates(*runtime, clock.get(), settings)) {
+    auto save = [&] {
+      if (!json_path.empty()) {
+        bench::write_json(report, json_path);
+      }
+    };
+    bench::print_head(report);
+    save();
+    // Each row is printed and the JSON rewritten as soon as a kernel is measured: a run killed at
+    // its deadline keeps every row it finished.
+    const bench::ResultSink sink = [&](bench::KernelResult result) {
       report.kernels.push_back(std::move(result));
+      bench::link_speedups(report.kernels);
+      bench::print_row(report, report.kernels.back());
+      save();
+    };
+    for (const bench::BenchPass& pass : bench::goal_first_passes(settings)) {
+      if (pass.op == "ssm_ba_gates") {
+        bench::run_ba_gates(*runtime, clock.get(), pass.settings, sink);
+      } else {
+        bench::run_fp8_quant(*runtime, clock.get(), pass.settings, sink);
+      }
     }
-    for (auto& result : bench::run_fp8_quant(*runtime, clock.get(), settings)) {
-      report.kernels.push_back(std::move(result));
+    if (!sanity && !no_open) {
+      report.open = bench::time_runtime_open(host, open_repeats);
     }
-    bench::link_speedups(report.kernels);
-    bench::print_report(report);
-    if (!json_path.empty()) {
-      bench::write_json(report, json_path);
-    }
+    bench::print_tail(report);
+    save();
     const bool all_right = std::all_of(report.kernels.begin(), report.kernels.end(),
                                        [](const bench::KernelResult& r) { return r.checked; });
     if (report.kernels.empty()) {
