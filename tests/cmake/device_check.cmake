@@ -15,7 +15,7 @@ if(TARGET metrale-ops-bench)
                    --stage-dir ${PROJECT_BINARY_DIR}/device-check-stage)
   set_tests_properties(device_check_dry_run PROPERTIES TIMEOUT 180 LABELS device
                        ENVIRONMENT "METRALE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache")
-  foreach(scenario hang all-fail sanitizer)
+  foreach(scenario hang all-fail sanitizer peers-sigterm)
     add_test(NAME device_check_fake_${scenario}
              COMMAND bash ${PROJECT_SOURCE_DIR}/tests/device_check/fake_run_test.sh ${scenario})
     set_tests_properties(device_check_fake_${scenario} PROPERTIES TIMEOUT 120 LABELS device)

@@ -9,6 +9,7 @@
 #   sanitizer  memcheck passes on "ERROR SUMMARY: 0 errors" though the program exits 3,
 #              racecheck's "Device not supported" is unsupported, a chatty step's log is capped,
 #              --only runs only what it names
+#   peers-sigterm  tools/peers.py stopped by SIGTERM mid-run exits 143 with its JSON written
 #   bad-stage BUILD   a stage made from BUILD verifies; one with the build tree's RUNPATH
 #              (/usr/local/cuda/lib) and a bundled library missing does not, and both are named
 # Invariants: at most 6 files in $OUT; every check prints what it expected and what it saw.
@@ -122,6 +123,21 @@ PY
     [ $? != 0 ] || fail "bad-stage: a foreign RUNPATH and a missing library verified"
     [[ "$problems" == *"RUNPATH entry '/usr/local/cuda/lib'"* ]] || fail "bad-stage: the foreign RUNPATH was not named: $problems"
     [[ "$problems" == *"needs libfmt.so.9"* ]] || fail "bad-stage: the missing libfmt was not named: $problems"
+    ;;
+  peers-sigterm)
+    # A stand-in torch whose device query blocks: SIGTERM mid-run still leaves peers.py's JSON.
+    mkdir -p "$WORK/py/torch"
+    printf 'import time\n__version__ = "0-stand-in"\nclass cuda:\n    @staticmethod\n    def is_available():\n        time.sleep(60)\n' \
+      >"$WORK/py/torch/__init__.py"
+    PYTHONPATH="$WORK/py" python3 "$ROOT/tools/peers.py" --json "$WORK/peers.json" >"$WORK/peers.stdout" 2>&1 &
+    pid=$!
+    sleep 2
+    kill -TERM "$pid"
+    wait "$pid"
+    rc=$?
+    [ "$rc" = 143 ] || fail "peers-sigterm: exit status $rc, expected 143"
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["stopped"] == "SIGTERM" and r["plan"], r' \
+      "$WORK/peers.json" || fail "peers-sigterm: no JSON saying it was stopped"
     ;;
   *) echo "unknown scenario $SCENARIO"; exit 2 ;;
 esac

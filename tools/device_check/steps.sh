@@ -76,6 +76,7 @@ run_step() {
     exit:*)
       detail="exit $rc, log $log"
       if [ "$rc" = "${judge#exit:}" ]; then verdict=pass
+      elif [ "$rc" = 77 ] && [ "$MODE" = device ]; then verdict=fail; detail="no CUDA device seen (exit 77), log $log"
       elif [ "$rc" = 77 ]; then verdict=skipped; detail="no device (exit 77), log $log"
       elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then verdict=timeout; detail="killed at ${limit}s, log $log"
       else verdict=fail; fi ;;
