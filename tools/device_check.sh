@@ -99,7 +99,7 @@ env_step() {
     note build-info "$verdict" "$detail"
   fi
   run_step bench-start env.log 30 exit:0 "$BENCH" --help
-  if [ "$(verdict_of bench-start)" != pass ] && [ "$FORCE" = 0 ]; then
+  if [[ "$(verdict_of bench-start)" =~ ^(fail|timeout)$ ]] && [ "$FORCE" = 0 ]; then
     note stopped fail "the bench binary cannot start (see env.log); --force runs the other steps anyway"
     return 1
   fi

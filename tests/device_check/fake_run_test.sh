@@ -43,7 +43,7 @@ printf "%s" "{\"cases\": [{\"op\": \"ssm_ba_gates\", \"peer\": \"torch_eager\", 
 echo "ssm_ba_gates torch_eager 8192 5120 300.00"; exit "${FAKE_EXIT:-0}"'
 fake sanitizer '
 while [ $# -gt 0 ]; do case "$1" in --tool) tool=$2 ;; --log-file) log=$2 ;; esac; shift; done
-if [ "$tool" = racecheck ]; then echo "========= Device not supported" >"$log"; exit 1; fi
+if [ "$tool" = racecheck ]; then echo "========= Error: Device not supported"; : >"$log"; exit 1; fi
 echo "========= ERROR SUMMARY: 0 errors" >"$log"; exit "${FAKE_SANITIZER_EXIT:-3}"'
 
 run_check() {  # OUT_NAME ARGS...: runs the device check into $WORK/OUT_NAME

@@ -65,14 +65,19 @@ run_step() {
   local limit=$((cap < left ? cap : left)) t0 rc verdict detail
   if [ "$left" -lt 5 ]; then note "$name" skipped "no time left under the ${DEADLINE}s deadline"; return; fi
   echo "=== $name: $* (limit ${limit}s, $(date -u +%T))" | cap_append "$log"
+  # A sanitizer's own messages are judged too ("Device not supported" may skip its log file): a
+  # copy of the step's output, which --print-limit keeps small, goes to the scratch folder.
+  local copy=/dev/null
+  [[ "$judge" == sanitizer:* ]] && copy="$SCRATCH/$name.stdout"
   t0=$(date +%s)
-  timeout --kill-after=5 "$limit" "$@" 2>&1 | cap_append "$log"
+  timeout --kill-after=5 "$limit" "$@" 2>&1 | tee "$copy" | cap_append "$log"
   rc=${PIPESTATUS[0]}
   case "$judge" in
     sanitizer:*)
       local file=${judge#sanitizer:}
+      cat "$file" "$copy" >"$file.judged" 2>/dev/null
       { head -n 200 "$file"; grep 'ERROR SUMMARY' "$file" | tail -n1; } 2>/dev/null | cap_append "$log"
-      IFS='|' read -r verdict detail <<<"$(sanitizer_verdict "$file" "$rc")" ;;
+      IFS='|' read -r verdict detail <<<"$(sanitizer_verdict "$file.judged" "$rc")" ;;
     exit:*)
       detail="exit $rc, log $log"
       if [ "$rc" = "${judge#exit:}" ]; then verdict=pass
