@@ -117,7 +117,7 @@ if [ "$MODE" = dry ] && [ -d "$STAGE/bin" ]; then
 fi
 
 if ! env_step; then
-  :
+  :  # stopped: the bench cannot start, so nothing else can tell more; results and summary say so
 elif [ "$MODE" = device ]; then
   run_step bench bench.log "${CAP[bench]}" exit:0 "$BENCH" --json "$SCRATCH/bench.json"
   if [ -x "$GPU_TESTS" ]; then run_step tests tests.log "${CAP[tests]}" exit:0 "$GPU_TESTS"
