@@ -16,7 +16,8 @@ STAGE_SYSTEM_LIBS='^(linux-vdso|ld-linux[^ ]*|libc|libm|libdl|libpthread|librt|l
 
 source_digest() {
   local root=$1
-  (cd "$root" && find src include templates hardware tools/bench tests/gpu tests/support CMakeLists.txt cmake \
+  (cd "$root" && find src include templates hardware tools/bench tools/cmake tools/CMakeLists.txt tests/gpu tests/support \
+     tests/unit tests/CMakeLists.txt CMakeLists.txt cmake \
      -type f 2>/dev/null | LC_ALL=C sort | xargs -d '\n' sha256sum | sha256sum | cut -c1-16)
 }
 
