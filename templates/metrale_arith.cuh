@@ -4,8 +4,15 @@
 // - bf16 -> float is exact (bit shift), every product-accumulate is an explicit __fmaf_rn in
 //   element order, so the result does not depend on the compiler's contraction choices;
 // - the warp sum is the xor butterfly 16, 8, 4, 2, 1 and an output is warp_even + warp_odd;
-// - the fp8 scale and e4m3 conversion are the only definitions the fp8 kernels use.
-// Plain CUDA C++ only: compiled by NVRTC and, after the host prelude, by the host compiler.
+// - the fp8 scale and e4m3 conversion are the only definitions the fp8 kernels use;
+// - tensor-core tiles are touched only through the mma_* functions (PTX wmma m16n16k16, bf16
+//   in, fp32 accumulate): a fragment's per-lane contents are opaque, on the GPU by the PTX ISA
+//   and on the host by the emulation, so no kernel can depend on a lane layout.
+// Plain CUDA C++ only: compiled by NVRTC and, after the host prelude, by the host compiler. The
+// MMA and async-copy wrappers are the only functions with a device and a host body: inline PTX
+// on the device (sm_80 and newer; nothing here is emitted for a kernel that does not call them),
+// warp collectives over whole tiles (metrale/host/tile_collectives.hpp) and plain copies on the
+// host.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -72,6 +79,121 @@ __device__ inline float gate_softplus(float x) { return x > 20.0f ? x : log1pf(e
 // gate = -exp(A_log) * softplus(acc + dt_bias)
 __device__ inline float gate_decay(float acc, float a_log, float dt_bias) {
   return -expf(a_log) * gate_softplus(acc + dt_bias);
+}
+
+// --- Tensor-core tiles (PTX wmma.m16n16k16, bf16 inputs, fp32 accumulators) ---------------
+
+// Tile edge of one MMA: D[16][16] += A[16][16] B[16][16].
+constexpr unsigned int kMmaTile = 16;
+
+// A lane's share of a 16x16 bf16 operand tile (8 elements in 4 words), and of a 16x16 fp32
+// accumulator tile (8 floats). Only the mma_* functions below read or write them.
+struct MmaBf16Fragment {
+  unsigned int reg[4];
+};
+struct MmaF32Fragment {
+  float reg[8];
+};
+
+// Every element equal, so no lane layout is involved.
+__device__ inline void mma_zero(MmaF32Fragment& acc) {
+  for (unsigned int i = 0; i < 8u; ++i) {
+    acc.reg[i] = 0.0f;
+  }
+}
+
+// The whole warp, with the same `tile` and `ldm` (elements, a multiple of 8; `tile` 32-byte
+// aligned): A[r][c] = tile[r * ldm + c].
+__device__ inline void mma_load_a_row(MmaBf16Fragment& a, const unsigned short* tile, unsigned int ldm) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("wmma.load.a.sync.aligned.row.m16n16k16.bf16 {%0, %1, %2, %3}, [%4], %5;\n"
+               : "=r"(a.reg[0]), "=r"(a.reg[1]), "=r"(a.reg[2]), "=r"(a.reg[3])
+               : "l"(tile), "r"(ldm)
+               : "memory");
+#else
+  ::metrale::host::tile_load_a_bf16_row(a.reg, tile, ldm);
+#endif
+}
+
+// The whole warp, as mma_load_a_row: B[k][n] = tile[n * ldm + k] (a row-major [n][k] weight
+// tile is B column-major).
+__device__ inline void mma_load_b_col(MmaBf16Fragment& b, const unsigned short* tile, unsigned int ldm) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("wmma.load.b.sync.aligned.col.m16n16k16.bf16 {%0, %1, %2, %3}, [%4], %5;\n"
+               : "=r"(b.reg[0]), "=r"(b.reg[1]), "=r"(b.reg[2]), "=r"(b.reg[3])
+               : "l"(tile), "r"(ldm)
+               : "memory");
+#else
+  ::metrale::host::tile_load_b_bf16_col(b.reg, tile, ldm);
+#endif
+}
+
+// The whole warp: acc = A B + acc, fp32 accumulation (the order within a tile is the hardware's).
+__device__ inline void mma_bf16_accumulate(MmaF32Fragment& acc, const MmaBf16Fragment& a, const MmaBf16Fragment& b) {
+#if defined(__CUDA_ARCH__)
+  asm volatile(
+      "wmma.mma.sync.aligned.row.col.m16n16k16.f32.bf16.bf16.f32 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, "
+      "{%0, %1, %2, %3, %4, %5, %6, %7};\n"
+      : "+f"(acc.reg[0]), "+f"(acc.reg[1]), "+f"(acc.reg[2]), "+f"(acc.reg[3]), "+f"(acc.reg[4]), "+f"(acc.reg[5]),
+        "+f"(acc.reg[6]), "+f"(acc.reg[7])
+      : "r"(a.reg[0]), "r"(a.reg[1]), "r"(a.reg[2]), "r"(a.reg[3]), "r"(b.reg[0]), "r"(b.reg[1]), "r"(b.reg[2]),
+        "r"(b.reg[3]));
+#else
+  ::metrale::host::tile_mma_bf16_f32(acc.reg, a.reg, b.reg, acc.reg);
+#endif
+}
+
+// The whole warp, as mma_load_a_row (ldm a multiple of 4 floats): tile[r * ldm + c] = D[r][c].
+__device__ inline void mma_store_row(float* tile, const MmaF32Fragment& acc, unsigned int ldm) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("wmma.store.d.sync.aligned.row.m16n16k16.f32 [%0], {%1, %2, %3, %4, %5, %6, %7, %8}, %9;\n" ::"l"(tile),
+               "f"(acc.reg[0]), "f"(acc.reg[1]), "f"(acc.reg[2]), "f"(acc.reg[3]), "f"(acc.reg[4]), "f"(acc.reg[5]),
+               "f"(acc.reg[6]), "f"(acc.reg[7]), "r"(ldm)
+               : "memory");
+#else
+  ::metrale::host::tile_store_f32_row(tile, acc.reg, ldm);
+#endif
+}
+
+// --- Asynchronous global -> shared copies (cp.async, sm_80 and newer) ----------------------
+
+// Copies 16 bytes from global `src` to shared `dst` (both 16-byte aligned) without holding a
+// register, or writes 16 zero bytes when `valid` is false (src is then not read).
+__device__ inline void async_copy_16(void* dst, const void* src, bool valid) {
+#if defined(__CUDA_ARCH__)
+  asm volatile(
+      "{\n"
+      "  .reg .u64 sdst, gsrc;\n"
+      "  cvta.to.shared.u64 sdst, %0;\n"
+      "  cvta.to.global.u64 gsrc, %1;\n"
+      "  cp.async.cg.shared.global [sdst], [gsrc], 16, %2;\n"
+      "}\n" ::"l"(dst),
+      "l"(src), "r"(valid ? 16u : 0u)
+      : "memory");
+#else
+  if (valid) {
+    memcpy(dst, src, 16);
+  } else {
+    memset(dst, 0, 16);
+  }
+#endif
+}
+
+// Closes the group of copies this thread issued since the last commit.
+__device__ inline void async_copy_commit() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+// Waits until at most PENDING of this thread's committed groups are still in flight (the host
+// copies synchronously). A __syncthreads() must follow before other threads read the data.
+template <unsigned int PENDING>
+__device__ inline void async_copy_wait() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+#endif
 }
 
 // --- FP8 (e4m3fn) group quantisation ------------------------------------------------------

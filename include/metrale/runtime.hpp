@@ -86,7 +86,7 @@ class Runtime {
   Levers levers_;
   std::unique_ptr<KernelRegistry> registry_;
   std::map<std::string, VariantId, std::less<>> variant_ids_;
-  OpKernelSlot ba_parent_, ba_twin_, fp8_shared_, fp8_twin_;
+  OpKernelSlot ba_parent_, ba_twin_, fp8_shared_, fp8_twin_, ba_mma_;
   DeviceIndex device_ = 0;
 };
 

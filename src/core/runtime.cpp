@@ -91,6 +91,7 @@ void Runtime::initialise(RuntimeOptions& options) {
   const ops::Fp8QuantKernels fp8_defaults;
   ba_parent_ = resolve_slot(ops::kBaGatesParentKernel, ba_defaults.parent_params);
   ba_twin_ = resolve_slot(ops::kBaGatesTwinKernel, ba_defaults.twin_params);
+  ba_mma_ = resolve_slot(ops::kBaGatesMmaKernel, ba_defaults.mma_params);
   fp8_shared_ = resolve_slot(ops::kFp8QuantSharedKernel, fp8_defaults.shared_params);
   fp8_twin_ = resolve_slot(ops::kFp8QuantTwinKernel, fp8_defaults.twin_params);
   if (backend_) {
@@ -117,7 +118,8 @@ KernelHandle Runtime::handle(const OpKernelSlot& slot) const {
 }
 
 ops::BaGatesKernels Runtime::ba_gates_kernels() const {
-  return ops::BaGatesKernels{handle(ba_parent_), handle(ba_twin_), ba_parent_.params, ba_twin_.params};
+  return ops::BaGatesKernels{handle(ba_parent_), handle(ba_twin_), ba_parent_.params,
+                             ba_twin_.params,    handle(ba_mma_),  ba_mma_.params};
 }
 
 ops::Fp8QuantKernels Runtime::fp8_quant_kernels() const {
@@ -132,7 +134,8 @@ GpuBackend& Runtime::require_device() {
 }
 
 ops::BaGatesPick Runtime::ssm_ba_gates(const ops::BaGatesArgs& args, std::uint64_t stream) {
-  return ops::ssm_ba_gates(require_device(), ba_gates_kernels(), levers_.ssm_ba_gates_hopper.value, args, stream);
+  const ops::BaGatesLevers levers{levers_.ssm_ba_gates_hopper.value, levers_.ssm_ba_gates_tensor_core.value};
+  return ops::ssm_ba_gates(require_device(), ba_gates_kernels(), levers, args, stream);
 }
 
 ops::Fp8QuantPick Runtime::fp8_act_quant(const ops::Fp8QuantArgs& args, std::uint64_t stream) {

@@ -10,6 +10,7 @@
 #include "metrale/host/cuda_host_prelude.hpp"
 #include "fp8_act_quant.cuh"
 #include "ssm_ba_gates.cuh"
+#include "ssm_ba_gates_mma.cuh"
 // clang-format on
 
 #include "metrale/host/host_kernel.hpp"
@@ -24,6 +25,8 @@ void register_builtin_host_kernels(HostKernelTable& table) {
                                                                     KernelParams{256, 64, 0}));
   table.add(make_host_kernel<&dense_gemm_ba_gates_prefill_hopper<256, 64, 8>>(std::string(ops::kBaGatesTwinKernel),
                                                                               KernelParams{256, 64, 8}));
+  table.add(
+      make_host_kernel<&ssm_ba_gates_mma<256, 64>>(std::string(ops::kBaGatesMmaKernel), KernelParams{256, 64, 0}));
   table.add(make_host_kernel<&per_token_group_quant_fp8<16, 1>>(std::string(ops::kFp8QuantSharedKernel),
                                                                 KernelParams{0, 16, 1}));
   table.add(make_host_kernel<&per_token_group_quant_fp8_hopper<16, 8>>(std::string(ops::kFp8QuantTwinKernel),

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string_view>
 
@@ -20,7 +21,7 @@ bool same_site(const ::metrale::host::CallSite& a, const ::metrale::host::CallSi
 }
 
 bool same_collective(const WarpSyncRequest& a, const WarpSyncRequest& b) {
-  return a.op == b.op && a.mask == b.mask && a.width == b.width && same_site(a.site, b.site);
+  return a.op == b.op && a.mask == b.mask && a.width == b.width && a.tile == b.tile && same_site(a.site, b.site);
 }
 
 std::string describe_request(const WarpSyncRequest& request) {
@@ -56,8 +57,30 @@ bool group_complete(const Warp& warp, const WarpSyncRequest& request) {
   return true;
 }
 
+// A tile collective names the whole warp; its body sees every lane's operand at once.
+std::optional<std::string> complete_tile(Warp& warp, const Dim3& block_dim) {
+  const WarpSyncRequest request = warp.lanes.front().warp;
+  void* operands[kWarpLanes] = {};
+  for (std::uint32_t lane = 0; lane < kWarpLanes; ++lane) {
+    operands[lane] = reinterpret_cast<void*>(static_cast<std::uintptr_t>(warp.lanes[lane].warp.value));
+  }
+  std::string problem = request.tile(operands);
+  if (!problem.empty()) {
+    return fmt::format("{}: {} at {}: {}", describe_thread(warp.first_thread, block_dim), warp_op_name(request.op),
+                       describe_site(request.site), problem);
+  }
+  for (ThreadSync& lane : warp.lanes) {
+    lane.result = 0;
+    lane.state = ThreadState::kRunnable;
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> complete_group(Warp& warp, std::uint32_t leader, const Dim3& block_dim) {
   const WarpSyncRequest request = warp.lanes[leader].warp;
+  if (request.op == WarpOp::kTile) {
+    return complete_tile(warp, block_dim);
+  }
   std::uint32_t votes = 0;
   for (std::uint32_t lane = 0; lane < warp.lanes.size(); ++lane) {
     if ((request.mask >> lane & 1U) != 0 && warp.lanes[lane].warp.value != 0) {
@@ -93,6 +116,7 @@ std::optional<std::string> complete_group(Warp& warp, std::uint32_t leader, cons
         thread.result = votes == request.mask ? 1U : 0U;
         break;
       case WarpOp::kSyncWarp:
+      case WarpOp::kTile:
         thread.result = 0;
         break;
     }
@@ -143,6 +167,8 @@ std::string_view warp_op_name(WarpOp op) {
       return "__all_sync";
     case WarpOp::kSyncWarp:
       return "__syncwarp";
+    case WarpOp::kTile:
+      return "wmma tile operation";
   }
   return "warp collective";
 }
@@ -167,6 +193,10 @@ std::optional<std::string> warp_request_problem(const WarpSyncRequest& request, 
   if (width < 1 || width > static_cast<std::int32_t>(kWarpLanes) || (width & (width - 1)) != 0) {
     return fmt::format("{} at {} has width {}; it must be a power of two in [1, 32]", warp_op_name(request.op),
                        describe_site(request.site), width);
+  }
+  if (request.op == WarpOp::kTile && (request.mask != 0xffffffffU || request.tile == nullptr)) {
+    return fmt::format("{} at {} must be executed by the whole warp (mask {:#010x})", warp_op_name(request.op),
+                       describe_site(request.site), request.mask);
   }
   if ((request.mask >> lane & 1U) == 0) {
     return fmt::format("{} at {} is called by lane {} with mask {:#010x}, which does not name the calling lane",

@@ -1,4 +1,4 @@
-// op_kernels.cpp: name expressions of the four kernels, built from their parameters.
+// op_kernels.cpp: name expressions of the five kernels, built from their parameters.
 #include "metrale/ops/op_kernels.hpp"
 
 #include <fmt/format.h>
@@ -21,6 +21,11 @@ std::optional<KernelVariant> op_kernel_variant(std::string_view kernel, const Ke
     variant.source = std::string(kBaGatesTemplateFile);
     variant.name_expression =
         fmt::format("{}<{}, {}, {}>", kBaGatesTwinTemplate, params.block, params.lanes, params.groups);
+    variant.background = true;
+  } else if (kernel == kBaGatesMmaKernel) {
+    // Declared in the background like a twin: until it arrives its guard says "kernel absent".
+    variant.source = std::string(kBaGatesMmaTemplateFile);
+    variant.name_expression = fmt::format("{}<{}, {}>", kBaGatesMmaTemplate, params.block, params.lanes);
     variant.background = true;
   } else if (kernel == kFp8QuantSharedKernel) {
     variant.source = std::string(kFp8QuantTemplateFile);

@@ -102,6 +102,8 @@ Dim3 ba_gates_parent_grid(std::uint32_t m, std::uint32_t n, const KernelParams& 
 
 Dim3 ba_gates_twin_grid(std::uint32_t m) { return Dim3{m, 1, 1}; }
 
+Dim3 ba_gates_mma_grid(std::uint32_t m, const KernelParams& params) { return Dim3{ceil_div(m, params.lanes), 1, 1}; }
+
 void launch_ba_gates_parent(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
                             std::uint64_t stream) {
   validate_ba_gates_params(params, false);
@@ -123,11 +125,52 @@ void launch_ba_gates_twin(GpuBackend& gpu, KernelHandle kernel, const KernelPara
   push_args(launch, args).launch(stream);
 }
 
+void launch_ba_gates_mma(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
+                         std::uint64_t stream) {
+  if (auto violation = kernel_params_violation(kBaGatesMmaKernel, params)) {
+    detail::argument_error(kOp, fmt::format("{} variant {}: {}", kBaGatesMmaKernel, params.tag(), *violation));
+  }
+  if (args.n > kBaGatesMmaMaxN) {
+    detail::argument_error(kOp, fmt::format("N={} exceeds {}, the most outputs {} holds per block", args.n,
+                                            kBaGatesMmaMaxN, kBaGatesMmaKernel));
+  }
+  KernelLaunch launch(gpu, kernel);
+  launch.grid(ba_gates_mma_grid(args.m, params)).block(Dim3{params.block, 1, 1});
+  push_args(launch, args).launch(stream);
+}
+
+BaGatesMmaQuery ba_gates_mma_query(const GpuBackend& gpu, const BaGatesKernels& kernels, bool tensor_core,
+                                   const BaGatesArgs& args) {
+  BaGatesMmaQuery query;
+  query.requested = tensor_core;
+  query.kernel_present = kernels.mma.present();
+  query.compute_capability = gpu.compute_capability();
+  query.m = args.m;
+  query.n = args.n;
+  query.k = args.k;
+  query.k_stride = args.k_stride;
+  query.aligned = args.x.address % 16 == 0 && args.weight.address % 16 == 0;
+  query.sm_count = ba_gates_sm_count(gpu);
+  query.tokens_per_block = kernels.mma_params.lanes;
+  return query;
+}
+
 BaGatesPick ssm_ba_gates(GpuBackend& gpu, const BaGatesKernels& kernels, bool requested, const BaGatesArgs& args,
                          std::uint64_t stream) {
+  return ssm_ba_gates(gpu, kernels, BaGatesLevers{requested, false}, args, stream);
+}
+
+BaGatesPick ssm_ba_gates(GpuBackend& gpu, const BaGatesKernels& kernels, const BaGatesLevers& levers,
+                         const BaGatesArgs& args, std::uint64_t stream) {
   validate_ba_gates_args(args);
-  const BaGatesPick pick = ba_gates_pick(requested, kernels.parent, kernels.twin, args.m, args.n, args.k, args.k_stride,
-                                         ba_gates_sm_count(gpu));
+  const bool requested = levers.twin;
+  const BaGatesPick pick = ba_gates_pick_with_mma(ba_gates_mma_query(gpu, kernels, levers.tensor_core, args),
+                                                  kernels.mma, requested, kernels.parent, kernels.twin);
+  ba_gates_mma_log(pick, levers.tensor_core, args.m);
+  if (pick.mma) {
+    launch_ba_gates_mma(gpu, pick.kernel, kernels.mma_params, args, stream);
+    return pick;
+  }
   ba_gates_log(pick, requested, args.m);
   if (!pick.kernel.present()) {
     throw BackendError(

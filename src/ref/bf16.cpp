@@ -30,6 +30,18 @@ std::vector<std::uint16_t> random_bf16(std::size_t count, std::uint64_t seed, fl
   return out;
 }
 
+std::vector<std::uint16_t> random_normal_bf16(std::size_t count, std::uint64_t seed, float sigma) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> dist(0.0f, sigma);
+  std::vector<std::uint16_t> out(count);
+  for (auto& v : out) {
+    do {
+      v = bf16_from_float(dist(rng));
+    } while ((v & 0x7fffu) == 0);
+  }
+  return out;
+}
+
 std::vector<float> random_floats(std::size_t count, std::uint64_t seed, float lo, float hi) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(lo, hi);

@@ -2,7 +2,9 @@
 // Why these rules: ssm_ba_gates reduces one output over 64 lanes (a 32-lane xor-shuffle
 // per warp, then warp_even + warp_odd), so lanes is fixed and block holds whole outputs;
 // fp8_act_quant gives each 16-lane team one 128-element group (16 x 8 bf16), so lanes is
-// fixed and the block is lanes * groups, never set on its own.
+// fixed and the block is lanes * groups, never set on its own; ssm_ba_gates_mma's `lanes` is its
+// token tile (16-row MMA tiles, 3 K stages of (tokens + 128) staged rows in 48 KiB of static
+// shared memory, so at most 64), split evenly over its warps with 8 output tiles per token tile.
 #include "metrale/target/kernel_catalog.hpp"
 
 #include <fmt/format.h>
@@ -17,6 +19,9 @@ constexpr std::uint32_t kMaxBlock = 1024;
 constexpr std::uint32_t kBaMaxGroups = 16;
 constexpr std::uint32_t kQuantLanes = 16;
 constexpr std::uint32_t kQuantMaxGroups = 32;
+constexpr std::uint32_t kMmaTile = 16;
+constexpr std::uint32_t kMmaMaxTokens = 64;
+constexpr std::uint32_t kMmaOutTiles = 8;
 
 using Problem = std::optional<KernelParamsProblem>;
 
@@ -66,6 +71,25 @@ Problem check_ssm_ba_gates_hopper(const KernelParams& p) {
   return std::nullopt;
 }
 
+Problem check_ssm_ba_gates_mma(const KernelParams& p) {
+  if (p.lanes < kMmaTile || p.lanes > kMmaMaxTokens || p.lanes % kMmaTile != 0) {
+    return problem("lanes", fmt::format("lanes = {}: the token tile must be a multiple of {} in [{}, {}] (16-row MMA "
+                                        "tiles; three K stages must fit 48 KiB of shared memory)",
+                                        p.lanes, kMmaTile, kMmaTile, kMmaMaxTokens));
+  }
+  const std::uint32_t token_tiles = p.lanes / kMmaTile;
+  if (p.block < 32 || p.block > kMaxBlock || p.block % 32 != 0 || (p.block / 32) % token_tiles != 0 ||
+      kMmaOutTiles % (p.block / 32 / token_tiles) != 0) {
+    return problem("block", fmt::format("block = {}: must be whole warps in [32, {}], a multiple of the {} token "
+                                        "tiles, with warps per token tile dividing {} output tiles",
+                                        p.block, kMaxBlock, token_tiles, kMmaOutTiles));
+  }
+  if (p.groups != 0) {
+    return problem("groups", fmt::format("groups = {}: must be absent", p.groups));
+  }
+  return std::nullopt;
+}
+
 Problem check_fp8_act_quant(const KernelParams& p) {
   if (auto lanes = check_quant_lanes(p)) {
     return lanes;
@@ -99,6 +123,9 @@ std::optional<KernelParamsProblem> check_kernel_params(std::string_view kernel, 
   }
   if (kernel == kSsmBaGatesHopper) {
     return check_ssm_ba_gates_hopper(params);
+  }
+  if (kernel == kSsmBaGatesMma) {
+    return check_ssm_ba_gates_mma(params);
   }
   if (kernel == kFp8ActQuant) {
     return check_fp8_act_quant(params);

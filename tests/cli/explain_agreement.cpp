@@ -1,5 +1,5 @@
 // explain_agreement.cpp: runs `metrale-jit explain ... --json` over a grid of shapes, SM
-// counts, levers and targets, and checks each answer against the ops' own pick functions
+// counts, levers (both BA levers) and targets, and checks each answer against the ops' own pick functions
 // called here directly. Usage: explain_agreement <path to metrale-jit>. Exit 0 when all agree.
 #include <fmt/format.h>
 
@@ -72,13 +72,32 @@ int main(int argc, char** argv) {
         for (const std::uint32_t m : {1u, 2u, 263u, 264u, 265u}) {
           for (const auto& [n, k, stride] :
                {std::array<std::uint32_t, 3>{96, 5120, 5120}, {96, 5124, 5124}, {64, 2048, 2040}, {0, 2048, 2048}}) {
-            const std::string command = fmt::format(
-                "{} explain ba-gates --target {} --m {} --n {} --k {} --k-stride {} --sm-count {} --lever {} --json",
-                cli, name, m, n, k, stride, sm, lever ? "on" : "off");
-            const auto pick = ops::ba_gates_pick(lever, shipped(target, ops::kBaGatesParentKernel),
-                                                 shipped(target, ops::kBaGatesTwinKernel), m, n, k, stride, sm);
-            compare(run_json(command), pick.twin, pick.reject,
-                    pick.twin ? ops::kBaGatesTwinKernel : ops::kBaGatesParentKernel, command);
+            for (const bool tensor_core : {false, true}) {
+              const std::string command = fmt::format(
+                  "{} explain ba-gates --target {} --m {} --n {} --k {} --k-stride {} --sm-count {} --lever {} "
+                  "--tensor-core {} --json",
+                  cli, name, m, n, k, stride, sm, lever ? "on" : "off", tensor_core ? "on" : "off");
+              ops::BaGatesMmaQuery query;
+              query.requested = tensor_core;
+              query.compute_capability = target.compute_capability;
+              query.m = m;
+              query.n = n;
+              query.k = k;
+              query.k_stride = stride;
+              query.sm_count = sm;
+              const auto pick = ops::ba_gates_pick_with_mma(query, shipped(target, ops::kBaGatesMmaKernel), lever,
+                                                            shipped(target, ops::kBaGatesParentKernel),
+                                                            shipped(target, ops::kBaGatesTwinKernel));
+              const nlohmann::json got = run_json(command);
+              compare(
+                  got, pick.twin, pick.reject,
+                  pick.mma ? ops::kBaGatesMmaKernel : (pick.twin ? ops::kBaGatesTwinKernel : ops::kBaGatesParentKernel),
+                  command);
+              const nlohmann::json& tc = got.at("tensor_core");
+              expect(tc.at("runs").get<bool>() == pick.mma, command + " (tensor_core.runs)");
+              expect(pick.mma_reject ? tc.at("reject") == std::string(*pick.mma_reject) : tc.at("reject").is_null(),
+                     command + " (tensor_core.reject)");
+            }
           }
           for (const std::uint32_t k : {5120u, 6144u, 17408u}) {
             const std::string command =

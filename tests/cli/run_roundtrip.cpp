@@ -72,7 +72,8 @@ void check_ba_gates(Checks& checks, const Cli& cli) {
   write_tensor(in / "dt_bias.npy", NpyDtype::kFloat32, {nv}, dt_bias);
   std::vector<float> expected(std::size_t{m} * 2 * nv, 0.0f);
   metrale::ref::ssm_ba_gates_reference({x, weight, a_log, dt_bias}, {m, n, k, k_stride, 2 * nv, nv, vpg}, expected);
-  for (const std::string kernel : {"", "twin", "parent"}) {
+  // mma: another summation order, still within 1e-5 of the kernel-order reference per element here.
+  for (const std::string kernel : {"", "twin", "parent", "mma"}) {
     const fs::path out = cli.work / ("ba_out_" + (kernel.empty() ? std::string("guard") : kernel));
     const Ran ran = cli(fmt::format("run ba-gates --in {} --out {} --vheads-per-group {}{}", quoted(in.string()),
                                     quoted(out.string()), vpg, kernel.empty() ? "" : " --kernel " + kernel));
@@ -93,6 +94,12 @@ void check_ba_gates(Checks& checks, const Cli& cli) {
                                      quoted(in.string()), quoted((cli.work / "ba_out_b300").string()), vpg));
   checks.expect(forced.exit_code == 2 && forced.output.find("does not ship") != std::string::npos,
                 fmt::format("forcing the twin on b300 exits 2 (got {}): {}", forced.exit_code, forced.output));
+  // generic ships no tensor-core kernel.
+  const Ran no_mma =
+      cli(fmt::format("run ba-gates --in {} --out {} --vheads-per-group {} --target generic --kernel mma",
+                      quoted(in.string()), quoted((cli.work / "ba_out_generic").string()), vpg));
+  checks.expect(no_mma.exit_code == 2 && no_mma.output.find("does not ship") != std::string::npos,
+                fmt::format("forcing mma on generic exits 2 (got {}): {}", no_mma.exit_code, no_mma.output));
 }
 
 void check_fp8_quant(Checks& checks, const Cli& cli) {

@@ -16,7 +16,7 @@ using kernels_test::BaCase;
 using kernels_test::BaRun;
 
 TEST_CASE("GPU: BA gates twin == parent over the issue's shape grid, close to the reference", "[gpu][ba_gates]") {
-  auto runtime = Runtime::open(kernels_test::runtime_options(BackendChoice::kCuda));
+  auto runtime = Runtime::open(kernels_test::runtime_options_seeds_only(BackendChoice::kCuda));
   REQUIRE(runtime->has_device());
   const ops::BaGatesKernels kernels = runtime->ba_gates_kernels();
   REQUIRE(kernels.parent.present());
@@ -62,7 +62,7 @@ TEST_CASE("GPU: BA gates twin == parent over the issue's shape grid, close to th
 }
 
 TEST_CASE("GPU: BA gates at the real shape stay within 1e-5 of the float64 oracle", "[gpu][ba_gates]") {
-  auto runtime = Runtime::open(kernels_test::runtime_options(BackendChoice::kCuda));
+  auto runtime = Runtime::open(kernels_test::runtime_options_seeds_only(BackendChoice::kCuda));
   REQUIRE(runtime->has_device());
   const BaCase c({264, 96, 5120, 5120, 96, 48, 3}, 6000);
   const std::vector<float> twin = kernels_test::run_ba(*runtime, c, BaRun::kTwin).out;

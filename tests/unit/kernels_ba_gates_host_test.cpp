@@ -49,7 +49,7 @@ std::vector<float> check_forced_pair(Runtime& runtime, const BaCase& c) {
 
 TEST_CASE("BA gates on the host: Qwen3.5-27B shape M=264 K=5120 N=96, twin == parent == reference",
           "[kernels][ba_gates][slow]") {
-  auto runtime = Runtime::open(kernels_test::runtime_options(BackendChoice::kHost, 132));
+  auto runtime = Runtime::open(kernels_test::runtime_options_seeds_only(BackendChoice::kHost, 132));
   REQUIRE(runtime->has_device());
   const ops::BaGatesKernels kernels = runtime->ba_gates_kernels();
   REQUIRE(kernels.parent.present());
@@ -62,7 +62,7 @@ TEST_CASE("BA gates on the host: Qwen3.5-27B shape M=264 K=5120 N=96, twin == pa
 TEST_CASE("BA gates on the host: odd shapes, twin == parent == reference, the op runs its pick",
           "[kernels][ba_gates]") {
   // sm_count 2: the twin takes M >= 4, so the table crosses the floor.
-  auto runtime = Runtime::open(kernels_test::runtime_options(BackendChoice::kHost, 2));
+  auto runtime = Runtime::open(kernels_test::runtime_options_seeds_only(BackendChoice::kHost, 2));
   REQUIRE(runtime->has_device());
   REQUIRE(ops::ba_gates_min_tokens(2) == 4);
   const ref::BaGatesRefShape shapes[] = {

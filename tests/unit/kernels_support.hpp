@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -40,6 +41,17 @@ inline bool is_poison(float value) { return std::bit_cast<std::uint32_t>(value) 
 // The hopper target (it ships all four kernels), file levers only, memory-only registry.
 inline metrale::RuntimeOptions runtime_options(metrale::BackendChoice backend, std::uint32_t host_sm_count = 132) {
   return metrale::test::isolated_runtime_options(backend, host_sm_count, "hopper");
+}
+
+// The same with METRALE_SSM_BA_GATES_TENSOR_CORE=0: the seeds' twin/parent pick alone.
+inline metrale::RuntimeOptions runtime_options_seeds_only(metrale::BackendChoice backend,
+                                                          std::uint32_t host_sm_count = 132) {
+  metrale::RuntimeOptions options = runtime_options(backend, host_sm_count);
+  options.env = [](const char* name) -> std::optional<std::string> {
+    return std::string_view(name) == "METRALE_SSM_BA_GATES_TENSOR_CORE" ? std::optional<std::string>("0")
+                                                                        : std::nullopt;
+  };
+  return options;
 }
 
 // One device allocation, freed on scope exit.
@@ -84,7 +96,7 @@ void for_token_slices(std::uint32_t m, Fn fn) {
 
 // ---- BA gates ----
 
-enum class BaRun { kParent, kTwin, kOp };
+enum class BaRun { kParent, kTwin, kOp, kMma };
 
 struct BaCase {
   metrale::ref::BaGatesRefShape shape;
@@ -97,6 +109,14 @@ struct BaCase {
         w(metrale::ref::random_bf16(std::size_t{s.n} * s.k, seed + 1, 0.05f)),
         a_log(metrale::ref::random_floats(s.nv, seed + 2, -2.0f, 1.0f)),
         dt_bias(metrale::ref::random_floats(s.nv, seed + 3, -1.0f, 1.0f)) {}
+
+  // Normal inputs: x ~ N(0, 1), W ~ 0.02 N(0, 1) (the tensor-core kernel's accuracy contract).
+  static BaCase normal(const metrale::ref::BaGatesRefShape& s, std::uint64_t seed) {
+    BaCase c(s, seed);
+    c.x = metrale::ref::random_normal_bf16(std::size_t{s.m} * s.k_stride, seed + 4, 1.0f);
+    c.w = metrale::ref::random_normal_bf16(std::size_t{s.n} * s.k, seed + 5, 0.02f);
+    return c;
+  }
 
   [[nodiscard]] std::size_t out_size() const { return std::size_t{shape.m} * shape.gate_stride; }
 
@@ -123,14 +143,19 @@ struct BaCase {
 struct BaResult {
   std::vector<float> out;                         // [m][gate_stride]
   std::optional<metrale::ops::BaGatesPick> pick;  // set for BaRun::kOp
+  std::size_t guard_written = 0;                  // poisoned rows past M that lost their poison
 };
+
+// Rows of poisoned output past M: a tile kernel writing past its last token shows here.
+inline constexpr std::size_t kBaGuardRows = 64;
 
 // Runs one kernel (forced through its launcher) or the op, into a poisoned output.
 inline BaResult run_ba(metrale::Runtime& runtime, const BaCase& c, BaRun which) {
   metrale::GpuBackend& gpu = *runtime.backend();
   const auto& s = c.shape;
   DeviceBuffer x(gpu, c.x), w(gpu, c.w), a_log(gpu, c.a_log), dt_bias(gpu, c.dt_bias);
-  DeviceBuffer out(gpu, std::vector<float>(c.out_size(), poison_float()));
+  const std::size_t guard = kBaGuardRows * s.gate_stride;
+  DeviceBuffer out(gpu, std::vector<float>(c.out_size() + guard, poison_float()));
   const metrale::ops::BaGatesArgs args{x.ptr(), w.ptr(), a_log.ptr(), dt_bias.ptr(), out.ptr(), s.m,
                                        s.n,     s.k,     s.k_stride,  s.gate_stride, s.nv,      s.vheads_per_group};
   const metrale::ops::BaGatesKernels kernels = runtime.ba_gates_kernels();
@@ -145,8 +170,15 @@ inline BaResult run_ba(metrale::Runtime& runtime, const BaCase& c, BaRun which) 
     case BaRun::kOp:
       result.pick = runtime.ssm_ba_gates(args);
       break;
+    case BaRun::kMma:
+      metrale::ops::launch_ba_gates_mma(gpu, kernels.mma, kernels.mma_params, args);
+      break;
   }
-  result.out = out.read<float>(c.out_size());
+  result.out = out.read<float>(c.out_size() + guard);
+  result.guard_written =
+      static_cast<std::size_t>(std::count_if(result.out.begin() + static_cast<std::ptrdiff_t>(c.out_size()),
+                                             result.out.end(), [](float v) { return !is_poison(v); }));
+  result.out.resize(c.out_size());
   return result;
 }
 
@@ -183,6 +215,22 @@ inline double ba_worst_relative_error(const metrale::ref::BaGatesRefShape& s, st
     }
   }
   return worst;
+}
+
+// ||got - oracle||_F / ||oracle||_F over the written columns; the oracle is [m][2 nv].
+inline double ba_relative_frobenius_error(const metrale::ref::BaGatesRefShape& s, std::span<const float> out,
+                                          std::span<const double> oracle) {
+  double diff = 0.0;
+  double norm = 0.0;
+  for (std::size_t t = 0; t < s.m; ++t) {
+    for (std::uint32_t col = 0; col < 2 * s.nv; ++col) {
+      const double want = oracle[t * 2 * s.nv + col];
+      const double got = out[t * s.gate_stride + col];
+      diff += (got - want) * (got - want);
+      norm += want * want;
+    }
+  }
+  return std::sqrt(diff / norm);
 }
 
 // The largest relative difference between two float outputs over the written columns, by the

@@ -13,6 +13,10 @@ TEST_CASE("kernel parameter constraints accept the shipped shapes and name the b
   CHECK_FALSE(kernel_params_violation("ssm_ba_gates", {1024, 64, 0}));
   CHECK_FALSE(kernel_params_violation("ssm_ba_gates_hopper", {256, 64, 8}));
   CHECK_FALSE(kernel_params_violation("ssm_ba_gates_hopper", {128, 64, 16}));
+  CHECK_FALSE(kernel_params_violation("ssm_ba_gates_mma", {256, 64, 0}));
+  CHECK_FALSE(kernel_params_violation("ssm_ba_gates_mma", {128, 32, 0}));
+  CHECK_FALSE(kernel_params_violation("ssm_ba_gates_mma", {32, 16, 0}));
+  CHECK_FALSE(kernel_params_violation("ssm_ba_gates_mma", {512, 64, 0}));
   CHECK_FALSE(kernel_params_violation("fp8_act_quant", {0, 16, 1}));
   CHECK_FALSE(kernel_params_violation("fp8_act_quant_hopper", {0, 16, 8}));
   CHECK_FALSE(kernel_params_violation("fp8_act_quant_hopper", {0, 16, 32}));
@@ -31,6 +35,12 @@ TEST_CASE("kernel parameter constraints accept the shipped shapes and name the b
       {"ssm_ba_gates_hopper", {256, 64, 0}, "groups"},
       {"ssm_ba_gates_hopper", {256, 64, 17}, "groups"},
       {"ssm_ba_gates_hopper", {2048, 64, 8}, "block"},
+      {"ssm_ba_gates_mma", {256, 80, 0}, "lanes"},
+      {"ssm_ba_gates_mma", {256, 8, 0}, "lanes"},
+      {"ssm_ba_gates_mma", {256, 48, 0}, "block"},
+      {"ssm_ba_gates_mma", {96, 64, 0}, "block"},
+      {"ssm_ba_gates_mma", {1024, 16, 0}, "block"},
+      {"ssm_ba_gates_mma", {256, 64, 1}, "groups"},
       {"fp8_act_quant", {0, 8, 1}, "lanes"},
       {"fp8_act_quant", {0, 16, 2}, "groups"},
       {"fp8_act_quant", {16, 16, 1}, "block"},

@@ -75,6 +75,24 @@ TEST_CASE("levers resolve through an injected environment", "[target][levers]") 
   }
 }
 
+TEST_CASE("the tensor-core lever resolves on its own variable, the other levers untouched", "[target][levers]") {
+  // hopper ships it on, generic off: an override must move both ways.
+  for (const char* name : {"hopper", "generic"}) {
+    const auto target = target_named(name);
+    const bool file_value = target.defaults.at("ssm_ba_gates_tensor_core");
+    CHECK(file_value == (std::string(name) == "hopper"));
+    for (const auto& s : kSpellings) {
+      INFO(name << " env=" << s.env.value_or("(unset)"));
+      const auto levers = metrale::resolve_levers(target, [&](const char* var) -> std::optional<std::string> {
+        return std::string(var) == "METRALE_SSM_BA_GATES_TENSOR_CORE" ? s.env : std::nullopt;
+      });
+      check_lever(levers.ssm_ba_gates_tensor_core, s, file_value, "METRALE_SSM_BA_GATES_TENSOR_CORE", target.source);
+      CHECK(levers.ssm_ba_gates_hopper.provenance == Provenance::kFile);
+      CHECK(levers.fp8_act_quant_hopper.provenance == Provenance::kFile);
+    }
+  }
+}
+
 TEST_CASE("levers resolve through the real process environment, restored after each case", "[target][levers]") {
   const auto target = target_named("gb10");  // ssm on, fp8 off in the file
   for (const auto& s : kSpellings) {

@@ -17,14 +17,15 @@ struct Row {
   bool fp8_twin;
   bool ba_lever;
   bool fp8_lever;
+  bool tensor_core;  // ssm_ba_gates_mma shipped and its lever on
 };
 
 constexpr Row kDesignTable[] = {
-    {"hopper", "9.0", "sm_90", 132, true, true, true, true},
-    {"gb10", "12.1", "sm_121", 48, true, false, true, false},
-    {"b200", "10.0", "sm_100", 148, true, false, false, false},
-    {"b300", "10.3", "sm_103", 148, false, false, false, false},
-    {"generic", "", "", 0, false, false, false, false},
+    {"hopper", "9.0", "sm_90", 132, true, true, true, true, true},
+    {"gb10", "12.1", "sm_121", 48, true, false, true, false, true},
+    {"b200", "10.0", "sm_100", 148, true, false, false, false, true},
+    {"b300", "10.3", "sm_103", 148, false, false, false, false, true},
+    {"generic", "", "", 0, false, false, false, false, false},
 };
 
 std::optional<std::string> no_env(const char* /*name*/) { return std::nullopt; }
@@ -67,12 +68,18 @@ TEST_CASE("the shipped targets match DESIGN.md's table cell by cell", "[target]"
     if (fp8_twin != nullptr) {
       CHECK(fp8_twin->params == metrale::KernelParams{0, 16, 8});
     }
+    const auto* mma = target->find_kernel(metrale::kSsmBaGatesMma);
+    CHECK((mma != nullptr) == row.tensor_core);
+    if (mma != nullptr) {
+      CHECK(mma->params == metrale::KernelParams{256, 64, 0});
+    }
     CHECK(std::is_sorted(target->kernels.begin(), target->kernels.end(),
                          [](const auto& a, const auto& b) { return a.name < b.name; }));
 
     const auto levers = metrale::resolve_levers(*target, no_env);
     CHECK(levers.ssm_ba_gates_hopper.value == row.ba_lever);
     CHECK(levers.fp8_act_quant_hopper.value == row.fp8_lever);
+    CHECK(levers.ssm_ba_gates_tensor_core.value == row.tensor_core);
     CHECK(levers.ssm_ba_gates_hopper.provenance == metrale::Provenance::kFile);
     CHECK(levers.fp8_act_quant_hopper.origin == target->source);
   }

@@ -23,12 +23,13 @@ const std::string kValid =
     "\n"                                                               // 12
     "[defaults]\n"                                                     // 13
     "ssm_ba_gates_hopper = true\n"                                     // 14
-    "fp8_act_quant_hopper = true\n";                                   // 15
+    "fp8_act_quant_hopper = true\n"                                    // 15
+    "ssm_ba_gates_tensor_core = true\n";                               // 16
 
 const std::string kGeneric =
     "[target]\nname = \"generic\"\ncompute_capability = \"any\"\narch = \"device\"\nsm_count = \"device\"\n"
     "[kernels]\nssm_ba_gates = { block = 256, lanes = 64 }\n"
-    "[defaults]\nssm_ba_gates_hopper = false\nfp8_act_quant_hopper = false\n";
+    "[defaults]\nssm_ba_gates_hopper = false\nfp8_act_quant_hopper = false\nssm_ba_gates_tensor_core = false\n";
 
 constexpr const char* kFile = "test/hopper/HARDWARE.toml";
 
@@ -71,7 +72,7 @@ TEST_CASE("malformed HARDWARE.toml files are refused with file, key and line", "
   const Case cases[] = {
       {"unknown key in [target]", edited("sm_count = 132\n", "sm_count = 132\nsm_cout = 3\n"), "target.sm_cout", 6,
        "unknown key"},
-      {"unknown top-level table", kValid + "[extra]\nx = 1\n", "extra", 16, "unknown key"},
+      {"unknown top-level table", kValid + "[extra]\nx = 1\n", "extra", 17, "unknown key"},
       {"unknown key in a kernel entry", edited("lanes = 16, groups = 1", "lanes = 16, groups = 1, warps = 2"),
        "kernels.fp8_act_quant.warps", 8, "unknown key"},
       {"sm_count of the wrong type", edited("sm_count = 132", "sm_count = \"132\""), "target.sm_count", 5,
@@ -117,7 +118,11 @@ TEST_CASE("malformed HARDWARE.toml files are refused with file, key and line", "
        "kernels.ssm_ba_gates"},
       {"TOML syntax error", edited("sm_count = 132", "sm_count = = 132"), "TOML syntax", 5, ""},
       {"duplicate key", edited("sm_count = 132\n", "sm_count = 132\nsm_count = 133\n"), "TOML syntax", 6, ""},
-      {"unknown lever", kValid + "foo_hopper = true\n", "defaults.foo_hopper", 16, "unknown key"},
+      {"unknown lever", kValid + "foo_hopper = true\n", "defaults.foo_hopper", 17, "unknown key"},
+      {"missing tensor-core lever", edited("ssm_ba_gates_tensor_core = true\n", ""),
+       "defaults.ssm_ba_gates_tensor_core", 13, "missing key"},
+      {"MMA token tile past 64", edited("[kernels]\n", "[kernels]\nssm_ba_gates_mma = { block = 256, lanes = 80 }\n"),
+       "kernels.ssm_ba_gates_mma.lanes", 8, "[16, 64]"},
       {"[target] as an array", edited("[target]", "[[target]]"), "target", 1, "expected table"},
       {"generic with a real arch", edited("compute_capability = \"9.0\"", "compute_capability = \"any\""),
        "target.arch", 4, "device"},

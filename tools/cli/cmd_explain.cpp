@@ -1,6 +1,7 @@
 // cmd_explain.cpp: `metrale-jit explain ba-gates|fp8-quant`: which kernel an op would run for a
-// shape on a target, whether it is the twin, and the guard's reason; without --m, the smallest
-// M the twin takes. It calls the ops' own pick functions, so it cannot disagree with them:
+// shape on a target, whether it is the twin, and the guard's reason (for ba-gates also the
+// tensor-core guard's, which comes first); without --m, the smallest M the twin (and the
+// tensor-core kernel) takes. It calls the ops' own pick functions, so it cannot disagree with them:
 // a kernel counts as present when the target's [kernels] ships it.
 #include <fmt/format.h>
 
@@ -9,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "command.hpp"
 #include "metrale/error.hpp"
@@ -28,8 +31,17 @@ struct ExplainOptions {
   std::uint32_t k = 0;
   std::optional<std::uint32_t> k_stride;
   std::optional<std::uint32_t> sm_count;
-  std::string lever;  // "", "on" or "off"
+  std::string lever;        // "", "on" or "off"
+  std::string tensor_core;  // ba-gates: "", "on" or "off" (the ssm_ba_gates_tensor_core lever)
   bool json = false;
+};
+
+// The tensor-core guard's side of a ba-gates verdict.
+struct TensorCoreVerdict {
+  bool runs = false;
+  std::optional<std::string> reject;
+  bool requested = false;
+  std::string lever_origin;
 };
 
 // What the command reports, for one op and shape.
@@ -40,6 +52,7 @@ struct Verdict {
   std::uint32_t sm_count = 0;
   bool requested = false;
   std::string lever_origin;
+  std::optional<TensorCoreVerdict> tensor_core{};  // ba-gates only
 };
 
 // A stand-in handle: present when the target ships the kernel. Only presence matters to a pick.
@@ -54,6 +67,17 @@ struct Context {
   std::uint32_t sm_count = 0;
 };
 
+// A lever's value and where it came from: the --flag when given ("on"/"off"), else the file
+// and environment.
+std::pair<bool, std::string> lever_value(const HardwareTarget& target, LeverValue Levers::*lever_field,
+                                         const std::string& forced, std::string_view flag) {
+  if (!forced.empty()) {
+    return {forced == "on", fmt::format("{} {}", flag, forced)};
+  }
+  const LeverValue lever = resolve_levers(target).*lever_field;
+  return {lever.value, fmt::format("{}: {}", to_string(lever.provenance), lever.origin)};
+}
+
 Context resolve(const ExplainOptions& options, LeverValue Levers::*lever_field) {
   const auto targets = load_targets();
   const HardwareTarget* target = find_target(targets, options.target);
@@ -65,14 +89,7 @@ Context resolve(const ExplainOptions& options, LeverValue Levers::*lever_field) 
     throw ArgumentError(fmt::format("--target {}: no such target (known: {})", options.target, names));
   }
   Context context{*target, false, "", 0};
-  const LeverValue lever = resolve_levers(*target).*lever_field;
-  if (options.lever.empty()) {
-    context.requested = lever.value;
-    context.lever_origin = fmt::format("{}: {}", to_string(lever.provenance), lever.origin);
-  } else {
-    context.requested = options.lever == "on";
-    context.lever_origin = "--lever " + options.lever;
-  }
+  std::tie(context.requested, context.lever_origin) = lever_value(*target, lever_field, options.lever, "--lever");
   // The ops fall back to the Hopper SM count when the device cannot say; generic has none of its own.
   context.sm_count = options.sm_count.value_or(target->sm_count.value_or(ops::kBaGatesFallbackSmCount));
   return context;
@@ -89,53 +106,120 @@ void print(const ExplainOptions& options, const Verdict& verdict, std::string_vi
                           {"sm_count", verdict.sm_count},
                           {"requested", verdict.requested},
                           {"lever", verdict.lever_origin}};
+    if (const auto& tc = verdict.tensor_core) {
+      out["tensor_core"] = {{"runs", tc->runs},
+                            {"reject", tc->reject ? nlohmann::json(*tc->reject) : nlohmann::json(nullptr)},
+                            {"requested", tc->requested},
+                            {"lever", tc->lever_origin}};
+    }
     std::fputs((out.dump(2) + "\n").c_str(), stdout);
     return;
   }
-  std::fputs(fmt::format("{} on {} (SM count {}, lever {} from {}):\n  runs   {}{}\n  reason {}\n", op, options.target,
-                         verdict.sm_count, verdict.requested ? "on" : "off", verdict.lever_origin, verdict.kernel,
-                         verdict.twin ? " (the twin)" : "", verdict.reject.value_or("none: the twin runs"))
-                 .c_str(),
-             stdout);
+  std::string text = fmt::format("{} on {} (SM count {}, lever {} from {}):\n  runs   {}{}\n", op, options.target,
+                                 verdict.sm_count, verdict.requested ? "on" : "off", verdict.lever_origin,
+                                 verdict.kernel, verdict.twin ? " (the twin)" : "");
+  if (const auto& tc = verdict.tensor_core) {
+    text += fmt::format("  tensor-core kernel: {} (lever {} from {})\n",
+                        tc->runs ? "runs" : "declines: " + tc->reject.value_or(""), tc->requested ? "on" : "off",
+                        tc->lever_origin);
+  }
+  if (!verdict.tensor_core || !verdict.tensor_core->runs) {
+    text += fmt::format("  reason {}\n", verdict.reject.value_or("none: the twin runs"));
+  }
+  std::fputs(text.c_str(), stdout);
 }
 
-// Without --m: the smallest M the twin takes, or why it never does for this shape.
-void print_min_m(const ExplainOptions& options, std::string_view op, std::string_view twin_name, std::uint32_t min_m,
-                 const std::optional<std::string_view>& reject_at_min) {
+// One kernel's smallest M, or the reason it never runs for the shape.
+struct MinM {
+  std::string_view kernel;
+  std::uint32_t min_m = 0;
+  std::optional<std::string_view> reject;
+};
+
+std::string min_m_line(std::string_view op, const MinM& row) {
+  return row.reject ? fmt::format("{} never runs {} for this shape: {}\n", op, row.kernel, *row.reject)
+                    : fmt::format("{} runs {} for M >= {}\n", op, row.kernel, row.min_m);
+}
+
+// Without --m: the smallest M the twin takes, or why it never does for this shape; for ba-gates
+// also the tensor-core kernel's (JSON: the tensor_core_* keys).
+void print_min_m(const ExplainOptions& options, std::string_view op, const MinM& twin,
+                 const std::optional<MinM>& tensor_core = std::nullopt) {
   if (options.json) {
     nlohmann::json out = {{"op", op},
                           {"target", options.target},
-                          {"twin_kernel", twin_name},
-                          {"min_m", reject_at_min ? nlohmann::json(nullptr) : nlohmann::json(min_m)},
-                          {"reject", reject_at_min ? nlohmann::json(*reject_at_min) : nlohmann::json(nullptr)}};
+                          {"twin_kernel", twin.kernel},
+                          {"min_m", twin.reject ? nlohmann::json(nullptr) : nlohmann::json(twin.min_m)},
+                          {"reject", twin.reject ? nlohmann::json(*twin.reject) : nlohmann::json(nullptr)}};
+    if (tensor_core) {
+      out["tensor_core_kernel"] = tensor_core->kernel;
+      out["tensor_core_min_m"] = tensor_core->reject ? nlohmann::json(nullptr) : nlohmann::json(tensor_core->min_m);
+      out["tensor_core_reject"] = tensor_core->reject ? nlohmann::json(*tensor_core->reject) : nlohmann::json(nullptr);
+    }
     std::fputs((out.dump(2) + "\n").c_str(), stdout);
-  } else if (reject_at_min) {
-    std::fputs(fmt::format("{} never runs {} for this shape: {}\n", op, twin_name, *reject_at_min).c_str(), stdout);
-  } else {
-    std::fputs(fmt::format("{} runs {} for M >= {}\n", op, twin_name, min_m).c_str(), stdout);
+    return;
   }
+  std::string text = min_m_line(op, twin);
+  if (tensor_core) {
+    text += min_m_line(op, *tensor_core);
+  }
+  std::fputs(text.c_str(), stdout);
+}
+
+// The tensor-core kernel's token tile on this target (its `lanes`), or the shipped default.
+std::uint32_t kernel_tokens(const Context& context) {
+  const KernelEntry* entry = context.target.find_kernel(ops::kBaGatesMmaKernel);
+  return entry != nullptr ? entry->params.lanes : ops::kBaGatesMmaTokens;
+}
+
+// The tensor-core guard's query for the shape: the target's compute capability, buffers
+// assumed 16-byte aligned (the op refuses others before any guard runs).
+ops::BaGatesMmaQuery tensor_core_query(const ExplainOptions& options, const Context& context, bool requested,
+                                       std::uint32_t m) {
+  ops::BaGatesMmaQuery query;
+  query.requested = requested;
+  query.kernel_present = shipped(context.target, ops::kBaGatesMmaKernel).present();
+  query.compute_capability = context.target.compute_capability;
+  query.m = m;
+  query.n = options.n;
+  query.k = options.k;
+  query.k_stride = options.k_stride.value_or(options.k);
+  query.sm_count = context.sm_count;
+  query.tokens_per_block = kernel_tokens(context);
+  return query;
 }
 
 void explain_ba_gates(const ExplainOptions& options) {
   const Context context = resolve(options, &Levers::ssm_ba_gates_hopper);
+  const auto [tc_requested, tc_origin] =
+      lever_value(context.target, &Levers::ssm_ba_gates_tensor_core, options.tensor_core, "--tensor-core");
   const KernelHandle parent = shipped(context.target, ops::kBaGatesParentKernel);
   const KernelHandle twin = shipped(context.target, ops::kBaGatesTwinKernel);
+  const KernelHandle mma = shipped(context.target, ops::kBaGatesMmaKernel);
   const std::uint32_t k_stride = options.k_stride.value_or(options.k);
   if (!options.m) {
     const std::uint32_t min_m = ops::ba_gates_min_tokens(context.sm_count);
     const auto reject = ops::ssm_ba_gates_hopper_reject(context.requested, twin.present(), min_m, options.n, options.k,
                                                         k_stride, context.sm_count);
-    print_min_m(options, "ba-gates", ops::kBaGatesTwinKernel, min_m, reject);
+    const ops::BaGatesMmaQuery at_min = tensor_core_query(
+        options, context, tc_requested, ops::ba_gates_mma_min_tokens(context.sm_count, kernel_tokens(context)));
+    print_min_m(options, "ba-gates", MinM{ops::kBaGatesTwinKernel, min_m, reject},
+                MinM{ops::kBaGatesMmaKernel, at_min.m, ops::ssm_ba_gates_mma_reject(at_min)});
     return;
   }
-  const ops::BaGatesPick pick =
-      ops::ba_gates_pick(context.requested, parent, twin, *options.m, options.n, options.k, k_stride, context.sm_count);
-  Verdict verdict{std::string(pick.twin ? ops::kBaGatesTwinKernel : ops::kBaGatesParentKernel),
-                  pick.twin,
-                  pick.reject ? std::optional<std::string>(*pick.reject) : std::nullopt,
-                  context.sm_count,
-                  context.requested,
-                  context.lever_origin};
+  const ops::BaGatesPick pick = ops::ba_gates_pick_with_mma(
+      tensor_core_query(options, context, tc_requested, *options.m), mma, context.requested, parent, twin);
+  const std::string_view kernel =
+      pick.mma ? ops::kBaGatesMmaKernel : (pick.twin ? ops::kBaGatesTwinKernel : ops::kBaGatesParentKernel);
+  Verdict verdict{
+      std::string(kernel),
+      pick.twin,
+      pick.reject ? std::optional<std::string>(*pick.reject) : std::nullopt,
+      context.sm_count,
+      context.requested,
+      context.lever_origin,
+      TensorCoreVerdict{pick.mma, pick.mma_reject ? std::optional<std::string>(*pick.mma_reject) : std::nullopt,
+                        tc_requested, tc_origin}};
   print(options, verdict, "ba-gates");
 }
 
@@ -148,7 +232,7 @@ void explain_fp8_quant(const ExplainOptions& options) {
     const std::uint32_t min_m = ops::fp8_quant_hopper_min_m(options.k, context.sm_count);
     const auto reject = ops::fp8_act_quant_hopper_reject(context.requested, kernels.twin.present(),
                                                          kernels.shared.present(), min_m, options.k, context.sm_count);
-    print_min_m(options, "fp8-quant", ops::kFp8QuantTwinKernel, min_m, reject);
+    print_min_m(options, "fp8-quant", MinM{ops::kFp8QuantTwinKernel, min_m, reject});
     return;
   }
   const ops::Fp8QuantPick pick =
@@ -181,6 +265,8 @@ void setup_explain(CLI::App& app, CommandContext& /*context*/) {
   add_common(ba, *options);
   ba->add_option("--n", options->n, "Outputs N")->required();
   ba->add_option("--k-stride", options->k_stride, "Row stride of x in elements (default K)");
+  ba->add_option("--tensor-core", options->tensor_core, "Force the ssm_ba_gates_tensor_core lever")
+      ->check(CLI::IsMember({"on", "off"}));
   ba->callback([options] { explain_ba_gates(*options); });
 
   auto* fp8 = explain->add_subcommand("fp8-quant", "Per-token-group FP8 activation quantisation");

@@ -118,8 +118,8 @@ void setup_run(CLI::App& app, CommandContext& context) {
   auto* run = app.add_subcommand("run", "Run an op on .npy tensors (device, else host backend); write .npy outputs");
   run->require_subcommand(1);
   auto options = std::make_shared<RunOptions>();
-  auto* ba =
-      add_op(run, *options, "ba-gates", "SSM BA gates: x, weight, a_log, dt_bias -> gate_out", {"twin", "parent"});
+  auto* ba = add_op(run, *options, "ba-gates", "SSM BA gates: x, weight, a_log, dt_bias -> gate_out",
+                    {"twin", "parent", "mma"});
   ba->add_option("--vheads-per-group", options->vheads_per_group, "Value heads per group (3 for Qwen3.5-27B)")
       ->required()
       ->check(CLI::PositiveNumber);

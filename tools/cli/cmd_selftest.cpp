@@ -4,7 +4,9 @@
 // (shared) outputs must be byte-equal. Prints a pass/fail table; exit 1 on any failure.
 // A forced kernel the target does not ship is a SKIP row, not a failure.
 // Tolerances: BA within 1e-5 relative of the reference (which keeps the kernels' order, so
-// on the host backend it is bit-exact); FP8 codes and scales exact.
+// on the host backend it is bit-exact); the BA tensor-core kernel (another summation order)
+// within 1e-5 relative Frobenius error of the float64 oracle, on N(0,1) activations and
+// 0.02 N(0,1) weights; FP8 codes and scales exact.
 #include <fmt/format.h>
 
 #include <chrono>
@@ -62,6 +64,32 @@ class Selftest {
     if (guard && forced) {
       bytes_equal(fmt::format("ba-gates M={} twin == parent bytes", m), same_bytes(guard->gate_out, forced->gate_out));
     }
+  }
+
+  // The tensor-core kernel forced, against the float64 oracle (gate_out is dense: [m][2 nv]).
+  void ba_gates_mma_at(std::uint32_t m) {
+    const std::uint32_t n = 96, k = 5120, nv = 48, vpg = 3;
+    const BaGatesProblem problem{{m, n, k, k, 2 * nv, nv, vpg},
+                                 ref::random_normal_bf16(static_cast<std::size_t>(m) * k, 111 + m, 1.0f),
+                                 ref::random_normal_bf16(static_cast<std::size_t>(n) * k, 212 + m, 0.02f),
+                                 ref::random_floats(nv, 313 + m, -1.0f, 1.0f),
+                                 ref::random_floats(nv, 414 + m, -1.0f, 1.0f)};
+    const std::vector<double> oracle =
+        ref::ssm_ba_gates_oracle({problem.x, problem.weight, problem.a_log, problem.dt_bias}, problem.shape);
+    const std::string name = fmt::format("ba-gates M={} --kernel mma", m);
+    auto result = attempt<BaGatesResult>(name, [&] { return run_ba_gates(runtime_, problem, KernelChoice::kMma); });
+    if (!result) {
+      return;
+    }
+    double diff = 0.0, norm = 0.0;
+    for (std::size_t i = 0; i < oracle.size(); ++i) {
+      const double got = result->gate_out[i];
+      diff += (got - oracle[i]) * (got - oracle[i]);
+      norm += oracle[i] * oracle[i];
+    }
+    const double error = std::sqrt(diff / norm);  // NaN (unwritten poison) fails below
+    add_row(name, result->ran, error < kBaRelTolerance,
+            fmt::format("relative Frobenius error vs float64 oracle {:.3g} (bound {:g})", error, kBaRelTolerance));
   }
 
   void fp8_at(std::uint32_t m, std::uint32_t k, bool column_major_pow2) {
@@ -172,6 +200,7 @@ int selftest(const SelftestOptions& options) {
   Selftest test(*runtime);
   test.ba_gates_at(264);
   test.ba_gates_at(7);
+  test.ba_gates_mma_at(264);
   test.fp8_at(53, 5120, false);
   test.fp8_at(52, 5120, false);
   test.fp8_at(6, 1024, true);

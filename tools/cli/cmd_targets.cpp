@@ -52,18 +52,18 @@ nlohmann::json target_json(const HardwareTarget& target, const Levers& levers) {
 
 std::string target_text(const HardwareTarget& target, const Levers& levers) {
   std::string out = fmt::format("{}  ({})\n", target.name, target.source);
-  out += fmt::format("  {:<22}{}\n", "compute capability", cc_text(target));
-  out += fmt::format("  {:<22}{}\n", "arch", arch_text(target));
-  out += fmt::format("  {:<22}{}\n", "SM count", sm_count_text(target));
+  out += fmt::format("  {:<26}{}\n", "compute capability", cc_text(target));
+  out += fmt::format("  {:<26}{}\n", "arch", arch_text(target));
+  out += fmt::format("  {:<26}{}\n", "SM count", sm_count_text(target));
   std::vector<std::string> kernels;
   for (const auto& kernel : target.kernels) {
     kernels.push_back(fmt::format("{} {}", kernel.name, kernel.params.tag()));
   }
   out +=
-      fmt::format("  {:<22}{}\n", "kernels", kernels.empty() ? "(none)" : fmt::format("{}", fmt::join(kernels, ", ")));
+      fmt::format("  {:<26}{}\n", "kernels", kernels.empty() ? "(none)" : fmt::format("{}", fmt::join(kernels, ", ")));
   for (const auto& spec : kLeverSpecs) {
     const LeverValue& lever = levers.*spec.field;
-    out += fmt::format("  {:<22}{:<4}({}: {})\n", spec.toml_key, lever.value ? "on" : "off",
+    out += fmt::format("  {:<26}{:<4}({}: {})\n", spec.toml_key, lever.value ? "on" : "off",
                        to_string(lever.provenance), lever.origin);
   }
   return out;

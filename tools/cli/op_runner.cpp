@@ -93,7 +93,10 @@ KernelChoice parse_kernel_choice(std::string_view text) {
   if (text == "parent" || text == "shared") {
     return KernelChoice::kParent;
   }
-  throw UsageError(fmt::format("--kernel {}: expected twin, parent (BA) or shared (FP8)", text));
+  if (text == "mma") {
+    return KernelChoice::kMma;
+  }
+  throw UsageError(fmt::format("--kernel {}: expected twin, parent, mma (BA) or shared (FP8)", text));
 }
 
 BaGatesResult run_ba_gates(Runtime& runtime, const BaGatesProblem& problem, KernelChoice choice) {
@@ -113,10 +116,20 @@ BaGatesResult run_ba_gates(Runtime& runtime, const BaGatesProblem& problem, Kern
   switch (choice) {
     case KernelChoice::kGuard: {
       const ops::BaGatesPick pick = runtime.ssm_ba_gates(args);
-      result.ran = {std::string(pick.twin ? ops::kBaGatesTwinKernel : ops::kBaGatesParentKernel), pick.twin,
-                    pick.reject ? std::optional<std::string>(*pick.reject) : std::nullopt};
+      if (pick.mma) {
+        result.ran = {std::string(ops::kBaGatesMmaKernel), false, "none: the tensor-core kernel runs"};
+      } else {
+        result.ran = {std::string(pick.twin ? ops::kBaGatesTwinKernel : ops::kBaGatesParentKernel), pick.twin,
+                      pick.reject ? std::optional<std::string>(*pick.reject) : std::nullopt};
+      }
       break;
     }
+    case KernelChoice::kMma:
+      ops::validate_ba_gates_args(args);
+      ops::launch_ba_gates_mma(gpu, require_shipped(runtime, kernels.mma, ops::kBaGatesMmaKernel), kernels.mma_params,
+                               args);
+      result.ran = {std::string(ops::kBaGatesMmaKernel), false, std::string(kForced)};
+      break;
     case KernelChoice::kTwin:
       ops::validate_ba_gates_args(args);
       ops::launch_ba_gates_twin(gpu, require_shipped(runtime, kernels.twin, ops::kBaGatesTwinKernel),
@@ -164,6 +177,8 @@ Fp8Result run_fp8_quant(Runtime& runtime, const Fp8Problem& problem, KernelChoic
       pick = ops::fp8_act_quant(gpu, kernels, false, args);
       pick.reject = kForced;
       break;
+    case KernelChoice::kMma:
+      throw UsageError("--kernel mma: only the BA-gates op has a tensor-core kernel");
   }
   gpu.synchronize(0);
   Fp8Result result;

@@ -9,6 +9,7 @@
 #include <vector_types.h>
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace metrale::host {
@@ -41,8 +42,13 @@ class CallSite {
   unsigned column_ = 0;
 };
 
-// The warp collectives, one per CUDA intrinsic family.
-enum class WarpOp : std::uint8_t { kShflIdx, kShflUp, kShflDown, kShflXor, kBallot, kAny, kAll, kSyncWarp };
+// The warp collectives, one per CUDA intrinsic family; kTile is a whole-warp matrix-tile
+// operation (the wmma emulation, metrale/host/tile_collectives.hpp).
+enum class WarpOp : std::uint8_t { kShflIdx, kShflUp, kShflDown, kShflXor, kBallot, kAny, kAll, kSyncWarp, kTile };
+
+// A kTile collective's body: runs once, when all 32 lanes arrived, with each lane's operand
+// pointer (WarpSyncRequest::value) in lane order; returns "" or what the warp did wrong.
+using TileCollectiveFn = std::string (*)(void* const* lane_operands);
 
 // "__shfl_xor_sync": the CUDA spelling, for error messages.
 std::string_view warp_op_name(WarpOp op);
@@ -55,6 +61,7 @@ struct WarpSyncRequest {
   std::int32_t lane_arg = 0;  // srcLane, delta or laneMask
   std::int32_t width = 32;
   ::metrale::host::CallSite site;
+  TileCollectiveFn tile = nullptr;  // kTile only; part of the collective's identity
 };
 
 namespace detail {

@@ -13,6 +13,7 @@
 #include "metrale/gpu/launch_config.hpp"
 #include "metrale/jit/kernel_params.hpp"
 #include "metrale/ops/ssm_ba_gates_guard.hpp"
+#include "metrale/ops/ssm_ba_gates_mma_guard.hpp"
 #include "metrale/target/kernel_catalog.hpp"
 
 namespace metrale::ops {
@@ -24,6 +25,10 @@ inline constexpr std::string_view kBaGatesTwinKernel = kSsmBaGatesHopper;
 inline constexpr std::string_view kBaGatesParentTemplate = "metrale::kernels::dense_gemm_ba_gates_prefill";
 inline constexpr std::string_view kBaGatesTwinTemplate = "metrale::kernels::dense_gemm_ba_gates_prefill_hopper";
 inline constexpr std::string_view kBaGatesTemplateFile = "ssm_ba_gates.cuh";
+// The tensor-core kernel: {BLOCK, TOKENS} (TOKENS is KernelParams::lanes).
+inline constexpr std::string_view kBaGatesMmaKernel = kSsmBaGatesMma;
+inline constexpr std::string_view kBaGatesMmaTemplate = "metrale::kernels::ssm_ba_gates_mma";
+inline constexpr std::string_view kBaGatesMmaTemplateFile = "ssm_ba_gates_mma.cuh";
 
 // The handles a target built (0 = absent) and the template parameters they were built with.
 struct BaGatesKernels {
@@ -31,6 +36,14 @@ struct BaGatesKernels {
   KernelHandle twin;
   KernelParams parent_params{kBaGatesBlock, kBaGatesLanes, 0};
   KernelParams twin_params{kBaGatesBlock, kBaGatesLanes, kBaGatesGroups};
+  KernelHandle mma{};
+  KernelParams mma_params{kBaGatesMmaBlock, kBaGatesMmaTokens, 0};
+};
+
+// The levers the op reads: ssm_ba_gates_hopper and ssm_ba_gates_tensor_core.
+struct BaGatesLevers {
+  bool twin = false;
+  bool tensor_core = false;
 };
 
 // x: bf16 [m][k_stride]; weight: bf16 [n][k]; a_log, dt_bias: fp32 [nv];
@@ -54,15 +67,27 @@ void validate_ba_gates_params(const KernelParams& params, bool twin);
 Dim3 ba_gates_parent_grid(std::uint32_t m, std::uint32_t n, const KernelParams& params);
 // The twin's grid: (M, 1, 1).
 Dim3 ba_gates_twin_grid(std::uint32_t m);
+// The tensor-core kernel's grid: (ceil(M / TOKENS), 1, 1), TOKENS = params.lanes.
+Dim3 ba_gates_mma_grid(std::uint32_t m, const KernelParams& params);
 
 void launch_ba_gates_parent(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
                             std::uint64_t stream = 0);
 void launch_ba_gates_twin(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
                           std::uint64_t stream = 0);
+// Also throws ArgumentError for N > 128, which the tensor-core kernel cannot take.
+void launch_ba_gates_mma(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
+                         std::uint64_t stream = 0);
 
-// The op: validates, runs the guard with the device's SM count, picks, logs the verdict once
-// per slot and launches. `requested` is the resolved ssm_ba_gates_hopper lever. Throws
-// ArgumentError for bad arguments, BackendError when the picked kernel is absent.
+// The tensor-core guard's query for these arguments on `gpu` (SM count, compute capability).
+BaGatesMmaQuery ba_gates_mma_query(const GpuBackend& gpu, const BaGatesKernels& kernels, bool tensor_core,
+                                   const BaGatesArgs& args);
+
+// The op: validates, runs the guards with the device's SM count (the tensor-core guard first,
+// then the twin's), picks, logs each verdict once per slot and launches. Throws ArgumentError
+// for bad arguments, BackendError when the picked kernel is absent.
+BaGatesPick ssm_ba_gates(GpuBackend& gpu, const BaGatesKernels& kernels, const BaGatesLevers& levers,
+                         const BaGatesArgs& args, std::uint64_t stream = 0);
+// The same with the tensor-core lever off: `requested` is the ssm_ba_gates_hopper lever.
 BaGatesPick ssm_ba_gates(GpuBackend& gpu, const BaGatesKernels& kernels, bool requested, const BaGatesArgs& args,
                          std::uint64_t stream = 0);
 

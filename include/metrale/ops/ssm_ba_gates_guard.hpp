@@ -66,13 +66,19 @@ std::optional<std::string_view> ssm_ba_gates_hopper_reject(bool requested, bool 
                                                            std::uint32_t n, std::uint32_t k, std::uint32_t k_stride,
                                                            std::uint32_t sm_count);
 
-// The kernel a launch runs, and why the other did not.
+// The kernel a launch runs, and why the others did not.
 struct BaGatesPick {
   KernelHandle kernel;
   // True when `kernel` is the twin.
   bool twin = false;
-  // nullopt when the twin runs; the refusing guard's reason when the parent does.
+  // nullopt when the twin (or the tensor-core kernel) runs; the twin guard's reason when the
+  // parent does.
   std::optional<std::string_view> reject;
+  // True when `kernel` is ssm_ba_gates_mma (ssm_ba_gates_mma_guard.hpp); the twin guard then
+  // was not consulted.
+  bool mma = false;
+  // The tensor-core guard's reason when it declined; nullopt when it ran or was not consulted.
+  std::optional<std::string_view> mma_reject{};
 };
 
 // The one place the parent/twin rule lives: the twin exactly when the guard says nullopt.

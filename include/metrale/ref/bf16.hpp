@@ -15,6 +15,10 @@ float bf16_to_float(std::uint16_t bits);
 // `count` bf16 values uniform in [-magnitude, magnitude], none zero, from a seeded generator.
 std::vector<std::uint16_t> random_bf16(std::size_t count, std::uint64_t seed, float magnitude = 1.0f);
 
+// `count` bf16 values drawn from N(0, sigma^2), none zero, from a seeded generator (the shape
+// of real activations and weights: a few large values among many small ones).
+std::vector<std::uint16_t> random_normal_bf16(std::size_t count, std::uint64_t seed, float sigma = 1.0f);
+
 // `count` floats uniform in [lo, hi] from a seeded generator.
 std::vector<float> random_floats(std::size_t count, std::uint64_t seed, float lo, float hi);
 

@@ -18,10 +18,12 @@ inline constexpr std::string_view kSsmBaGates = "ssm_ba_gates";
 inline constexpr std::string_view kSsmBaGatesHopper = "ssm_ba_gates_hopper";
 inline constexpr std::string_view kFp8ActQuant = "fp8_act_quant";
 inline constexpr std::string_view kFp8ActQuantHopper = "fp8_act_quant_hopper";
+// The tensor-core BA-gates kernel; its `lanes` is the token tile a block owns (TOKENS).
+inline constexpr std::string_view kSsmBaGatesMma = "ssm_ba_gates_mma";
 
 // Every kernel name a [kernels] table may use, sorted.
-inline constexpr std::array<std::string_view, 4> kKnownKernels{kFp8ActQuant, kFp8ActQuantHopper, kSsmBaGates,
-                                                               kSsmBaGatesHopper};
+inline constexpr std::array<std::string_view, 5> kKnownKernels{kFp8ActQuant, kFp8ActQuantHopper, kSsmBaGates,
+                                                               kSsmBaGatesHopper, kSsmBaGatesMma};
 
 // A twin and the parent whose bytes it must reproduce.
 struct TwinOf {

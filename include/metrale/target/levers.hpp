@@ -1,5 +1,5 @@
-// metrale/target/levers.hpp: the levers that request the Hopper twins, with where each
-// value came from.
+// metrale/target/levers.hpp: the levers that request the Hopper twins and the tensor-core BA
+// kernel, with where each value came from.
 // Invariant: a lever is the target's [defaults] value unless its environment variable is
 // set to a non-empty value; 0, false, off, no (any case, surrounding blanks ignored) turn it
 // off and every other non-empty value turns it on.
@@ -31,6 +31,7 @@ struct LeverValue {
 struct Levers {
   LeverValue ssm_ba_gates_hopper;
   LeverValue fp8_act_quant_hopper;
+  LeverValue ssm_ba_gates_tensor_core;
 };
 
 // One lever: its [defaults] key, its environment variable and where Levers keeps it.
@@ -40,9 +41,10 @@ struct LeverSpec {
   LeverValue Levers::*field;
 };
 
-inline constexpr std::array<LeverSpec, 2> kLeverSpecs{{
+inline constexpr std::array<LeverSpec, 3> kLeverSpecs{{
     {"ssm_ba_gates_hopper", "METRALE_SSM_BA_GATES_HOPPER", &Levers::ssm_ba_gates_hopper},
     {"fp8_act_quant_hopper", "METRALE_FP8_ACT_QUANT_HOPPER", &Levers::fp8_act_quant_hopper},
+    {"ssm_ba_gates_tensor_core", "METRALE_SSM_BA_GATES_TENSOR_CORE", &Levers::ssm_ba_gates_tensor_core},
 }};
 
 // The lever spec for a [defaults] key, or nullptr.

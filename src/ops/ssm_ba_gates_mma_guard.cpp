@@ -1,0 +1,113 @@
+// ssm_ba_gates_mma_guard.cpp: the tensor-core BA-gates kernel's guard, the combined pick and its
+// verdict log.
+#include "metrale/ops/ssm_ba_gates_mma_guard.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "metrale/log.hpp"
+
+namespace metrale::ops {
+
+std::uint32_t ba_gates_mma_min_tokens(std::uint32_t sm_count, std::uint32_t tokens_per_block) {
+  const std::uint64_t tiles = (std::uint64_t{std::max<std::uint32_t>(sm_count, 1)} + 1) / 2;
+  const std::uint64_t tokens = tiles * tokens_per_block;
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(tokens, std::numeric_limits<std::uint32_t>::max()));
+}
+
+std::optional<std::string_view> ssm_ba_gates_mma_reject(const BaGatesMmaQuery& q) {
+  if (!q.requested) {
+    return kBaGatesMmaRejects[0];
+  }
+  if (!q.kernel_present) {
+    return kBaGatesMmaRejects[1];
+  }
+  if (!q.compute_capability || *q.compute_capability < kBaGatesMmaMinCc) {
+    return kBaGatesMmaRejects[2];
+  }
+  if (q.n == 0 || q.k == 0) {
+    return kBaGatesMmaRejects[3];
+  }
+  if (q.n > kBaGatesMmaMaxN) {
+    return kBaGatesMmaRejects[4];
+  }
+  if (q.k % 8 != 0 || q.k_stride % 8 != 0) {
+    return kBaGatesMmaRejects[5];
+  }
+  if (q.k_stride < q.k) {
+    return kBaGatesMmaRejects[6];
+  }
+  if (!q.aligned) {
+    return kBaGatesMmaRejects[7];
+  }
+  if (q.m < ba_gates_mma_min_tokens(q.sm_count, q.tokens_per_block)) {
+    return kBaGatesMmaRejects[8];
+  }
+  return std::nullopt;
+}
+
+BaGatesPick ba_gates_pick_with_mma(const BaGatesMmaQuery& query, KernelHandle mma, bool twin_requested,
+                                   KernelHandle parent, KernelHandle twin) {
+  BaGatesMmaQuery asked = query;
+  asked.kernel_present = mma.present();
+  const auto mma_reject = ssm_ba_gates_mma_reject(asked);
+  if (!mma_reject) {
+    BaGatesPick pick{mma, false, std::nullopt};
+    pick.mma = true;
+    return pick;
+  }
+  BaGatesPick pick =
+      ba_gates_pick(twin_requested, parent, twin, query.m, query.n, query.k, query.k_stride, query.sm_count);
+  pick.mma_reject = mma_reject;
+  return pick;
+}
+
+std::optional<OpLogSlot> ba_gates_mma_log_slot(const BaGatesPick& pick, bool requested) {
+  if (!requested) {
+    return std::nullopt;
+  }
+  if (pick.mma) {
+    return OpLogSlot{true, 0};
+  }
+  if (!pick.mma_reject) {
+    return std::nullopt;
+  }
+  const auto* found = std::find(kBaGatesMmaRejects.begin(), kBaGatesMmaRejects.end(), *pick.mma_reject);
+  if (found == kBaGatesMmaRejects.end()) {
+    return std::nullopt;
+  }
+  return OpLogSlot{false, static_cast<std::size_t>(found - kBaGatesMmaRejects.begin())};
+}
+
+std::optional<std::string> ba_gates_mma_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m,
+                                                 OnceSlots& said) {
+  const auto slot = ba_gates_mma_log_slot(pick, requested);
+  if (!slot || !said.claim(slot->flag_index(kBaGatesMmaRejects.size()))) {
+    return std::nullopt;
+  }
+  if (!pick.mma) {
+    return fmt::format(
+        "SSM ba_gates: the tensor-core kernel is NOT running at M={}: {} "
+        "(METRALE_SSM_BA_GATES_TENSOR_CORE)",
+        m, *pick.mma_reject);
+  }
+  return fmt::format(
+      "SSM ba_gates: ssm_ba_gates_mma (METRALE_SSM_BA_GATES_TENSOR_CORE) M={} block={} tokens/block={} "
+      "grid=(ceil(M/{}),1,1)",
+      m, kBaGatesMmaBlock, kBaGatesMmaTokens, kBaGatesMmaTokens);
+}
+
+OnceSlots& ba_gates_mma_log_slots() {
+  static OnceSlots slots(kBaGatesMmaLogSlots);
+  return slots;
+}
+
+void ba_gates_mma_log(const BaGatesPick& pick, bool requested, std::uint32_t m) {
+  if (auto line = ba_gates_mma_log_line(pick, requested, m, ba_gates_mma_log_slots())) {
+    logger().info("{}", *line);
+  }
+}
+
+}  // namespace metrale::ops

@@ -1,0 +1,186 @@
+// ops_ssm_ba_gates_mma_guard.cpp: the tensor-core BA kernel's guard as a table (each reason at
+// its boundary, in order when several apply), the combined pick (the kernel exactly when its
+// guard says none, else the seeds' pick unchanged), and its log slots.
+#include <catch2/catch.hpp>
+#include <limits>
+#include <set>
+
+#include "metrale/ops/ssm_ba_gates_mma_guard.hpp"
+
+using namespace metrale;
+using namespace metrale::ops;
+
+namespace {
+
+constexpr KernelHandle kParent{11};
+constexpr KernelHandle kTwin{22};
+constexpr KernelHandle kMma{33};
+
+// Everything fine at the Qwen3.5-27B prefill shape on an H200.
+BaGatesMmaQuery good() {
+  BaGatesMmaQuery q;
+  q.requested = true;
+  q.kernel_present = true;
+  q.compute_capability = ComputeCapability{9, 0};
+  q.m = 8192;
+  q.n = 96;
+  q.k = 5120;
+  q.k_stride = 5120;
+  q.aligned = true;
+  q.sm_count = 132;
+  return q;
+}
+
+template <typename Edit>
+std::optional<std::string_view> reject_with(Edit edit) {
+  BaGatesMmaQuery q = good();
+  edit(q);
+  return ssm_ba_gates_mma_reject(q);
+}
+
+}  // namespace
+
+TEST_CASE("the tensor-core guard: each reason at its boundary", "[ops][ba_gates_mma]") {
+  struct Row {
+    const char* what;
+    std::optional<std::string_view> want;
+    void (*edit)(BaGatesMmaQuery&);
+  };
+  const Row rows[] = {
+      {"all good", std::nullopt, [](BaGatesMmaQuery&) {}},
+      {"lever off", kBaGatesMmaRejects[0], [](BaGatesMmaQuery& q) { q.requested = false; }},
+      {"kernel absent", kBaGatesMmaRejects[1], [](BaGatesMmaQuery& q) { q.kernel_present = false; }},
+      {"sm_75", kBaGatesMmaRejects[2],
+       [](BaGatesMmaQuery& q) {
+         q.compute_capability = ComputeCapability{7, 5};
+       }},
+      {"sm_80", std::nullopt,
+       [](BaGatesMmaQuery& q) {
+         q.compute_capability = ComputeCapability{8, 0};
+       }},
+      {"sm_121", std::nullopt,
+       [](BaGatesMmaQuery& q) {
+         q.compute_capability = ComputeCapability{12, 1};
+       }},
+      {"unknown CC", kBaGatesMmaRejects[2], [](BaGatesMmaQuery& q) { q.compute_capability.reset(); }},
+      {"N = 0", kBaGatesMmaRejects[3], [](BaGatesMmaQuery& q) { q.n = 0; }},
+      {"K = 0", kBaGatesMmaRejects[3], [](BaGatesMmaQuery& q) { q.k = 0; }},
+      {"N = 128", std::nullopt, [](BaGatesMmaQuery& q) { q.n = 128; }},
+      {"N = 130", kBaGatesMmaRejects[4], [](BaGatesMmaQuery& q) { q.n = 130; }},
+      {"K % 8", kBaGatesMmaRejects[5], [](BaGatesMmaQuery& q) { q.k = 5124, q.k_stride = 5128; }},
+      {"K_stride % 8", kBaGatesMmaRejects[5], [](BaGatesMmaQuery& q) { q.k_stride = 5124; }},
+      {"K = 8", std::nullopt, [](BaGatesMmaQuery& q) { q.k = 8, q.k_stride = 8; }},
+      {"K_stride < K", kBaGatesMmaRejects[6], [](BaGatesMmaQuery& q) { q.k_stride = 5112; }},
+      {"misaligned", kBaGatesMmaRejects[7], [](BaGatesMmaQuery& q) { q.aligned = false; }},
+      {"M = 4223", kBaGatesMmaTooFewTokens, [](BaGatesMmaQuery& q) { q.m = 4223; }},
+      {"M = 4224", std::nullopt, [](BaGatesMmaQuery& q) { q.m = 4224; }},
+      {"gb10 M = 1535", kBaGatesMmaTooFewTokens, [](BaGatesMmaQuery& q) { q.m = 1535, q.sm_count = 48; }},
+      {"gb10 M = 1536", std::nullopt, [](BaGatesMmaQuery& q) { q.m = 1536, q.sm_count = 48; }},
+      {"sm_count 0", std::nullopt, [](BaGatesMmaQuery& q) { q.m = 64, q.sm_count = 0; }},
+  };
+  for (const Row& row : rows) {
+    INFO(row.what);
+    CHECK(reject_with(row.edit) == row.want);
+  }
+  CHECK(ba_gates_mma_min_tokens(132) == 4224);
+  CHECK(ba_gates_mma_min_tokens(148) == 4736);
+  CHECK(ba_gates_mma_min_tokens(1) == 64);
+  CHECK(ba_gates_mma_min_tokens(2, 32) == 32);
+  CHECK(ba_gates_mma_min_tokens(std::numeric_limits<std::uint32_t>::max()) ==
+        std::numeric_limits<std::uint32_t>::max());
+}
+
+TEST_CASE("the tensor-core guard's reasons come in order when several apply", "[ops][ba_gates_mma]") {
+  BaGatesMmaQuery q;  // everything wrong
+  q.k = 4;
+  q.k_stride = 0;
+  q.n = 200;
+  q.aligned = false;
+  CHECK(ssm_ba_gates_mma_reject(q) == kBaGatesMmaRejects[0]);
+  q.requested = true;
+  CHECK(ssm_ba_gates_mma_reject(q) == kBaGatesMmaRejects[1]);
+  q.kernel_present = true;
+  CHECK(ssm_ba_gates_mma_reject(q) == kBaGatesMmaRejects[2]);
+  q.compute_capability = ComputeCapability{9, 0};
+  CHECK(ssm_ba_gates_mma_reject(q) == kBaGatesMmaRejects[4]);
+  q.n = 96;
+  CHECK(ssm_ba_gates_mma_reject(q) == kBaGatesMmaRejects[5]);
+  q.k = 8;
+  CHECK(ssm_ba_gates_mma_reject(q) == kBaGatesMmaRejects[6]);
+  q.k_stride = 8;
+  CHECK(ssm_ba_gates_mma_reject(q) == kBaGatesMmaRejects[7]);
+  q.aligned = true;
+  CHECK(ssm_ba_gates_mma_reject(q) == kBaGatesMmaRejects[8]);
+  q.m = 64;
+  CHECK(ssm_ba_gates_mma_reject(q) == std::nullopt);
+}
+
+TEST_CASE("the combined pick: ssm_ba_gates_mma exactly when its guard says none, else the seeds' pick",
+          "[ops][ba_gates_mma]") {
+  int mmas = 0;
+  int others = 0;
+  for (const bool tensor_core : {false, true}) {
+    for (const KernelHandle mma : {KernelHandle{}, kMma}) {
+      for (const bool twin_requested : {false, true}) {
+        for (const std::uint32_t m : {1u, 263u, 264u, 4223u, 4224u, 8192u}) {
+          for (const std::uint32_t n : {0u, 96u, 130u}) {
+            for (const std::uint32_t k_stride : {5112u, 5120u}) {
+              BaGatesMmaQuery q = good();
+              q.requested = tensor_core;
+              q.kernel_present = !mma.present();  // the pick must take presence from the handle
+              q.m = m;
+              q.n = n;
+              q.k_stride = k_stride;
+              const BaGatesPick pick = ba_gates_pick_with_mma(q, mma, twin_requested, kParent, kTwin);
+              q.kernel_present = mma.present();
+              const auto reject = ssm_ba_gates_mma_reject(q);
+              const BaGatesPick seeds = ba_gates_pick(twin_requested, kParent, kTwin, m, n, q.k, k_stride, 132);
+              REQUIRE(pick.mma == !reject.has_value());
+              if (pick.mma) {
+                REQUIRE(pick.kernel == kMma);
+                REQUIRE_FALSE(pick.twin);
+                ++mmas;
+              } else {
+                REQUIRE(pick.mma_reject == reject);
+                REQUIRE(pick.kernel == seeds.kernel);
+                REQUIRE(pick.twin == seeds.twin);
+                REQUIRE(pick.reject == seeds.reject);
+                ++others;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  CHECK(mmas > 0);
+  CHECK(others > 0);
+}
+
+TEST_CASE("every tensor-core verdict has its own log slot, and the lever off logs nothing", "[ops][ba_gates_mma]") {
+  std::set<std::size_t> flags;
+  for (std::size_t i = 0; i < kBaGatesMmaRejects.size(); ++i) {
+    BaGatesPick pick{kParent, false, std::nullopt};
+    pick.mma_reject = kBaGatesMmaRejects[i];
+    const auto slot = ba_gates_mma_log_slot(pick, true);
+    REQUIRE(slot.has_value());
+    CHECK(slot->reject_index == i);
+    flags.insert(slot->flag_index(kBaGatesMmaRejects.size()));
+    CHECK_FALSE(ba_gates_mma_log_slot(pick, false).has_value());
+  }
+  BaGatesPick ran{kMma, false, std::nullopt};
+  ran.mma = true;
+  flags.insert(ba_gates_mma_log_slot(ran, true)->flag_index(kBaGatesMmaRejects.size()));
+  CHECK(flags.size() == kBaGatesMmaLogSlots);
+
+  OnceSlots said(kBaGatesMmaLogSlots);
+  const auto first = ba_gates_mma_log_line(ran, true, 8192, said);
+  REQUIRE(first.has_value());
+  CHECK_THAT(*first, Catch::Contains("ssm_ba_gates_mma") && Catch::Contains("M=8192"));
+  CHECK_FALSE(ba_gates_mma_log_line(ran, true, 9000, said).has_value());
+  BaGatesPick declined{kTwin, true, std::nullopt};
+  declined.mma_reject = kBaGatesMmaTooFewTokens;
+  const auto second = ba_gates_mma_log_line(declined, true, 300, said);
+  REQUIRE(second.has_value());
+  CHECK_THAT(*second, Catch::Contains("NOT running at M=300") && Catch::Contains(std::string(kBaGatesMmaTooFewTokens)));
+}
