@@ -11,9 +11,11 @@ set_target_properties(
              C_VISIBILITY_PRESET hidden
              CXX_VISIBILITY_PRESET hidden
              VISIBILITY_INLINES_HIDDEN ON
-             VERSION ${PROJECT_VERSION}
-             SOVERSION ${PROJECT_VERSION_MAJOR}
              LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/metrale_c.map)
+# A wheel cannot hold the soname links, so the Python package ships the bare libmetrale.so.
+if(NOT SKBUILD)
+  set_target_properties(metrale_c PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR})
+endif()
 target_compile_definitions(metrale_c PRIVATE METRALE_VERSION_STRING="${PROJECT_VERSION}")
 target_include_directories(metrale_c PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
                                             $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
