@@ -50,11 +50,19 @@ static void* aligned(size_t bytes) {
 static const uint32_t kPoison = 0x7fc00bad; /* a NaN no kernel writes */
 
 /* ---- README: C example ---- */
-static int run_ba_gates_example(metrale_runtime* rt, const uint16_t* x, const uint16_t* w, const float* a_log,
-                                const float* dt_bias, float* gate_out, uint32_t m) {
+static int run_ba_gates_example(const uint16_t* x, const uint16_t* w, const float* a_log, const float* dt_bias,
+                                float* gate_out, uint32_t m) {
+  metrale_runtime_options options;
+  metrale_runtime_options_init(&options);
+  options.backend = METRALE_BACKEND_HOST; /* the CPU; METRALE_BACKEND_AUTO takes the GPU */
+  metrale_runtime* rt = NULL;
+  if (metrale_runtime_open(&options, &rt) != METRALE_OK) {
+    fprintf(stderr, "open: %s\n", metrale_last_error());
+    return 1;
+  }
   metrale_ba_gates_args args;
   metrale_ba_gates_args_init(&args);
-  args.x = (uint64_t)(uintptr_t)x; /* host addresses on the host backend */
+  args.x = (uint64_t)(uintptr_t)x; /* device addresses; host ones on the host backend */
   args.weight = (uint64_t)(uintptr_t)w;
   args.a_log = (uint64_t)(uintptr_t)a_log;
   args.dt_bias = (uint64_t)(uintptr_t)dt_bias;
@@ -62,12 +70,14 @@ static int run_ba_gates_example(metrale_runtime* rt, const uint16_t* x, const ui
   args.m = m, args.n = 8, args.k = 256, args.k_stride = 256, args.gate_stride = 8;
   args.nv = 4, args.vheads_per_group = 2;
   metrale_pick pick;
-  if (metrale_ssm_ba_gates(rt, &args, 0, &pick) != METRALE_OK) {
+  const metrale_status status = metrale_ssm_ba_gates(rt, &args, 0 /* stream */, &pick);
+  if (status == METRALE_OK) {
+    printf("ran %s (%s)\n", pick.kernel, pick.twin ? "the twin" : pick.reason);
+  } else {
     fprintf(stderr, "ssm_ba_gates: %s\n", metrale_last_error());
-    return 1;
   }
-  printf("ran %s (%s)\n", pick.kernel, pick.twin ? "the twin" : pick.reason);
-  return 0;
+  metrale_runtime_close(rt);
+  return status == METRALE_OK ? 0 : 1;
 }
 /* ---- README: end ---- */
 
@@ -85,7 +95,7 @@ static void check_ba_gates(metrale_runtime* rt) {
   for (int i = 0; i < NV; ++i) a_log[i] = uniform(-1.0f, 1.0f), dt_bias[i] = uniform(-1.0f, 1.0f);
   for (int i = 0; i < M * 2 * NV; ++i) memcpy(&out[i], &kPoison, 4), memcpy(&twin_out[i], &kPoison, 4);
 
-  CHECK(run_ba_gates_example(rt, x, w, a_log, dt_bias, out, M) == 0, "the README example failed");
+  CHECK(run_ba_gates_example(x, w, a_log, dt_bias, out, M) == 0, "the README example failed");
   for (int t = 0; t < M; ++t) {
     for (int n = 0; n < N; ++n) {
       double acc = 0.0;
