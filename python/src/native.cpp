@@ -296,9 +296,9 @@ NB_MODULE(_native, m) {
            nb::arg("dt_bias"), nb::arg("gate_out"), nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::arg("k_stride"),
            nb::arg("gate_stride"), nb::arg("nv"), nb::arg("vheads_per_group"), nb::arg("kernel") = 0,
            nb::arg("stream") = 0)
-      .def("fp8_act_quant", &NativeRuntime::fp8_act_quant, nb::arg("x"), nb::arg("q"), nb::arg("scales"),
-           nb::arg("m"), nb::arg("k"), nb::arg("x_row_stride"), nb::arg("column_major") = false,
-           nb::arg("m_aligned") = 0, nb::arg("pow2_scales") = false, nb::arg("kernel") = 0, nb::arg("stream") = 0)
+      .def("fp8_act_quant", &NativeRuntime::fp8_act_quant, nb::arg("x"), nb::arg("q"), nb::arg("scales"), nb::arg("m"),
+           nb::arg("k"), nb::arg("x_row_stride"), nb::arg("column_major") = false, nb::arg("m_aligned") = 0,
+           nb::arg("pow2_scales") = false, nb::arg("kernel") = 0, nb::arg("stream") = 0)
       .def("explain_ssm_ba_gates", &NativeRuntime::explain_ssm_ba_gates, nb::arg("m"), nb::arg("n"), nb::arg("k"),
            nb::arg("k_stride") = 0)
       .def("explain_fp8_act_quant", &NativeRuntime::explain_fp8_act_quant, nb::arg("m"), nb::arg("k"))
