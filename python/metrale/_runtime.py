@@ -77,6 +77,9 @@ class Runtime:
     ) -> None:
         if backend not in _BACKENDS:
             raise ArgumentError(f"backend={backend!r}: expected 'auto', 'host' or 'cuda'")
+        for name, lever in (("ssm_ba_gates_hopper", ssm_ba_gates_hopper), ("fp8_act_quant_hopper", fp8_act_quant_hopper)):
+            if lever is not None and not isinstance(lever, bool):
+                raise ArgumentError(f"{name}={lever!r}: expected None (the target's and environment's), True or False")
         #: The C ABI itself (pointers as ints), for engines that manage their own memory.
         self.raw = _native.NativeRuntime(
             _BACKENDS[backend],

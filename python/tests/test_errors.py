@@ -138,3 +138,15 @@ def test_registry_names_a_failed_compile(rt):
         rt.launch(0, (1, 1, 1), (1, 1, 1), [np.uint32(1)])
     with pytest.raises(metrale.ArgumentError, match="never declared"):
         rt.handle(10_000)
+
+
+def test_no_device_is_a_state_then_an_error(rng):
+    rt = metrale.Runtime("cuda")
+    if rt.has_device:
+        pytest.skip("this machine has a CUDA device")
+    assert rt.no_device_reason and not rt.describe()["has_device"]
+    assert rt.explain("fp8_act_quant", m=100, k=5120).twin_min_m == 53  # explain needs no device
+    with pytest.raises(metrale.NoDeviceError, match="no device"):
+        rt.fp8_act_quant(bf16_bits(rng.uniform(-1, 1, (2, 128))))
+    with pytest.raises(metrale.ArgumentError, match="ssm_ba_gates_hopper='yes'"):
+        metrale.Runtime("host", ssm_ba_gates_hopper="yes")
