@@ -89,7 +89,8 @@ METRALE_API void metrale_runtime_options_init(metrale_runtime_options* options);
 /* Opens a runtime (options may be NULL for the defaults). A machine without a GPU is not a
  * failure: the runtime opens with has_device = 0 and the ops fail with METRALE_ERROR_NO_DEVICE. */
 METRALE_API metrale_status metrale_runtime_open(const metrale_runtime_options* options, metrale_runtime** out);
-/* Waits for background kernel builds and frees everything; NULL is ignored. */
+/* Waits for background kernel builds (a failure there becomes the last error) and frees
+ * everything; NULL is ignored. */
 METRALE_API void metrale_runtime_close(metrale_runtime* runtime);
 
 /* ---- describing it ------------------------------------------------------------------- */

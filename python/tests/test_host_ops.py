@@ -125,3 +125,13 @@ def test_describe_reports_lever_provenance():
             "origin": "metrale_runtime_options.ssm_ba_gates_hopper = on",
         }
         assert info["levers"]["fp8_act_quant_hopper"]["provenance"] in ("file", "environment")
+
+
+def test_cache_dir_option_receives_compiled_kernels(tmp_path):
+    with metrale.Runtime("host", cache_dir=str(tmp_path)) as rt:
+        rt.add_source("py_scale.cuh", "template <int B> __global__ void scale(float* p) { p[threadIdx.x] *= B; }\n")
+        variant = rt.declare("py_scale", "py_scale.cuh", "scale<2>", block=2)
+        assert rt.declare("py_scale", "py_scale.cuh", "scale<2>", block=2) == variant
+        result = rt.compile(variant, "sm_90")
+        assert result.ok and result.reason is None, result.log
+    assert list(tmp_path.rglob("py_scale*")), "nothing was written under cache_dir"

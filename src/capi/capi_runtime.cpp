@@ -161,7 +161,12 @@ metrale_status metrale_runtime_open(const metrale_runtime_options* options, metr
 }
 
 void metrale_runtime_close(metrale_runtime* runtime) {
-  // The destructor waits for background builds; a failure there is logged by the registry.
+  if (runtime == nullptr) {
+    return;
+  }
+  // Background builds finish here, where their failure can become the last error, not in the
+  // runtime's destructor, which may not throw.
+  (void)metrale::capi::capi_call("metrale_runtime_close", [&] { runtime->runtime->registry().wait_background(); });
   delete runtime;
 }
 
