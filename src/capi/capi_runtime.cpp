@@ -8,7 +8,6 @@
 #include <optional>
 
 #include "capi_call.hpp"
-#include "metrale/jit/disk_entry_store.hpp"
 #include "metrale/ops/ssm_ba_gates_guard.hpp"
 
 namespace metrale::capi {
@@ -75,9 +74,7 @@ RuntimeOptions runtime_options(const metrale_runtime_options& options, const Lev
     return process(name);
   };
   if (options.cache_dir != nullptr) {
-    KernelRegistry::Options registry;
-    registry.store = disk_entry_store(std::make_shared<DiskCache>(DiskCache::open_at(options.cache_dir)));
-    out.registry = std::move(registry);
+    out.cache_dir = std::string(options.cache_dir);
   }
   return out;
 }
