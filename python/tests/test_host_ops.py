@@ -11,20 +11,21 @@ import metrale
 
 
 # README: Python example
-def ba_gates_example(rt: metrale.Runtime, rng: np.random.Generator):
+def ba_gates_example(rng: np.random.Generator):
     x = rng.standard_normal((5, 256), dtype=np.float32).astype(ml_dtypes.bfloat16)
     w = (0.1 * rng.standard_normal((8, 256), dtype=np.float32)).astype(ml_dtypes.bfloat16)
     a_log = rng.standard_normal(4, dtype=np.float32)
     dt_bias = rng.standard_normal(4, dtype=np.float32)
-    gates = rt.ssm_ba_gates(x, w, a_log, dt_bias, vheads_per_group=2)  # float32 [5, 8]
-    q, scales = rt.fp8_act_quant(x)  # uint8 e4m3 bits [5, 256], float32 [5, 2]
-    print(rt.last_pick.kernel, rt.last_pick.reason)
+    with metrale.Runtime(backend="host") as rt:  # "auto" takes the GPU (then pass device arrays)
+        gates = rt.ssm_ba_gates(x, w, a_log, dt_bias, vheads_per_group=2)  # float32 [5, 8]
+        q, scales = rt.fp8_act_quant(x)  # uint8 e4m3 bits [5, 256], float32 [5, 2]
+        print(rt.last_pick.kernel, rt.last_pick.reason)
     return x, w, a_log, dt_bias, gates, q, scales
 # README: end
 
 
-def test_readme_example_matches_references(rt, rng):
-    x, w, a_log, dt_bias, gates, q, scales = ba_gates_example(rt, rng)
+def test_readme_example_matches_references(rng):
+    x, w, a_log, dt_bias, gates, q, scales = ba_gates_example(rng)
     bits = x.view(np.uint16)
     np.testing.assert_allclose(gates, ba_gates_reference(bits, w.view(np.uint16), a_log, dt_bias, 2), rtol=1e-4, atol=1e-5)
     want_q, want_scales = fp8_reference(bits)
