@@ -38,6 +38,9 @@ struct RuntimeOptions {
   std::uint32_t host_worker_threads = 0;  // 0: the hardware threads
   EnvLookup env = process_environment();
   std::optional<KernelRegistry::Options> registry;  // default: the process memory cache + disk cache
+  // The disk cache's directory instead of METRALE_CACHE_DIR / XDG_CACHE_HOME / ~/.cache/metrale
+  // (an unusable one means memory only, with one warning); ignored when `registry` is given.
+  std::optional<std::string> cache_dir;
 };
 
 class Runtime {

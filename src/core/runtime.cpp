@@ -6,6 +6,7 @@
 #include "metrale/error.hpp"
 #include "metrale/gpu/cuda_backend.hpp"
 #include "metrale/host/host_backend.hpp"
+#include "metrale/jit/disk_entry_store.hpp"
 #include "metrale/log.hpp"
 #include "metrale/ops/op_kernels.hpp"
 #include "metrale/target/hardware_loader.hpp"
@@ -84,6 +85,10 @@ void Runtime::initialise(RuntimeOptions& options) {
   levers_ = resolve_levers(target_, options.env);
   SourceSet sources;
   sources.add_embedded_templates(options.env);
+  if (!options.registry && options.cache_dir) {
+    options.registry.emplace();
+    options.registry->store = disk_entry_store(std::make_shared<DiskCache>(DiskCache::open_at(*options.cache_dir)));
+  }
   registry_ = options.registry ? std::make_unique<KernelRegistry>(std::move(sources), std::move(*options.registry))
                                : std::make_unique<KernelRegistry>(std::move(sources));
   variant_ids_ = ops::declare_target_kernels(*registry_, target_);

@@ -1,5 +1,5 @@
-# run.cmake: installs the built library into a temporary prefix and builds a small consumer
-# against it with find_package(metrale_jit), then runs the consumer.
+# run.cmake: installs the built library into a temporary prefix and builds two small consumers
+# against it with find_package(metrale_jit) (C++ and C), then runs them.
 file(REMOVE_RECURSE ${WORK_DIR})
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${BINARY_DIR} --prefix ${WORK_DIR}/prefix RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -21,4 +21,9 @@ if(NOT rc EQUAL 0)
 endif()
 if(NOT out MATCHES "hopper")
   message(FATAL_ERROR "the consumer did not list the hopper target")
+endif()
+execute_process(COMMAND ${WORK_DIR}/build/c_consumer RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+message(STATUS "c_consumer printed: ${out}")
+if(NOT rc EQUAL 0 OR NOT out MATCHES "metrale [0-9.]+ on hopper")
+  message(FATAL_ERROR "the C consumer exited ${rc} or did not name the hopper target")
 endif()
