@@ -79,6 +79,7 @@ typedef struct metrale_runtime_options {
   const char* cache_dir; /* NULL: METRALE_CACHE_DIR, XDG_CACHE_HOME, ~/.cache/metrale */
   metrale_lever_setting ssm_ba_gates_hopper;
   metrale_lever_setting fp8_act_quant_hopper;
+  metrale_lever_setting ssm_ba_gates_tensor_core;
   uint32_t host_sm_count;       /* the SM count the guards see on the host backend; 0: 132 */
   uint32_t host_worker_threads; /* 0: the hardware threads */
 } metrale_runtime_options;
@@ -102,7 +103,7 @@ typedef struct metrale_lever_info {
   const char* origin;     /* the file, "METRALE_SSM_BA_GATES_HOPPER=off", or the option */
 } metrale_lever_info;
 
-#define METRALE_LEVER_COUNT 2
+#define METRALE_LEVER_COUNT 3
 
 typedef struct metrale_runtime_info {
   size_t struct_size;
@@ -122,16 +123,21 @@ METRALE_API metrale_status metrale_runtime_describe(const metrale_runtime* runti
 /* ---- the ops --------------------------------------------------------------------------- */
 
 typedef enum metrale_kernel_choice {
-  METRALE_KERNEL_AUTO = 0,  /* the guard picks */
-  METRALE_KERNEL_TWIN = 1,  /* the Hopper twin, whatever the guard says (an error when absent) */
-  METRALE_KERNEL_PARENT = 2 /* the parent (BA gates) or shared kernel (FP8) */
+  METRALE_KERNEL_AUTO = 0,   /* the guards pick */
+  METRALE_KERNEL_TWIN = 1,   /* the Hopper twin, whatever the guard says (an error when absent) */
+  METRALE_KERNEL_PARENT = 2, /* the parent (BA gates) or shared kernel (FP8) */
+  METRALE_KERNEL_MMA = 3     /* the tensor-core kernel (BA gates only; an error when absent) */
 } metrale_kernel_choice;
 
 /* Which kernel ran and why. */
 typedef struct metrale_pick {
-  const char* kernel; /* "ssm_ba_gates_hopper", "fp8_act_quant", ... */
-  int32_t twin;       /* 1 when the twin ran */
-  const char* reason; /* NULL when the twin ran; the guard's reason (or "forced") otherwise */
+  const char* kernel;             /* "ssm_ba_gates_mma", "ssm_ba_gates_hopper", "fp8_act_quant", ... */
+  int32_t twin;                   /* 1 when the twin ran */
+  const char* reason;             /* NULL when the twin or the tensor-core kernel ran; the twin
+                                     guard's reason (or "forced") otherwise */
+  int32_t tensor_core;            /* 1 when the tensor-core kernel (ssm_ba_gates_mma) ran */
+  const char* tensor_core_reason; /* BA gates: why the tensor-core kernel did not run (its guard
+                                     comes first); NULL when it ran, or for FP8 */
 } metrale_pick;
 
 /* x: bf16 [m][k_stride]; weight: bf16 [n][k]; a_log, dt_bias: fp32 [nv];
@@ -181,6 +187,11 @@ typedef struct metrale_explanation {
   int32_t parent_present;      /* the same for the parent / shared kernel */
   uint32_t twin_min_m;         /* the smallest M the twin takes at this shape; 0 when it never does */
   const char* twin_min_reason; /* NULL, or why the twin never runs at this shape */
+  /* BA gates only (zero for FP8): the tensor-core kernel, whose guard comes first. */
+  int32_t tensor_core_requested;      /* the ssm_ba_gates_tensor_core lever */
+  int32_t tensor_core_present;        /* ssm_ba_gates_mma is built (no device: shipped) */
+  uint32_t tensor_core_min_m;         /* the smallest M it takes at this shape; 0 when it never does */
+  const char* tensor_core_min_reason; /* NULL, or why it never runs at this shape */
 } metrale_explanation;
 
 METRALE_API void metrale_explanation_init(metrale_explanation* explanation);

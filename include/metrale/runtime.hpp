@@ -56,6 +56,7 @@ class Runtime {
   [[nodiscard]] bool has_device() const { return backend_ != nullptr; }
   [[nodiscard]] const std::string& no_device_reason() const { return no_device_reason_; }
   [[nodiscard]] GpuBackend* backend() { return backend_.get(); }
+  [[nodiscard]] const GpuBackend* backend() const { return backend_.get(); }
   [[nodiscard]] const HardwareTarget& target() const { return target_; }
   [[nodiscard]] const Levers& levers() const { return levers_; }
   [[nodiscard]] KernelRegistry& registry() { return *registry_; }

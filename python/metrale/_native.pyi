@@ -17,6 +17,7 @@ class NativeRuntime:
         cache_dir: str | None,
         ssm_ba_gates_hopper: int,
         fp8_act_quant_hopper: int,
+        ssm_ba_gates_tensor_core: int,
         host_sm_count: int,
         host_worker_threads: int,
     ) -> None: ...

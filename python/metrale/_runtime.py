@@ -18,17 +18,24 @@ from ._errors import ArgumentError, NoDeviceError
 
 _BACKENDS = {"auto": 0, "host": 1, "cuda": 2}
 _LEVERS = {None: 0, True: 1, False: 2}
-_KERNELS = {None: 0, "auto": 0, "twin": 1, "parent": 2, "shared": 2}
+_KERNELS = {None: 0, "auto": 0, "twin": 1, "parent": 2, "shared": 2, "mma": 3}
 _GROUP = 128
 
 
 @dataclass(frozen=True)
 class Pick:
-    """Which kernel an op ran, and why the other did not (``reason`` None: the twin ran)."""
+    """Which kernel an op ran, and why the others did not.
+
+    ``reason`` is the twin guard's (None: the twin or the tensor-core kernel ran);
+    ``tensor_core_reason`` the tensor-core guard's, which comes first for BA gates (None: it ran,
+    or the op has no tensor-core kernel).
+    """
 
     kernel: str
     twin: bool
     reason: str | None
+    tensor_core: bool
+    tensor_core_reason: str | None
 
 
 @dataclass(frozen=True)
@@ -38,6 +45,8 @@ class Explanation:
     kernel: str
     twin: bool
     reason: str | None
+    tensor_core: bool
+    tensor_core_reason: str | None
     requested: bool
     lever_origin: str | None
     sm_count: int
@@ -45,6 +54,10 @@ class Explanation:
     parent_present: bool
     twin_min_m: int | None
     twin_min_reason: str | None
+    tensor_core_requested: bool
+    tensor_core_present: bool
+    tensor_core_min_m: int | None
+    tensor_core_min_reason: str | None
 
 
 @dataclass(frozen=True)
@@ -56,7 +69,7 @@ class BuildResult:
 
 def _kernel_choice(kernel: str | None) -> int:
     if kernel not in _KERNELS:
-        raise ArgumentError(f"kernel={kernel!r}: expected None, 'auto', 'twin', 'parent' or 'shared'")
+        raise ArgumentError(f"kernel={kernel!r}: expected None, 'auto', 'twin', 'parent', 'shared' or 'mma'")
     return _KERNELS[kernel]
 
 
@@ -72,12 +85,17 @@ class Runtime:
         device: int = 0,
         ssm_ba_gates_hopper: bool | None = None,
         fp8_act_quant_hopper: bool | None = None,
+        ssm_ba_gates_tensor_core: bool | None = None,
         host_sm_count: int = 0,
         host_worker_threads: int = 0,
     ) -> None:
         if backend not in _BACKENDS:
             raise ArgumentError(f"backend={backend!r}: expected 'auto', 'host' or 'cuda'")
-        for name, lever in (("ssm_ba_gates_hopper", ssm_ba_gates_hopper), ("fp8_act_quant_hopper", fp8_act_quant_hopper)):
+        for name, lever in (
+            ("ssm_ba_gates_hopper", ssm_ba_gates_hopper),
+            ("fp8_act_quant_hopper", fp8_act_quant_hopper),
+            ("ssm_ba_gates_tensor_core", ssm_ba_gates_tensor_core),
+        ):
             if lever is not None and not isinstance(lever, bool):
                 raise ArgumentError(f"{name}={lever!r}: expected None (the target's and environment's), True or False")
         #: The C ABI itself (pointers as ints), for engines that manage their own memory.
@@ -88,6 +106,7 @@ class Runtime:
             cache_dir,
             _LEVERS[ssm_ba_gates_hopper],
             _LEVERS[fp8_act_quant_hopper],
+            _LEVERS[ssm_ba_gates_tensor_core],
             host_sm_count,
             host_worker_threads,
         )

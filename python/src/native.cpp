@@ -50,6 +50,8 @@ nb::dict pick_dict(const metrale_pick& pick) {
   out["kernel"] = std::string(pick.kernel);
   out["twin"] = pick.twin != 0;
   out["reason"] = text_or_none(pick.reason);
+  out["tensor_core"] = pick.tensor_core != 0;
+  out["tensor_core_reason"] = text_or_none(pick.tensor_core_reason);
   return out;
 }
 
@@ -62,6 +64,10 @@ nb::dict explanation_dict(const metrale_explanation& e) {
   out["parent_present"] = e.parent_present != 0;
   out["twin_min_m"] = e.twin_min_reason == nullptr ? nb::cast(e.twin_min_m) : nb::none();
   out["twin_min_reason"] = text_or_none(e.twin_min_reason);
+  out["tensor_core_requested"] = e.tensor_core_requested != 0;
+  out["tensor_core_present"] = e.tensor_core_present != 0;
+  out["tensor_core_min_m"] = e.tensor_core_min_reason == nullptr ? nb::cast(e.tensor_core_min_m) : nb::none();
+  out["tensor_core_min_reason"] = text_or_none(e.tensor_core_min_reason);
   return out;
 }
 
@@ -69,7 +75,7 @@ class NativeRuntime {
  public:
   NativeRuntime(int backend, int device_ordinal, std::optional<std::string> target,
                 std::optional<std::string> cache_dir, int ssm_ba_gates_hopper, int fp8_act_quant_hopper,
-                std::uint32_t host_sm_count, std::uint32_t host_worker_threads) {
+                int ssm_ba_gates_tensor_core, std::uint32_t host_sm_count, std::uint32_t host_worker_threads) {
     metrale_runtime_options options;
     metrale_runtime_options_init(&options);
     options.backend = static_cast<metrale_backend>(backend);
@@ -78,6 +84,7 @@ class NativeRuntime {
     options.cache_dir = cache_dir ? cache_dir->c_str() : nullptr;
     options.ssm_ba_gates_hopper = static_cast<metrale_lever_setting>(ssm_ba_gates_hopper);
     options.fp8_act_quant_hopper = static_cast<metrale_lever_setting>(fp8_act_quant_hopper);
+    options.ssm_ba_gates_tensor_core = static_cast<metrale_lever_setting>(ssm_ba_gates_tensor_core);
     options.host_sm_count = host_sm_count;
     options.host_worker_threads = host_worker_threads;
     metrale_status status = METRALE_OK;
@@ -285,11 +292,11 @@ NB_MODULE(_native, m) {
   m.def("abi_version", [] { return metrale_abi_version(); });
   m.def("dlpack_describe", &dlpack_describe, nb::arg("array"));
   nb::class_<NativeRuntime>(m, "NativeRuntime")
-      .def(nb::init<int, int, std::optional<std::string>, std::optional<std::string>, int, int, std::uint32_t,
+      .def(nb::init<int, int, std::optional<std::string>, std::optional<std::string>, int, int, int, std::uint32_t,
                     std::uint32_t>(),
            nb::arg("backend"), nb::arg("device_ordinal"), nb::arg("target").none(), nb::arg("cache_dir").none(),
-           nb::arg("ssm_ba_gates_hopper"), nb::arg("fp8_act_quant_hopper"), nb::arg("host_sm_count"),
-           nb::arg("host_worker_threads"))
+           nb::arg("ssm_ba_gates_hopper"), nb::arg("fp8_act_quant_hopper"), nb::arg("ssm_ba_gates_tensor_core"),
+           nb::arg("host_sm_count"), nb::arg("host_worker_threads"))
       .def("close", &NativeRuntime::close)
       .def("describe", &NativeRuntime::describe)
       .def("ssm_ba_gates", &NativeRuntime::ssm_ba_gates, nb::arg("x"), nb::arg("weight"), nb::arg("a_log"),

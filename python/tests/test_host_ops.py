@@ -54,10 +54,23 @@ def test_forced_twin_writes_the_parents_bytes(rt, rng):
     w = bf16_bits(rng.uniform(-0.1, 0.1, (8, 256)))
     a_log, dt_bias = (rng.uniform(-1, 1, 4).astype(np.float32) for _ in range(2))
     parent = rt.ssm_ba_gates(x, w, a_log, dt_bias, vheads_per_group=2, kernel="parent")
-    assert rt.last_pick == metrale.Pick("ssm_ba_gates", False, "forced by the caller's kernel choice")
+    assert rt.last_pick == metrale.Pick("ssm_ba_gates", False, "forced by the caller's kernel choice", False, None)
     twin = rt.ssm_ba_gates(x, w, a_log, dt_bias, vheads_per_group=2, kernel="twin")
     assert rt.last_pick.twin and rt.last_pick.kernel == "ssm_ba_gates_hopper"
     assert parent.tobytes() == twin.tobytes()
+
+
+def test_forced_tensor_core_kernel_matches_the_reference(rt, rng):
+    m, n, k, vpg = 70, 64, 512, 2  # M not a multiple of the 64-token tile
+    x = bf16_bits(rng.standard_normal((m, k)))
+    w = bf16_bits(0.02 * rng.standard_normal((n, k)))
+    a_log, dt_bias = (rng.uniform(-1, 1, n // 2).astype(np.float32) for _ in range(2))
+    out = rt.ssm_ba_gates(x, w, a_log, dt_bias, vheads_per_group=vpg, kernel="mma")
+    assert rt.last_pick.tensor_core and rt.last_pick.kernel == "ssm_ba_gates_mma"
+    want = ba_gates_reference(x, w, a_log, dt_bias, vpg)
+    assert np.linalg.norm(out - want) / np.linalg.norm(want) < 1e-5
+    with pytest.raises(metrale.ArgumentError, match="tensor-core"):
+        rt.fp8_act_quant(bf16_bits(rng.uniform(-1, 1, (2, 256))), kernel="mma")
 
 
 @pytest.mark.parametrize("pow2", [False, True])
@@ -114,6 +127,10 @@ def test_explain_agrees_with_the_op(rt, rng):
     assert (why.kernel, why.twin, why.reason) == (rt.last_pick.kernel, rt.last_pick.twin, rt.last_pick.reason)
     assert rt.explain("fp8_act_quant", m=100, k=5120).twin_min_m == 53
     assert rt.explain("ssm_ba_gates", m=1000, n=96, k=5120).twin
+    prefill = rt.explain("ssm_ba_gates", m=8192, n=96, k=5120)
+    assert prefill.tensor_core and prefill.kernel == "ssm_ba_gates_mma" and prefill.tensor_core_min_m == 64 * 66
+    small = rt.explain("ssm_ba_gates", m=1000, n=96, k=5120)
+    assert not small.tensor_core and "too few tokens" in small.tensor_core_reason
 
 
 def test_describe_reports_lever_provenance():

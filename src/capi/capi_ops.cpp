@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "capi_call.hpp"
+#include "capi_pick.hpp"
 #include "capi_runtime.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
@@ -15,10 +16,16 @@ namespace {
 
 constexpr std::string_view kForced = "forced by the caller's kernel choice";
 
-void require_choice(metrale_kernel_choice choice) {
-  if (choice != METRALE_KERNEL_AUTO && choice != METRALE_KERNEL_TWIN && choice != METRALE_KERNEL_PARENT) {
-    throw CapiError(METRALE_ERROR_ARGUMENT,
-                    fmt::format("args.kernel {} is not AUTO (0), TWIN (1) or PARENT (2)", static_cast<int>(choice)));
+// `tensor_core`: whether the op has a tensor-core kernel (BA gates) that METRALE_KERNEL_MMA names.
+void require_choice(metrale_kernel_choice choice, bool tensor_core) {
+  if (choice == METRALE_KERNEL_MMA && !tensor_core) {
+    throw CapiError(METRALE_ERROR_ARGUMENT, "args.kernel MMA (3): only the BA-gates op has a tensor-core kernel");
+  }
+  if (choice != METRALE_KERNEL_AUTO && choice != METRALE_KERNEL_TWIN && choice != METRALE_KERNEL_PARENT &&
+      choice != METRALE_KERNEL_MMA) {
+    throw CapiError(
+        METRALE_ERROR_ARGUMENT,
+        fmt::format("args.kernel {} is not AUTO (0), TWIN (1), PARENT (2) or MMA (3)", static_cast<int>(choice)));
   }
 }
 
@@ -29,10 +36,6 @@ KernelHandle require_built(const Runtime& runtime, KernelHandle handle, std::str
         fmt::format("args.kernel: target {} does not ship {} (or it failed to build)", runtime.target().name, kernel));
   }
   return handle;
-}
-
-metrale_pick to_pick(std::string_view kernel, bool twin, const std::optional<std::string_view>& reason) {
-  return metrale_pick{intern(kernel), twin ? 1 : 0, reason ? intern(*reason) : nullptr};
 }
 
 ops::BaGatesArgs ba_gates_args(const metrale_ba_gates_args& a) {
@@ -51,16 +54,22 @@ ops::BaGatesArgs ba_gates_args(const metrale_ba_gates_args& a) {
 }
 
 metrale_pick run_ba_gates(metrale_runtime* handle, const metrale_ba_gates_args& c_args, std::uint64_t stream) {
-  require_choice(c_args.kernel);
+  require_choice(c_args.kernel, true);
   GpuBackend& gpu = device_of(handle);
   Runtime& runtime = runtime_of(handle);
   const ops::BaGatesArgs args = ba_gates_args(c_args);
   if (c_args.kernel == METRALE_KERNEL_AUTO) {
-    const ops::BaGatesPick pick = runtime.ssm_ba_gates(args, stream);
-    return to_pick(pick.twin ? ops::kBaGatesTwinKernel : ops::kBaGatesParentKernel, pick.twin, pick.reject);
+    return ba_gates_pick_of(runtime.ssm_ba_gates(args, stream));
   }
   const ops::BaGatesKernels kernels = runtime.ba_gates_kernels();
   ops::validate_ba_gates_args(args);
+  if (c_args.kernel == METRALE_KERNEL_MMA) {
+    ops::launch_ba_gates_mma(gpu, require_built(runtime, kernels.mma, ops::kBaGatesMmaKernel), kernels.mma_params, args,
+                             stream);
+    metrale_pick pick = to_pick(ops::kBaGatesMmaKernel, false, std::nullopt);
+    pick.tensor_core = 1;
+    return pick;
+  }
   if (c_args.kernel == METRALE_KERNEL_TWIN) {
     ops::launch_ba_gates_twin(gpu, require_built(runtime, kernels.twin, ops::kBaGatesTwinKernel), kernels.twin_params,
                               args, stream);
@@ -89,7 +98,7 @@ ops::Fp8QuantArgs fp8_args(const metrale_fp8_quant_args& a) {
 }
 
 metrale_pick run_fp8_quant(metrale_runtime* handle, const metrale_fp8_quant_args& c_args, std::uint64_t stream) {
-  require_choice(c_args.kernel);
+  require_choice(c_args.kernel, false);
   GpuBackend& gpu = device_of(handle);
   Runtime& runtime = runtime_of(handle);
   const ops::Fp8QuantArgs args = fp8_args(c_args);
@@ -116,6 +125,20 @@ metrale_pick run_fp8_quant(metrale_runtime* handle, const metrale_fp8_quant_args
 }
 
 }  // namespace
+
+metrale_pick to_pick(std::string_view kernel, bool twin, const std::optional<std::string_view>& reason) {
+  return metrale_pick{intern(kernel), twin ? 1 : 0, reason ? intern(*reason) : nullptr, 0, nullptr};
+}
+
+metrale_pick ba_gates_pick_of(const ops::BaGatesPick& pick) {
+  const std::string_view kernel =
+      pick.mma ? ops::kBaGatesMmaKernel : (pick.twin ? ops::kBaGatesTwinKernel : ops::kBaGatesParentKernel);
+  metrale_pick out = to_pick(kernel, pick.twin, pick.mma ? std::nullopt : pick.reject);
+  out.tensor_core = pick.mma ? 1 : 0;
+  out.tensor_core_reason = pick.mma_reject ? intern(*pick.mma_reject) : nullptr;
+  return out;
+}
+
 }  // namespace metrale::capi
 
 extern "C" {

@@ -50,6 +50,7 @@ LeverOverrides lever_overrides(const metrale_runtime_options& options) {
   LeverOverrides overrides;
   overrides.values[0] = lever_override(options.ssm_ba_gates_hopper, "ssm_ba_gates_hopper");
   overrides.values[1] = lever_override(options.fp8_act_quant_hopper, "fp8_act_quant_hopper");
+  overrides.values[2] = lever_override(options.ssm_ba_gates_tensor_core, "ssm_ba_gates_tensor_core");
   return overrides;
 }
 

@@ -36,7 +36,8 @@ Runtime& runtime_of(metrale_runtime* handle);
 const Runtime& runtime_of(const metrale_runtime* handle);
 // The backend, or a CapiError (no device) naming why there is none.
 GpuBackend& device_of(metrale_runtime* handle);
-// The lever as described (index 0: ssm_ba_gates_hopper, 1: fp8_act_quant_hopper).
+// The lever as described (index 0: ssm_ba_gates_hopper, 1: fp8_act_quant_hopper,
+// 2: ssm_ba_gates_tensor_core: the order of kLeverSpecs).
 const metrale_runtime::Lever& lever_of(const metrale_runtime* handle, std::size_t index);
 
 }  // namespace metrale::capi

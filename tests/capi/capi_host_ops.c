@@ -116,11 +116,22 @@ static void check_ba_gates(metrale_runtime* rt) {
   args.gate_out = (uint64_t)(uintptr_t)twin_out;
   args.m = M, args.n = N, args.k = K, args.k_stride = K, args.gate_stride = 2 * NV, args.nv = NV;
   args.vheads_per_group = VPG, args.kernel = METRALE_KERNEL_TWIN;
-  metrale_pick pick = {NULL, -1, NULL};
+  metrale_pick pick = {NULL, -1, NULL, -1, NULL};
   CHECK(metrale_ssm_ba_gates(rt, &args, 0, &pick) == METRALE_OK, "%s", metrale_last_error());
   CHECK(pick.twin == 1 && pick.kernel && strcmp(pick.kernel, "ssm_ba_gates_hopper") == 0, "forced twin: %s",
         pick.kernel ? pick.kernel : "(null)");
   CHECK(memcmp(out, twin_out, sizeof(float) * M * 2 * NV) == 0, "the twin's bytes differ from the parent's");
+
+  /* The forced tensor-core kernel: other bytes (another summation order), the same gates. */
+  for (int i = 0; i < M * 2 * NV; ++i) memcpy(&twin_out[i], &kPoison, 4);
+  args.kernel = METRALE_KERNEL_MMA;
+  CHECK(metrale_ssm_ba_gates(rt, &args, 0, &pick) == METRALE_OK, "%s", metrale_last_error());
+  CHECK(pick.tensor_core == 1 && pick.twin == 0 && pick.kernel && strcmp(pick.kernel, "ssm_ba_gates_mma") == 0,
+        "forced mma: %s", pick.kernel ? pick.kernel : "(null)");
+  for (int i = 0; i < M * 2 * NV; ++i) {
+    CHECK(fabs(twin_out[i] - out[i]) <= 1e-4 * (1.0 + fabs(out[i])), "mma gate_out[%d] = %g, parent %g", i, twin_out[i],
+          out[i]);
+  }
 
   /* Refusals are named and write nothing. */
   for (int i = 0; i < M * 2 * NV; ++i) memcpy(&twin_out[i], &kPoison, 4);
@@ -142,6 +153,12 @@ static void check_ba_gates(metrale_runtime* rt) {
   CHECK(why.pick.twin == 0 && why.pick.reason && strstr(why.pick.reason, "too few tokens"), "explain: %s",
         why.pick.reason ? why.pick.reason : "(null)");
   CHECK(why.twin_min_m == 2 * why.sm_count, "twin_min_m %u at %u SMs", why.twin_min_m, why.sm_count);
+  CHECK(
+      why.pick.tensor_core == 0 && why.pick.tensor_core_reason && strstr(why.pick.tensor_core_reason, "too few tokens"),
+      "explain's tensor-core verdict: %s", why.pick.tensor_core_reason ? why.pick.tensor_core_reason : "(null)");
+  CHECK(why.tensor_core_requested == 1 && why.tensor_core_present == 1 &&
+            why.tensor_core_min_m == 64 * ((why.sm_count + 1) / 2),
+        "tensor_core_min_m %u at %u SMs", why.tensor_core_min_m, why.sm_count);
   free(x), free(w), free(a_log), free(dt_bias), free(out), free(twin_out);
 }
 
@@ -171,7 +188,7 @@ static void check_fp8_quant(metrale_runtime* rt) {
   metrale_fp8_quant_args_init(&args);
   args.x = (uint64_t)(uintptr_t)x, args.q = (uint64_t)(uintptr_t)q, args.scales = (uint64_t)(uintptr_t)scales;
   args.m = FP8_M, args.k = FP8_K, args.x_row_stride = FP8_STRIDE;
-  metrale_pick pick = {NULL, -1, NULL};
+  metrale_pick pick = {NULL, -1, NULL, -1, NULL};
   CHECK(metrale_fp8_act_quant(rt, &args, 0, &pick) == METRALE_OK, "%s", metrale_last_error());
   CHECK(pick.kernel != NULL && pick.reason != NULL, "the pick names a kernel and a reason");
   for (int t = 0; t < FP8_M; ++t) {
@@ -189,6 +206,10 @@ static void check_fp8_quant(metrale_runtime* rt) {
     }
   }
   memset(q, 0xA5, FP8_M * FP8_K);
+  args.kernel = METRALE_KERNEL_MMA; /* FP8 has no tensor-core kernel */
+  CHECK(metrale_fp8_act_quant(rt, &args, 0, &pick) == METRALE_ERROR_ARGUMENT, "MMA for FP8 was not refused");
+  CHECK(strstr(metrale_last_error(), "tensor-core") != NULL, "message: %s", metrale_last_error());
+  args.kernel = METRALE_KERNEL_AUTO;
   args.k = 200; /* not a multiple of 128 */
   CHECK(metrale_fp8_act_quant(rt, &args, 0, &pick) == METRALE_ERROR_ARGUMENT, "K = 200 was not refused");
   CHECK(strstr(metrale_last_error(), "128") != NULL, "message: %s", metrale_last_error());

@@ -24,6 +24,7 @@ pub struct metrale_runtime_options {
     pub cache_dir: *const c_char,
     pub ssm_ba_gates_hopper: i32,
     pub fp8_act_quant_hopper: i32,
+    pub ssm_ba_gates_tensor_core: i32,
     pub host_sm_count: u32,
     pub host_worker_threads: u32,
 }
@@ -33,6 +34,8 @@ pub struct metrale_pick {
     pub kernel: *const c_char,
     pub twin: i32,
     pub reason: *const c_char,
+    pub tensor_core: i32,
+    pub tensor_core_reason: *const c_char,
 }
 
 #[repr(C)]

@@ -51,16 +51,25 @@ fn init<T>(init_fn: unsafe extern "C" fn(*mut T)) -> T {
     value
 }
 
-/// Which kernel an op ran; `reason` is None when the twin ran.
+/// Which kernel an op ran; `reason` (the twin guard's) is None when the twin or the
+/// tensor-core kernel ran; `tensor_core_reason` is the tensor-core guard's (BA gates only).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pick {
     pub kernel: String,
     pub twin: bool,
     pub reason: Option<String>,
+    pub tensor_core: bool,
+    pub tensor_core_reason: Option<String>,
 }
 
 fn pick(p: &ffi::metrale_pick) -> Pick {
-    Pick { kernel: text(p.kernel).unwrap_or_default(), twin: p.twin != 0, reason: text(p.reason) }
+    Pick {
+        kernel: text(p.kernel).unwrap_or_default(),
+        twin: p.twin != 0,
+        reason: text(p.reason),
+        tensor_core: p.tensor_core != 0,
+        tensor_core_reason: text(p.tensor_core_reason),
+    }
 }
 
 /// The library's version ("0.1.0").
@@ -116,7 +125,13 @@ impl Runtime {
         args.gate_out = gate_out.as_mut_ptr() as u64;
         (args.m, args.n, args.k, args.k_stride, args.gate_stride) = (p.m, p.n, p.k, p.k, p.n);
         (args.nv, args.vheads_per_group, args.kernel) = (p.n / 2, p.vheads_per_group, ffi::METRALE_KERNEL_AUTO);
-        let mut ran = ffi::metrale_pick { kernel: ptr::null(), twin: 0, reason: ptr::null() };
+        let mut ran = ffi::metrale_pick {
+            kernel: ptr::null(),
+            twin: 0,
+            reason: ptr::null(),
+            tensor_core: 0,
+            tensor_core_reason: ptr::null(),
+        };
         check(unsafe { ffi::metrale_ssm_ba_gates(self.raw, &args, 0, &mut ran) })?;
         Ok(pick(&ran))
     }
@@ -132,7 +147,13 @@ impl Runtime {
         args.q = q.as_mut_ptr() as u64;
         args.scales = scales.as_mut_ptr() as u64;
         (args.m, args.k, args.x_row_stride) = (m, k, k);
-        let mut ran = ffi::metrale_pick { kernel: ptr::null(), twin: 0, reason: ptr::null() };
+        let mut ran = ffi::metrale_pick {
+            kernel: ptr::null(),
+            twin: 0,
+            reason: ptr::null(),
+            tensor_core: 0,
+            tensor_core_reason: ptr::null(),
+        };
         check(unsafe { ffi::metrale_fp8_act_quant(self.raw, &args, 0, &mut ran) })?;
         Ok(pick(&ran))
     }
