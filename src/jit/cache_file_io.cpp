@@ -1,5 +1,5 @@
 // cache_file_io.cpp: private directories, trusted reads and atomic writes for the disk cache.
-#include "metrale/jit/cache_file_io.hpp"
+#include "jit/cache_file_io.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -13,8 +13,8 @@
 #include <mutex>
 #include <thread>
 
-#include "metrale/jit/cache_entry.hpp"
-#include "metrale/jit/cache_key.hpp"
+#include "jit/cache_entry.hpp"
+#include "jit/cache_key.hpp"
 
 namespace metrale {
 

@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "metrale/embedded_files.hpp"
+#include "ground/embedded_files.hpp"
 #include "metrale/error.hpp"
 
 namespace metrale {

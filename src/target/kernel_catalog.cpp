@@ -3,7 +3,7 @@
 // per warp, then warp_even + warp_odd), so lanes is fixed and block holds whole outputs;
 // fp8_act_quant gives each 16-lane team one 128-element group (16 x 8 bf16), so lanes is
 // fixed and the block is lanes * groups, never set on its own.
-#include "metrale/target/kernel_catalog.hpp"
+#include "target/kernel_catalog.hpp"
 
 #include <fmt/format.h>
 

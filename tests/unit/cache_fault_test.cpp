@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "cache_test_support.hpp"
-#include "metrale/jit/disk_cache.hpp"
-#include "metrale/log.hpp"
+#include "ground/log.hpp"
+#include "jit/disk_cache.hpp"
 
 using namespace metrale;
 using cache_test::file_names;

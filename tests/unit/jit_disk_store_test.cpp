@@ -7,8 +7,10 @@
 #include <catch2/catch.hpp>
 
 #include "cache_test_support.hpp"
+#include "jit/compiled_entry.hpp"
+#include "jit/compiled_memory_cache.hpp"
+#include "jit/disk_entry_store.hpp"
 #include "jit_test_support.hpp"
-#include "metrale/jit/disk_entry_store.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 
 using namespace metrale;
@@ -18,7 +20,7 @@ namespace {
 
 KernelRegistry::Options disk_options(const std::filesystem::path& dir) {
   KernelRegistry::Options options;
-  options.store = disk_entry_store(std::make_shared<DiskCache>(DiskCache::open_at(dir)));
+  options.store = std::make_shared<EntryStore>(disk_entry_store(std::make_shared<DiskCache>(DiskCache::open_at(dir))));
   options.memory = std::make_shared<CompiledMemoryCache>();
   options.parallelism = 2;
   return options;

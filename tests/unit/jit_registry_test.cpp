@@ -4,6 +4,9 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
+#include "jit/compiled_entry.hpp"
+#include "jit/compiled_memory_cache.hpp"
+#include "jit/disk_entry_store.hpp"
 #include "jit_test_support.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 
@@ -15,7 +18,7 @@ namespace {
 
 KernelRegistry::Options fresh_options(EntryStore store = {}) {
   KernelRegistry::Options options;
-  options.store = std::move(store);
+  options.store = std::make_shared<EntryStore>(std::move(store));
   options.memory = std::make_shared<CompiledMemoryCache>();
   options.parallelism = 2;
   return options;

@@ -1,8 +1,8 @@
 // jit_source_set_test.cpp: source sets, the template directory override, include digests.
 #include <catch2/catch.hpp>
 
+#include "ground/embedded_files.hpp"
 #include "jit_test_support.hpp"
-#include "metrale/embedded_files.hpp"
 #include "metrale/error.hpp"
 #include "metrale/jit/source_set.hpp"
 

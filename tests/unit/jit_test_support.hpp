@@ -9,9 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "jit/disk_entry_store.hpp"
+#include "jit/entry_store.hpp"
 #include "metrale/error.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
-#include "metrale/jit/entry_store.hpp"
 #include "metrale/jit/source_set.hpp"
 #include "support/scoped_env.hpp"
 

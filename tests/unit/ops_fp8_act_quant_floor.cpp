@@ -4,7 +4,7 @@
 #include <set>
 #include <string>
 
-#include "metrale/ops/fp8_act_quant_floor.hpp"
+#include "ops/fp8_act_quant_floor.hpp"
 
 using namespace metrale;
 using namespace metrale::ops;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "metrale/ops/ssm_ba_gates_guard.hpp"
-#include "metrale/ops/ssm_ba_gates_mapping.hpp"
+#include "ops/ssm_ba_gates_guard.hpp"
+#include "ops/ssm_ba_gates_mapping.hpp"
 #include "unit/ops_recording_gpu.hpp"
 
 using namespace metrale;

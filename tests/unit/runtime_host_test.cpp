@@ -5,10 +5,11 @@
 #include <vector>
 
 #include "metrale/error.hpp"
-#include "metrale/ref/bf16.hpp"
-#include "metrale/ref/fp8_act_quant_ref.hpp"
-#include "metrale/ref/ssm_ba_gates_ref.hpp"
 #include "metrale/runtime.hpp"
+#include "ops/fp8_act_quant_floor.hpp"
+#include "ref/bf16.hpp"
+#include "ref/fp8_act_quant_ref.hpp"
+#include "ref/ssm_ba_gates_ref.hpp"
 #include "support/isolated_runtime.hpp"
 
 using namespace metrale;

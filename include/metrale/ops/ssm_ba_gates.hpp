@@ -6,24 +6,37 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 #include "metrale/gpu/device_ptr.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
 #include "metrale/gpu/kernel_handle.hpp"
+#include "metrale/gpu/kernel_params.hpp"
 #include "metrale/gpu/launch_config.hpp"
-#include "metrale/jit/kernel_params.hpp"
-#include "metrale/ops/ssm_ba_gates_guard.hpp"
-#include "metrale/target/kernel_catalog.hpp"
 
 namespace metrale::ops {
 
-// The kernel names and the template name expressions the registry builds ({BLOCK, LANES} and
-// {BLOCK, LANES, GROUPS}).
-inline constexpr std::string_view kBaGatesParentKernel = kSsmBaGates;
-inline constexpr std::string_view kBaGatesTwinKernel = kSsmBaGatesHopper;
-inline constexpr std::string_view kBaGatesParentTemplate = "metrale::kernels::dense_gemm_ba_gates_prefill";
-inline constexpr std::string_view kBaGatesTwinTemplate = "metrale::kernels::dense_gemm_ba_gates_prefill_hopper";
-inline constexpr std::string_view kBaGatesTemplateFile = "ssm_ba_gates.cuh";
+// Threads per block, as in the parent; the reduction order depends on it, on kBaGatesLanes and
+// on kBaGatesOuts.
+inline constexpr std::uint32_t kBaGatesBlock = 256;
+// Threads that reduce one output (two warps).
+inline constexpr std::uint32_t kBaGatesLanes = 64;
+inline constexpr std::uint32_t kBaGatesOuts = kBaGatesBlock / kBaGatesLanes;
+// Warps per block: the width of one row of the twin's cross-warp scratch.
+inline constexpr std::uint32_t kBaGatesWarps = kBaGatesBlock / 32;
+// Output groups a twin thread accumulates per read of the activation row: the row is read
+// ceil(ceil(N/4)/8) * 4 times per token, 12 at N = 96.
+inline constexpr std::uint32_t kBaGatesGroups = 8;
+
+// The kernel a launch runs, and why the other did not.
+struct BaGatesPick {
+  KernelHandle kernel;
+  // True when `kernel` is the twin.
+  bool twin = false;
+  // nullopt when the twin runs; the refusing guard's reason when the parent does.
+  std::optional<std::string_view> reject;
+};
 
 // The handles a target built (0 = absent) and the template parameters they were built with.
 struct BaGatesKernels {
@@ -47,7 +60,7 @@ struct BaGatesArgs {
 void validate_ba_gates_args(const BaGatesArgs& args);
 
 // Checks a variant's template parameters against the kernel catalog's rules
-// (metrale/target/kernel_catalog.hpp); throws ArgumentError naming the variant and the rule.
+// (target/kernel_catalog.hpp); throws ArgumentError naming the variant and the rule.
 void validate_ba_gates_params(const KernelParams& params, bool twin);
 
 // The parent's grid: (M, ceil(N / (BLOCK / LANES))).
