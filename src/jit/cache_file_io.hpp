@@ -44,6 +44,14 @@ CacheReadResult read_cache_file(const std::filesystem::path& path, uid_t current
 CacheIoResult write_file_atomically(const std::filesystem::path& dir, const std::string& name,
                                     const std::string& bytes);
 
+// The points of a write where a fault-injection test stops the writer (a killed process must
+// leave no torn entry at any of them).
+enum class CacheWriteStage { kHalfWritten, kBeforeRename };
+// Called at each stage of every write_file_atomically in this process; null (the default) calls
+// nothing. For tests, which set it in a forked child.
+using CacheWriteProbe = void (*)(CacheWriteStage stage);
+void set_cache_write_probe(CacheWriteProbe probe);
+
 // Removes `path` only while it is still the file described by `info` (same device and inode),
 // so a bad entry's removal does not delete a good one another process just renamed there.
 bool remove_if_same_file(const std::filesystem::path& path, const struct stat& info);

@@ -3,6 +3,7 @@
 #include "metrale/jit/kernel_registry.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <thread>
 
 #include "ground/log.hpp"
@@ -232,8 +233,12 @@ DeviceIndex KernelRegistry::load(GpuBackend& backend, LoadMode mode) {
   load_ids(backend, device, now);
   if (!later.empty()) {
     std::lock_guard lock(background_mutex_);
-    background_.push_back(std::async(
-        std::launch::async, [this, &backend, device, ids = std::move(later)] { load_ids(backend, device, ids); }));
+    background_.push_back(std::async(std::launch::async, [this, &backend, device, ids = std::move(later)] {
+      if (options_.background_gate) {
+        options_.background_gate();
+      }
+      load_ids(backend, device, ids);
+    }));
   }
   return device;
 }
@@ -284,8 +289,18 @@ void KernelRegistry::wait_background() {
     std::lock_guard lock(background_mutex_);
     pending.swap(background_);
   }
+  std::exception_ptr first;
   for (std::future<void>& build : pending) {
-    build.get();
+    try {
+      build.get();
+    } catch (...) {
+      if (!first) {
+        first = std::current_exception();
+      }
+    }
+  }
+  if (first) {
+    std::rethrow_exception(first);
   }
 }
 

@@ -39,9 +39,16 @@ HardwareTarget choose_target(const std::vector<HardwareTarget>& targets, const R
 }  // namespace
 
 Runtime::~Runtime() {
-  // Background builds hold the registry; finish them before the backend goes away.
+  // Background builds hold the registry; finish them before the backend goes away. A failed one
+  // is logged, never thrown: a destructor that throws terminates the engine.
   if (registry_) {
-    registry_->wait_background();
+    try {
+      registry_->wait_background();
+    } catch (const std::exception& error) {
+      logger().error("a background kernel build failed: {}", error.what());
+    } catch (...) {
+      logger().error("a background kernel build failed with a non-standard exception");
+    }
   }
 }
 

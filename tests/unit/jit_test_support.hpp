@@ -50,7 +50,7 @@ class FakeBackend final : public metrale::GpuBackend {
 
   metrale::KernelHandle load(const metrale::LoadRequest& request) override {
     std::lock_guard lock(mutex_);
-    if (refuse_kernel == request.kernel) {
+    if (refuse_kernel == request.kernel && (!refuse_params || *refuse_params == request.params)) {
       throw metrale::BackendError("fake refusal of " + refuse_kernel);
     }
     loads.push_back(Load{std::string(request.kernel), request.params, std::string(request.lowered_name),
@@ -69,7 +69,9 @@ class FakeBackend final : public metrale::GpuBackend {
     return loads;
   }
 
+  // load() throws for this kernel: every variant of it, or only the one with refuse_params.
   std::string refuse_kernel;
+  std::optional<metrale::KernelParams> refuse_params;
 
  private:
   bool needs_image_;

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -87,6 +88,9 @@ class KernelRegistry {
     std::shared_ptr<CompiledMemoryCache> memory = process_memory_cache();  // null: a private one
     std::vector<std::string> extra_options;                                // appended to the NVRTC options
     std::size_t parallelism = 0;                                           // 0: the hardware threads
+    // Runs on the background thread before the deferred variants build (kBackgroundTwins only),
+    // so a test can hold it and see a twin absent after load() returns; empty: no gate.
+    std::function<void()> background_gate;
   };
 
   explicit KernelRegistry(SourceSet sources);
@@ -114,7 +118,8 @@ class KernelRegistry {
   // nothing compiled for a backend that needs no image) and loads it; returns the device's
   // index for handle(). Errors of single variants are records, not exceptions.
   DeviceIndex load(GpuBackend& backend, LoadMode mode = LoadMode::kWaitForAll);
-  // Waits until every background build started by load() has finished.
+  // Waits until every background build started by load() has finished; rethrows the first
+  // exception one of them threw (the others are still waited for).
   void wait_background();
 
   // The launch path: lock-free; 0 when absent.
