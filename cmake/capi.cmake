@@ -19,6 +19,8 @@ endif()
 target_compile_definitions(metrale_c PRIVATE METRALE_VERSION_STRING="${PROJECT_VERSION}")
 target_include_directories(metrale_c PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
                                             $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+# The C ABI sits above the runtime: it may use the layers' private headers (src/), never the reverse.
+target_include_directories(metrale_c PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(metrale_c PRIVATE metrale_jit $<BUILD_INTERFACE:metrale_warnings>)
 target_link_options(metrale_c PRIVATE -Wl,--version-script=${PROJECT_SOURCE_DIR}/cmake/metrale_c.map
                     -Wl,--no-undefined)

@@ -10,6 +10,7 @@
 #include "capi_runtime.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
+#include "ops/op_kernels.hpp"
 
 namespace metrale::capi {
 namespace {

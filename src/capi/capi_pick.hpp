@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "metrale/metrale.h"
-#include "metrale/ops/ssm_ba_gates_guard.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
 
 namespace metrale::capi {
 

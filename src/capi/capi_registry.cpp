@@ -9,6 +9,7 @@
 
 #include "capi_call.hpp"
 #include "capi_runtime.hpp"
+#include "jit/compiled_entry.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 

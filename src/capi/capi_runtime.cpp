@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "capi_call.hpp"
-#include "metrale/ops/ssm_ba_gates_guard.hpp"
+#include "ops/ssm_ba_gates_guard.hpp"
 
 namespace metrale::capi {
 namespace {

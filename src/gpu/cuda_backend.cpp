@@ -1,5 +1,5 @@
 // cuda_backend.cpp: module loading, launches and memory on one CUDA device.
-#include "metrale/gpu/cuda_backend.hpp"
+#include "gpu/cuda_backend.hpp"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "ground/log.hpp"
 #include "metrale/error.hpp"
-#include "metrale/log.hpp"
 
 namespace metrale {
 

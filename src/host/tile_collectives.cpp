@@ -3,7 +3,7 @@
 // lane's fragment. The private per-lane layout: lane l holds elements 8l .. 8l+7 of its tile in
 // the order A[r][c] (r major), B[k][n] (k major), D[r][c] (r major); bf16 element 2j is the low
 // half of word j. Kernels never see this: they only pass fragments back to these functions.
-#include "metrale/host/tile_collectives.hpp"
+#include "metrale/host/thread_context.hpp"
 
 #include <fmt/format.h>
 

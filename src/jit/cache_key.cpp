@@ -1,7 +1,7 @@
 // cache_key.cpp: the cache key's digest and readable file name.
 // The digest hashes each field as (u64 little-endian length, bytes), so field boundaries are
 // unambiguous; the file name carries only a readable prefix, the digest is the identity.
-#include "metrale/jit/cache_key.hpp"
+#include "jit/cache_key.hpp"
 
 #define XXH_INLINE_ALL
 #include <fmt/format.h>

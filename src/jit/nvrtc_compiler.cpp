@@ -1,13 +1,13 @@
 // nvrtc_compiler.cpp: the NVRTC calls behind compile_with_nvrtc. Every NVRTC object is
 // owned by a guard so an early return never leaks a program.
-#include "metrale/jit/nvrtc_compiler.hpp"
+#include "jit/nvrtc_compiler.hpp"
 
 #include <nvrtc.h>
 
 #include <chrono>
 #include <memory>
 
-#include "metrale/jit/compile_target.hpp"
+#include "jit/compile_target.hpp"
 
 namespace metrale {
 namespace {

@@ -11,6 +11,9 @@
 #include <string_view>
 #include <vector>
 
+#include "jit/compiled_entry.hpp"
+#include "jit/compiled_memory_cache.hpp"
+#include "jit/entry_store.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 
 namespace metrale::detail {

@@ -5,8 +5,10 @@
 
 #include "metrale/error.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
-#include "metrale/ops/ssm_ba_gates_guard.hpp"
 #include "op_checks.hpp"
+#include "ops/fp8_act_quant_floor.hpp"
+#include "ops/op_kernels.hpp"
+#include "ops/ssm_ba_gates_guard.hpp"
 
 namespace metrale::ops {
 namespace {

@@ -1,12 +1,12 @@
 // fp8_act_quant_floor.cpp: the FP8 twin's CTA floor, grid, guard, pick and verdict log.
-#include "metrale/ops/fp8_act_quant_floor.hpp"
+#include "ops/fp8_act_quant_floor.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
 
-#include "metrale/log.hpp"
+#include "ground/log.hpp"
 
 namespace metrale::ops {
 namespace {

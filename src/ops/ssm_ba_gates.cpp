@@ -5,8 +5,11 @@
 
 #include "metrale/error.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
-#include "metrale/target/kernel_catalog.hpp"
 #include "op_checks.hpp"
+#include "ops/op_kernels.hpp"
+#include "ops/ssm_ba_gates_guard.hpp"
+#include "ops/ssm_ba_gates_mma_guard.hpp"
+#include "target/kernel_catalog.hpp"
 
 namespace metrale::ops {
 namespace {

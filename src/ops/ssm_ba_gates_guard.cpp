@@ -1,12 +1,12 @@
 // ssm_ba_gates_guard.cpp: the BA-gates twin's guard, pick and verdict log.
-#include "metrale/ops/ssm_ba_gates_guard.hpp"
+#include "ops/ssm_ba_gates_guard.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
 
-#include "metrale/log.hpp"
+#include "ground/log.hpp"
 
 namespace metrale::ops {
 

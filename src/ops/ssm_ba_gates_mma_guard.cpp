@@ -1,13 +1,13 @@
 // ssm_ba_gates_mma_guard.cpp: the tensor-core BA-gates kernel's guard, the combined pick and its
 // verdict log.
-#include "metrale/ops/ssm_ba_gates_mma_guard.hpp"
+#include "ops/ssm_ba_gates_mma_guard.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
 
-#include "metrale/log.hpp"
+#include "ground/log.hpp"
 
 namespace metrale::ops {
 

@@ -1,5 +1,6 @@
 # run.cmake: installs the built library into a temporary prefix and builds two small consumers
-# against it with find_package(metrale_jit) (C++ and C), then runs them.
+# against it with find_package(metrale_jit): a C++ one that includes only <metrale/metrale.hpp>,
+# and a C one that includes only <metrale/metrale.h>; then runs them.
 file(REMOVE_RECURSE ${WORK_DIR})
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${BINARY_DIR} --prefix ${WORK_DIR}/prefix RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -19,8 +20,8 @@ message(STATUS "consumer printed: ${out}")
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "the consumer exited ${rc}")
 endif()
-if(NOT out MATCHES "hopper")
-  message(FATAL_ERROR "the consumer did not list the hopper target")
+if(NOT out MATCHES "target hopper")
+  message(FATAL_ERROR "the consumer did not open the hopper target")
 endif()
 execute_process(COMMAND ${WORK_DIR}/build/c_consumer RESULT_VARIABLE rc OUTPUT_VARIABLE out)
 message(STATUS "c_consumer printed: ${out}")

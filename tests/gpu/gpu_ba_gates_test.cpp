@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
+#include "ops/ssm_ba_gates_guard.hpp"
 #include "unit/kernels_support.hpp"
 
 using namespace metrale;

@@ -7,6 +7,8 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
+#include "ops/fp8_act_quant_floor.hpp"
+#include "ops/ssm_ba_gates_guard.hpp"
 #include "unit/kernels_support.hpp"
 
 using namespace metrale;

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "metrale/ref/bf16.hpp"
+#include "ref/bf16.hpp"
 #include "support/ba_gates_check.hpp"
 
 namespace {

@@ -1,6 +1,6 @@
 // Pure parts of the disk cache: key digest and file name, the entry format under corruption,
 // the cache directory choice and the trust rules (no file system access).
-#include "metrale/jit/cache_entry.hpp"
+#include "jit/cache_entry.hpp"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -9,8 +9,8 @@
 #include <set>
 
 #include "cache_test_support.hpp"
-#include "metrale/jit/cache_key.hpp"
-#include "metrale/jit/cache_location.hpp"
+#include "jit/cache_key.hpp"
+#include "jit/cache_location.hpp"
 
 using namespace metrale;
 using cache_test::random_bytes;

@@ -10,7 +10,8 @@
 #include <sstream>
 #include <string>
 
-#include "metrale/host/tile_collectives.hpp"
+#include "metrale/host/thread_context.hpp"
+#include "ops/ssm_ba_gates_mma_guard.hpp"
 #include "unit/kernels_support.hpp"
 
 using namespace metrale;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "metrale/error.hpp"
-#include "metrale/ref/bf16.hpp"
+#include "ref/bf16.hpp"
 #include "reliability_host_ops.hpp"
 
 using namespace metrale;

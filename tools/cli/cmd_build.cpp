@@ -18,12 +18,13 @@
 #include <vector>
 
 #include "cli_support.hpp"
+#include "gpu/cuda_backend.hpp"
+#include "jit/compiled_entry.hpp"
 #include "metrale/error.hpp"
-#include "metrale/gpu/cuda_backend.hpp"
 #include "metrale/jit/kernel_registry.hpp"
-#include "metrale/ops/op_kernels.hpp"
-#include "metrale/target/hardware_loader.hpp"
-#include "metrale/target/target_selection.hpp"
+#include "ops/op_kernels.hpp"
+#include "target/hardware_loader.hpp"
+#include "target/target_selection.hpp"
 
 namespace metrale::cli {
 namespace {

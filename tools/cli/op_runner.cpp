@@ -7,9 +7,11 @@
 #include <cstring>
 
 #include "cli_support.hpp"
+#include "gpu/cuda_backend.hpp"
 #include "metrale/error.hpp"
-#include "metrale/gpu/cuda_backend.hpp"
-#include "metrale/target/hardware_loader.hpp"
+#include "ops/op_kernels.hpp"
+#include "ops/ssm_ba_gates_guard.hpp"
+#include "target/hardware_loader.hpp"
 
 namespace metrale::cli {
 namespace {

@@ -15,8 +15,8 @@
 #include "metrale/gpu/compute_capability.hpp"
 #include "metrale/gpu/device_ptr.hpp"
 #include "metrale/gpu/kernel_handle.hpp"
+#include "metrale/gpu/kernel_params.hpp"
 #include "metrale/gpu/launch_config.hpp"
-#include "metrale/jit/kernel_params.hpp"
 
 namespace metrale {
 
