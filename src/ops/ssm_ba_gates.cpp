@@ -7,6 +7,7 @@
 #include "metrale/gpu/kernel_launch.hpp"
 #include "op_checks.hpp"
 #include "ops/op_kernels.hpp"
+#include "ops/op_verdict.hpp"
 #include "ops/ssm_ba_gates_guard.hpp"
 #include "target/kernel_catalog.hpp"
 
@@ -128,8 +129,18 @@ void launch_ba_gates_twin(GpuBackend& gpu, KernelHandle kernel, const KernelPara
 BaGatesPick ssm_ba_gates(GpuBackend& gpu, const BaGatesKernels& kernels, bool requested, const BaGatesArgs& args,
                          std::uint64_t stream) {
   validate_ba_gates_args(args);
+  // Parameters the catalog refuses are the parent launcher's error, not this check's.
+  const KernelParams& parent = kernels.parent_params;
+  const bool sane = parent.lanes != 0 && parent.block >= parent.lanes;
+  const std::uint32_t parent_blocks = sane ? ba_gates_parent_grid(args.m, args.n, parent).y : 0;
+  const bool parent_launchable = parent_blocks <= detail::kMaxGridY;
   const BaGatesPick pick = ba_gates_pick(requested, kernels.parent, kernels.twin, args.m, args.n, args.k, args.k_stride,
-                                         ba_gates_sm_count(gpu));
+                                         device_sm_count(gpu, kernels.fallback_sm_count), parent_launchable);
+  if (!pick.twin && !parent_launchable) {
+    detail::argument_error(kOp, fmt::format("N={} needs {} parent blocks per token, more than grid.y allows ({}), "
+                                            "and the twin cannot take it ({})",
+                                            args.n, parent_blocks, detail::kMaxGridY, pick.reject.value_or("")));
+  }
   ba_gates_log(pick, requested, args.m);
   if (!pick.kernel.present()) {
     throw BackendError(

@@ -15,8 +15,6 @@ namespace metrale {
 
 namespace {
 
-constexpr std::string_view kDefaultTarget = "hopper";
-
 HardwareTarget choose_target(const std::vector<HardwareTarget>& targets, const RuntimeOptions& options,
                              const GpuBackend* backend) {
   if (options.target) {
@@ -124,11 +122,13 @@ KernelHandle Runtime::handle(const OpKernelSlot& slot) const {
 }
 
 ops::BaGatesKernels Runtime::ba_gates_kernels() const {
-  return ops::BaGatesKernels{handle(ba_parent_), handle(ba_twin_), ba_parent_.params, ba_twin_.params};
+  return ops::BaGatesKernels{handle(ba_parent_), handle(ba_twin_), ba_parent_.params, ba_twin_.params,
+                             target_.sm_count.value_or(kFallbackSmCount)};
 }
 
 ops::Fp8QuantKernels Runtime::fp8_quant_kernels() const {
-  return ops::Fp8QuantKernels{handle(fp8_shared_), handle(fp8_twin_), fp8_shared_.params, fp8_twin_.params};
+  return ops::Fp8QuantKernels{handle(fp8_shared_), handle(fp8_twin_), fp8_shared_.params, fp8_twin_.params,
+                              target_.sm_count.value_or(kFallbackSmCount)};
 }
 
 GpuBackend& Runtime::require_device() {

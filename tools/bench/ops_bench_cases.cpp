@@ -15,6 +15,7 @@
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "metrale/runtime.hpp"
 #include "ops/fp8_act_quant_floor.hpp"
+#include "ops/op_verdict.hpp"
 #include "ops/ssm_ba_gates_guard.hpp"
 #include "ops_bench.hpp"
 #include "ref/bf16.hpp"
@@ -99,7 +100,7 @@ std::vector<KernelResult> run_ba_gates(Runtime& runtime, BenchClock* clock, cons
   const ops::BaGatesKernels kernels = runtime.ba_gates_kernels();
   const std::uint32_t n = settings.ba_n, k = settings.ba_k, nv = settings.ba_nv, vpg = settings.ba_vpg;
   const std::uint32_t gate_stride = 2 * nv;
-  const std::uint32_t sm_count = ops::ba_gates_sm_count(gpu);
+  const std::uint32_t sm_count = ops::device_sm_count(gpu, kFallbackSmCount);
   const std::uint32_t max_m = *std::max_element(settings.ms.begin(), settings.ms.end());
   const auto x_all = ref::random_bf16(std::size_t(max_m) * k, 1001);
   const auto weight = ref::random_bf16(std::size_t(n) * k, 1002, 0.05f);
@@ -189,7 +190,7 @@ std::vector<KernelResult> run_ba_gates(Runtime& runtime, BenchClock* clock, cons
 std::vector<KernelResult> run_fp8_quant(Runtime& runtime, BenchClock* clock, const BenchSettings& settings) {
   GpuBackend& gpu = *runtime.backend();
   const ops::Fp8QuantKernels kernels = runtime.fp8_quant_kernels();
-  const std::uint32_t sm_count = ops::ba_gates_sm_count(gpu);
+  const std::uint32_t sm_count = ops::device_sm_count(gpu, kFallbackSmCount);
   const std::uint32_t max_m = *std::max_element(settings.ms.begin(), settings.ms.end());
   std::vector<KernelResult> results;
   for (const std::uint32_t k : settings.fp8_ks) {

@@ -77,7 +77,7 @@ Context resolve(const ExplainOptions& options, LeverValue Levers::*lever_field) 
     context.lever_origin = "--lever " + options.lever;
   }
   // The ops fall back to the Hopper SM count when the device cannot say; generic has none of its own.
-  context.sm_count = options.sm_count.value_or(target->sm_count.value_or(ops::kBaGatesFallbackSmCount));
+  context.sm_count = options.sm_count.value_or(target->sm_count.value_or(kFallbackSmCount));
   return context;
 }
 

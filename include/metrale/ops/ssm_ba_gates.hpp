@@ -44,6 +44,8 @@ struct BaGatesKernels {
   KernelHandle twin;
   KernelParams parent_params{kBaGatesBlock, kBaGatesLanes, 0};
   KernelParams twin_params{kBaGatesBlock, kBaGatesLanes, kBaGatesGroups};
+  // The target's sm_count: what the guard sees when the device cannot say.
+  std::uint32_t fallback_sm_count = kFallbackSmCount;
 };
 
 // x: bf16 [m][k_stride]; weight: bf16 [n][k]; a_log, dt_bias: fp32 [nv];
