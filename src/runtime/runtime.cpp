@@ -54,10 +54,15 @@ std::unique_ptr<Runtime> Runtime::open(RuntimeOptions options) {
   std::unique_ptr<GpuBackend> backend;
   std::string reason;
   switch (options.backend) {
-    case BackendChoice::kHost:
-      backend = std::make_unique<HostBackend>(
+    case BackendChoice::kHost: {
+      auto host = std::make_unique<HostBackend>(
           HostBackendOptions{.sm_count = options.host_sm_count, .worker_threads = options.host_worker_threads});
+      for (HostKernelInfo& kernel : options.host_kernels) {
+        host->add_kernel(std::move(kernel));
+      }
+      backend = std::move(host);
       break;
+    }
     case BackendChoice::kAuto:
     case BackendChoice::kCuda: {
       CudaBackendOpen opened = CudaBackend::open(options.device_ordinal);
