@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # check_layers.sh [REPO]: fails when a file of the library includes a header of a higher layer,
-# or when include/metrale/ holds more than 20 public headers besides the umbrella metrale.hpp.
+# when a public header (include/) includes a private one (src/), or when include/metrale/ holds more
+# than 20 public headers besides the umbrella metrale.hpp.
 # The layer table below is the one place the layers are written down (README "Layout" shows it);
 # each layer may include its own folder and those above it in this list, never one below.
 # A header is placed by where it lives: "metrale/X" is include/metrale/X, "dir/X" is src/dir/X;
@@ -53,7 +54,10 @@ while IFS= read -r file; do
     if [[ "$spelled" == metrale/* ]]; then target="include/$spelled"; else target="src/$spelled"; fi
     read -r to to_name <<<"$(layer_of "$target")"
     checked=$((checked + 1))
-    if [[ -z "${to:-}" ]]; then
+    if [[ "$file" == include/* && "$spelled" != metrale/* ]]; then
+      echo "$file:$number: the public header includes the private \"$spelled\" (not installed)" >&2
+      violations=$((violations + 1))
+    elif [[ -z "${to:-}" ]]; then
       echo "$file:$number: includes \"$spelled\", which is in no layer" >&2
       violations=$((violations + 1))
     elif ((to > own)); then

@@ -10,9 +10,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "metrale/environment.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
+#include "metrale/host/host_kernel.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
@@ -36,6 +38,9 @@ struct RuntimeOptions {
   LoadMode load_mode = LoadMode::kWaitForAll;
   std::uint32_t host_sm_count = 132;
   std::uint32_t host_worker_threads = 0;  // 0: the hardware threads
+  // An engine's own kernels for the host backend (make_host_kernel over a template compiled with
+  // metrale/host/cuda_host_prelude.hpp), loadable beside the library's; ignored on a device.
+  std::vector<HostKernelInfo> host_kernels;
   EnvLookup env = process_environment();
   std::optional<KernelRegistry::Options> registry;  // default: the process memory cache + disk cache
   // The disk cache's directory instead of METRALE_CACHE_DIR / XDG_CACHE_HOME / ~/.cache/metrale

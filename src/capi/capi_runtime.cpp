@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "capi_call.hpp"
-#include "ops/ssm_ba_gates_guard.hpp"
+#include "ops/op_verdict.hpp"
 
 namespace metrale::capi {
 namespace {
@@ -87,8 +87,8 @@ void fill_description(metrale_runtime& handle, const LeverOverrides& overrides) 
   handle.target = runtime.target().name;
   handle.target_source = runtime.target().source;
   handle.arch = runtime.target().arch;
-  handle.sm_count = runtime.has_device() ? ops::ba_gates_sm_count(*runtime.backend())
-                                         : runtime.target().sm_count.value_or(ops::kBaGatesFallbackSmCount);
+  const std::uint32_t fallback = runtime.target().sm_count.value_or(kFallbackSmCount);
+  handle.sm_count = runtime.has_device() ? ops::device_sm_count(*runtime.backend(), fallback) : fallback;
   for (std::size_t i = 0; i < kLeverSpecs.size(); ++i) {
     const LeverValue& value = runtime.levers().*kLeverSpecs[i].field;
     metrale_runtime::Lever& lever = handle.levers[i];

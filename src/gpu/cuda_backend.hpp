@@ -13,6 +13,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "gpu/cuda_context_scope.hpp"
 #include "gpu/cuda_driver.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
 
@@ -51,7 +52,8 @@ class CudaBackend final : public GpuBackend {
 
  private:
   CudaBackend(const CudaDriver& driver, int ordinal, CUdevice device, CUcontext context);
-  void make_current() const;
+  // Our context, current until the returned scope ends; then the caller's again.
+  [[nodiscard]] CudaContextScope make_current() const;
   void check(CUresult result, const char* call) const;
 
   const CudaDriver& driver_;

@@ -61,6 +61,7 @@ CudaDriverStatus load_driver() {
   METRALE_RESOLVE(resolver, driver.primary_ctx_retain, cuDevicePrimaryCtxRetain);
   METRALE_RESOLVE(resolver, driver.primary_ctx_release, cuDevicePrimaryCtxRelease);
   METRALE_RESOLVE(resolver, driver.ctx_set_current, cuCtxSetCurrent);
+  METRALE_RESOLVE(resolver, driver.ctx_get_current, cuCtxGetCurrent);
   METRALE_RESOLVE(resolver, driver.ctx_synchronize, cuCtxSynchronize);
   METRALE_RESOLVE(resolver, driver.module_load_data, cuModuleLoadData);
   METRALE_RESOLVE(resolver, driver.module_get_function, cuModuleGetFunction);

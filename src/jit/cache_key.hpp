@@ -6,9 +6,14 @@
 #pragma once
 
 #include <compare>
+#include <cstdint>
 #include <string>
 
 namespace metrale {
+
+// A 128-bit digest (XXH3-128's high and low halves) as 32 lowercase hex digits, high first: the
+// one spelling of every digest the JIT writes (cache keys, source digests). Pure.
+std::string hex_digest(std::uint64_t high, std::uint64_t low);
 
 struct CacheKey {
   std::string kernel;         // "ssm_ba_gates_hopper"

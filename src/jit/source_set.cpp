@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "ground/embedded_files.hpp"
+#include "jit/cache_key.hpp"
 #include "metrale/error.hpp"
 
 namespace metrale {
@@ -96,10 +97,7 @@ std::optional<std::string> SourceSet::digest(std::string_view name) const {
   }
   const XXH128_hash_t hash = XXH3_128bits_digest(state);
   XXH3_freeState(state);
-  char hex[33];
-  std::snprintf(hex, sizeof(hex), "%016llx%016llx", static_cast<unsigned long long>(hash.high64),
-                static_cast<unsigned long long>(hash.low64));
-  return std::string(hex, 32);
+  return hex_digest(hash.high64, hash.low64);
 }
 
 // A directive as the preprocessor reads it: optional blanks, '#', optional blanks, "include",

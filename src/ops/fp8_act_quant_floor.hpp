@@ -24,11 +24,12 @@
 #include "metrale/gpu/launch_config.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "ops/log_once.hpp"
+#include "ops/op_verdict.hpp"
 
 namespace metrale::ops {
 
-// CTAs per SM the twin's grid must reach (the same value as kBaGatesMinCtasPerSm).
-inline constexpr std::uint32_t kFp8QuantMinCtasPerSm = 2;
+// CTAs per SM the twin's grid must reach (op_verdict.hpp's floor, shared with BA gates).
+inline constexpr std::uint32_t kFp8QuantMinCtasPerSm = kMinCtasPerSm;
 
 inline constexpr std::string_view kFp8QuantTooFewCtas = "too few CTAs to fill the device at 8 K-groups per CTA";
 

@@ -5,7 +5,7 @@
 // - ba_gates_pick returns the twin only when ssm_ba_gates_hopper_reject returns nullopt;
 // - every reason the guard returns is in kBaGatesRejects, in the order the guard tests them,
 //   and has its own log slot;
-// - everything here but ba_gates_log and ba_gates_sm_count is pure.
+// - everything here but ba_gates_log is pure.
 // The twin runs one block per token, so its grid is the token count; below
 // kBaGatesMinCtasPerSm x sm_count tokens (the batched decode) it declines and the parent, which
 // computes the same bits, runs.
@@ -22,15 +22,12 @@
 #include "metrale/gpu/kernel_handle.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/log_once.hpp"
+#include "ops/op_verdict.hpp"
 
 namespace metrale::ops {
 
-// Tokens per SM the twin needs before it takes a launch. A judgement, not a contract: set high,
-// it only sends more launches to the parent, which computes the same bits.
-inline constexpr std::uint32_t kBaGatesMinCtasPerSm = 2;
-// The SM count used when the device query fails (the hopper target's sm_count); a wrong value
-// moves only the guard's threshold.
-inline constexpr std::uint32_t kBaGatesFallbackSmCount = 132;
+// Tokens per SM the twin needs before it takes a launch (one CTA per token).
+inline constexpr std::uint32_t kBaGatesMinCtasPerSm = kMinCtasPerSm;
 
 // The token-count guard's reason, named so tests can match it.
 inline constexpr std::string_view kBaGatesTooFewTokens = "too few tokens to fill the device at one CTA per token";
@@ -56,9 +53,13 @@ std::optional<std::string_view> ssm_ba_gates_hopper_reject(bool requested, bool 
                                                            std::uint32_t n, std::uint32_t k, std::uint32_t k_stride,
                                                            std::uint32_t sm_count);
 
-// The one place the parent/twin rule lives: the twin exactly when the guard says nullopt.
+// The one place the parent/twin rule lives: the twin exactly when the guard says nullopt, or when
+// the parent cannot launch the shape (`parent_launchable` false: its grid.y, ceil(N / outputs per
+// block), is past CUDA's 65535) and the guard declined only for the lever or the token floor;
+// the twin's grid is (M, 1, 1) whatever N is.
 BaGatesPick ba_gates_pick(bool requested, KernelHandle parent, KernelHandle twin, std::uint32_t m, std::uint32_t n,
-                          std::uint32_t k, std::uint32_t k_stride, std::uint32_t sm_count);
+                          std::uint32_t k, std::uint32_t k_stride, std::uint32_t sm_count,
+                          bool parent_launchable = true);
 
 // The slot a verdict logs under, or nullopt when it is not logged (lever off: the parent is
 // the expected outcome). Pure, so tests replay call sequences.
@@ -73,8 +74,5 @@ OnceSlots& ba_gates_log_slots();
 
 // Logs the verdict through metrale::logger() at info, once per process per slot.
 void ba_gates_log(const BaGatesPick& pick, bool requested, std::uint32_t m);
-
-// The device's SM count, or kBaGatesFallbackSmCount when the query fails; at least 1.
-std::uint32_t ba_gates_sm_count(const GpuBackend& gpu);
 
 }  // namespace metrale::ops

@@ -71,7 +71,7 @@ std::optional<std::string_view> ssm_ba_gates_mma_reject(const BaGatesMmaQuery& q
 // taken from `mma`), else ba_gates_pick(twin_requested, parent, twin, ...) exactly, with the
 // tensor-core guard's reason in mma_reject.
 BaGatesPick ba_gates_pick_with_mma(const BaGatesMmaQuery& query, KernelHandle mma, bool twin_requested,
-                                   KernelHandle parent, KernelHandle twin);
+                                   KernelHandle parent, KernelHandle twin, bool parent_launchable = true);
 
 // The slot the tensor-core verdict logs under, or nullopt (lever off, or a reason not listed).
 std::optional<OpLogSlot> ba_gates_mma_log_slot(const BaGatesPick& pick, bool requested);

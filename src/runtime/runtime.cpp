@@ -16,8 +16,6 @@ namespace metrale {
 
 namespace {
 
-constexpr std::string_view kDefaultTarget = "hopper";
-
 HardwareTarget choose_target(const std::vector<HardwareTarget>& targets, const RuntimeOptions& options,
                              const GpuBackend* backend) {
   if (options.target) {
@@ -57,10 +55,15 @@ std::unique_ptr<Runtime> Runtime::open(RuntimeOptions options) {
   std::unique_ptr<GpuBackend> backend;
   std::string reason;
   switch (options.backend) {
-    case BackendChoice::kHost:
-      backend = std::make_unique<HostBackend>(
+    case BackendChoice::kHost: {
+      auto host = std::make_unique<HostBackend>(
           HostBackendOptions{.sm_count = options.host_sm_count, .worker_threads = options.host_worker_threads});
+      for (HostKernelInfo& kernel : options.host_kernels) {
+        host->add_kernel(std::move(kernel));
+      }
+      backend = std::move(host);
       break;
+    }
     case BackendChoice::kAuto:
     case BackendChoice::kCuda: {
       CudaBackendOpen opened = CudaBackend::open(options.device_ordinal);
@@ -131,12 +134,16 @@ KernelHandle Runtime::handle(const OpKernelSlot& slot) const {
 }
 
 ops::BaGatesKernels Runtime::ba_gates_kernels() const {
-  return ops::BaGatesKernels{handle(ba_parent_), handle(ba_twin_), ba_parent_.params,
-                             ba_twin_.params,    handle(ba_mma_),  ba_mma_.params};
+  ops::BaGatesKernels kernels{handle(ba_parent_), handle(ba_twin_), ba_parent_.params, ba_twin_.params,
+                              target_.sm_count.value_or(kFallbackSmCount)};
+  kernels.mma = handle(ba_mma_);
+  kernels.mma_params = ba_mma_.params;
+  return kernels;
 }
 
 ops::Fp8QuantKernels Runtime::fp8_quant_kernels() const {
-  return ops::Fp8QuantKernels{handle(fp8_shared_), handle(fp8_twin_), fp8_shared_.params, fp8_twin_.params};
+  return ops::Fp8QuantKernels{handle(fp8_shared_), handle(fp8_twin_), fp8_shared_.params, fp8_twin_.params,
+                              target_.sm_count.value_or(kFallbackSmCount)};
 }
 
 GpuBackend& Runtime::require_device() {

@@ -11,6 +11,10 @@
 
 namespace metrale {
 
+// The target of a runtime with no device or on the host backend, and of the CLI's build, when
+// none is named: the seeds' own device.
+inline constexpr std::string_view kDefaultTarget = "hopper";
+
 // Throws ConfigError when no target matches and there is no generic target. Pure.
 HardwareTarget select_target(std::span<const HardwareTarget> targets, ComputeCapability device);
 

@@ -1,12 +1,16 @@
 // ops_ssm_ba_gates_guard.cpp: the BA-gates twin's constants, guard, pick, log slots and index
 // mappings, pinned to the seed's numbers.
+#include <array>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <limits>
 #include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
+#include "ops/op_verdict.hpp"
 #include "ops/ssm_ba_gates_guard.hpp"
 #include "ops/ssm_ba_gates_mapping.hpp"
 #include "unit/ops_recording_gpu.hpp"
@@ -175,10 +179,30 @@ TEST_CASE("replayed BA call sequences log each outcome once", "[ops][ba_gates]")
   }
 }
 
-TEST_CASE("BA SM count falls back to 132 and is at least 1", "[ops][ba_gates]") {
-  CHECK(ba_gates_sm_count(test::RecordingGpu(std::nullopt)) == 132);
-  CHECK(ba_gates_sm_count(test::RecordingGpu(0u)) == 1);
-  CHECK(ba_gates_sm_count(test::RecordingGpu(148u)) == 148);
+TEST_CASE("the SM count a guard sees: the device's, else the given fallback, at least 1", "[ops][ba_gates]") {
+  CHECK(device_sm_count(test::RecordingGpu(std::nullopt), 48) == 48);
+  CHECK(device_sm_count(test::RecordingGpu(std::nullopt), 0) == 1);
+  CHECK(device_sm_count(test::RecordingGpu(0u), 48) == 1);
+  CHECK(device_sm_count(test::RecordingGpu(148u), 48) == 148);
+}
+
+TEST_CASE("both ops' floors are one formula: 2 CTAs per SM, saturating", "[ops][ba_gates][fp8]") {
+  const std::pair<std::uint32_t, std::uint32_t> table[] = {
+      {0, 2}, {1, 2}, {48, 96}, {132, 264}, {148, 296}, {std::numeric_limits<std::uint32_t>::max(), 0xFFFFFFFFu}};
+  for (const auto& [sms, ctas] : table) {
+    INFO("sm_count " << sms);
+    CHECK(min_ctas(sms) == ctas);
+    CHECK(ba_gates_min_tokens(sms) == ctas);
+  }
+}
+
+TEST_CASE("one log-slot rule for both ops", "[ops][ba_gates][fp8]") {
+  constexpr std::array<std::string_view, 2> kReasons{"first", "second"};
+  CHECK(op_log_slot(std::nullopt, false, kReasons) == OpLogSlot{true, 0});
+  CHECK(op_log_slot(std::nullopt, true, kReasons) == OpLogSlot{true, 0});
+  CHECK(op_log_slot("second", true, kReasons) == OpLogSlot{false, 1});
+  CHECK_FALSE(op_log_slot("second", false, kReasons).has_value());
+  CHECK_FALSE(op_log_slot("other", true, kReasons).has_value());
 }
 
 TEST_CASE("BA index mappings match the kernels' layout", "[ops][ba_gates]") {

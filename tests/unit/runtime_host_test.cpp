@@ -134,3 +134,11 @@ TEST_CASE("wait_background reports a failed background build", "[runtime]") {
   CHECK_THROWS_WITH(runtime->registry().wait_background(), Catch::Matchers::Contains("injected background failure"));
   CHECK_FALSE(runtime->fp8_quant_kernels().twin.present());
 }
+
+TEST_CASE("the ops' SM fallback is the target's sm_count, not a constant", "[runtime]") {
+  auto gb10 = Runtime::open(test::isolated_runtime_options(BackendChoice::kHost, 2, "gb10"));
+  CHECK(gb10->ba_gates_kernels().fallback_sm_count == 48);
+  CHECK(gb10->fp8_quant_kernels().fallback_sm_count == 48);
+  auto b200 = Runtime::open(test::isolated_runtime_options(BackendChoice::kHost, 2, "b200"));
+  CHECK(b200->ba_gates_kernels().fallback_sm_count == 148);
+}

@@ -17,6 +17,7 @@
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "metrale/runtime.hpp"
 #include "ops/fp8_act_quant_floor.hpp"
+#include "ops/op_verdict.hpp"
 #include "ops/ssm_ba_gates_guard.hpp"
 #include "ops/ssm_ba_gates_mma_guard.hpp"
 #include "ops_bench.hpp"
@@ -238,7 +239,7 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
 void run_fp8_quant(Runtime& runtime, BenchClock* clock, const BenchSettings& settings, const ResultSink& sink) {
   GpuBackend& gpu = *runtime.backend();
   const ops::Fp8QuantKernels kernels = runtime.fp8_quant_kernels();
-  const std::uint32_t sm_count = ops::ba_gates_sm_count(gpu);
+  const std::uint32_t sm_count = ops::device_sm_count(gpu, kFallbackSmCount);
   const std::uint32_t max_m = *std::max_element(settings.ms.begin(), settings.ms.end());
   for (const std::uint32_t k : settings.fp8_ks) {
     const auto x_all = ref::random_bf16(std::size_t(max_m) * k, 2000 + k, 4.0f);

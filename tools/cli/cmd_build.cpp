@@ -31,7 +31,6 @@ namespace {
 
 // What generic is compiled for when no device names an arch: a common recent SM.
 constexpr std::string_view kRepresentativeGenericArch = "sm_89";
-constexpr std::string_view kDefaultTarget = "hopper";
 
 struct BuildOptions {
   std::string target;

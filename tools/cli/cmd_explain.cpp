@@ -95,7 +95,7 @@ Context resolve(const ExplainOptions& options, LeverValue Levers::*lever_field) 
   Context context{*target, false, "", 0};
   std::tie(context.requested, context.lever_origin) = lever_value(*target, lever_field, options.lever, "--lever");
   // The ops fall back to the Hopper SM count when the device cannot say; generic has none of its own.
-  context.sm_count = options.sm_count.value_or(target->sm_count.value_or(ops::kBaGatesFallbackSmCount));
+  context.sm_count = options.sm_count.value_or(target->sm_count.value_or(kFallbackSmCount));
   return context;
 }
 

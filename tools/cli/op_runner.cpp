@@ -75,7 +75,7 @@ std::unique_ptr<Runtime> open_device_or_host(const std::string& target) {
   if (!target.empty()) {
     const HardwareTarget& named = require_target(load_targets(), target);
     options.target = target;
-    options.host_sm_count = named.sm_count.value_or(ops::kBaGatesFallbackSmCount);
+    options.host_sm_count = named.sm_count.value_or(kFallbackSmCount);
   }
   CudaBackendOpen opened = CudaBackend::open(options.device_ordinal);
   if (opened.backend) {

@@ -20,6 +20,10 @@
 
 namespace metrale {
 
+// The SM count the guards assume when the device cannot say and no target gives one: the hopper
+// target's (a wrong value moves only the guards' thresholds, never the results).
+inline constexpr std::uint32_t kFallbackSmCount = 132;
+
 enum class ImageKind { kCubin, kPtx };
 
 // Everything a backend may need to turn one built kernel variant into a handle. The CUDA

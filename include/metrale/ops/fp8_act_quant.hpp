@@ -30,6 +30,8 @@ struct Fp8QuantKernels {
   KernelHandle twin;
   KernelParams shared_params{0, kFp8QuantLanes, 1};
   KernelParams twin_params{0, kFp8QuantLanes, kFp8QuantGroups};
+  // The target's sm_count: what the guard sees when the device cannot say.
+  std::uint32_t fallback_sm_count = kFallbackSmCount;
 };
 
 // Which kernel a launch runs, on what grid and block, and why the other did not.

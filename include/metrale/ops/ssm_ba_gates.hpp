@@ -55,6 +55,8 @@ struct BaGatesKernels {
   KernelHandle twin;
   KernelParams parent_params{kBaGatesBlock, kBaGatesLanes, 0};
   KernelParams twin_params{kBaGatesBlock, kBaGatesLanes, kBaGatesGroups};
+  // The target's sm_count: what the guard sees when the device cannot say.
+  std::uint32_t fallback_sm_count = kFallbackSmCount;
   KernelHandle mma{};
   KernelParams mma_params{kBaGatesMmaBlock, kBaGatesMmaTokens, 0};
 };
