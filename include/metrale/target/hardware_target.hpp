@@ -14,6 +14,7 @@
 
 #include "metrale/gpu/compute_capability.hpp"
 #include "metrale/jit/kernel_params.hpp"
+#include "metrale/target/roofline.hpp"
 
 namespace metrale {
 
@@ -34,6 +35,8 @@ struct HardwareTarget {
   std::vector<KernelEntry> kernels;
   // The [defaults] levers, by TOML key.
   std::map<std::string, bool, std::less<>> defaults;
+  // The [roofline] table; nullopt when the file has none (the profile then refuses the target).
+  std::optional<Roofline> roofline;
   // "hardware/hopper/HARDWARE.toml" or "<embedded>/hopper/HARDWARE.toml".
   std::string source;
 
