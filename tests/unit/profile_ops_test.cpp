@@ -1,0 +1,122 @@
+// Profile of the library's ops on the host backend: a sampled profile agrees with a full run at
+// M = 264 (within 5 %), the FP8 quantiser's DRAM bytes at M = 8192, K = 17408 equal its
+// compulsory 432 MB (within 2 %), and the library call's rows carry what the CLI prints.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "metrale/error.hpp"
+#include "metrale/profile/op_profile.hpp"
+#include "metrale/target/hardware_loader.hpp"
+#include "metrale/target/target_selection.hpp"
+
+namespace {
+
+const metrale::HardwareTarget& hopper() {
+  static const auto targets = metrale::load_targets();
+  const auto* target = metrale::find_target(targets, "hopper");
+  REQUIRE(target != nullptr);
+  return *target;
+}
+
+std::vector<metrale::KernelProfile> run(metrale::ProfiledOp op, metrale::ProfileShape shape, bool full,
+                                        std::uint64_t budget = 0) {
+  metrale::ProfileRequest request;
+  request.op = op;
+  request.shape = shape;
+  request.full_grid = full;
+  request.budget_blocks = budget;
+  request.wave_blocks = 1;
+  request.worker_threads = 2;
+  return metrale::profile_op(hopper(), request);
+}
+
+void check_within(double sampled, double full, double tolerance) {
+  INFO("sampled " << sampled << ", full " << full);
+  CHECK(std::abs(sampled - full) <= tolerance * full);
+}
+
+void check_sampled_agrees(metrale::ProfiledOp op, metrale::ProfileShape shape, std::uint64_t budget) {
+  const auto full = run(op, shape, true);
+  const auto sampled = run(op, shape, false, budget);
+  REQUIRE(full.size() == 2);
+  REQUIRE(sampled.size() == full.size());
+  for (std::size_t i = 0; i < full.size(); ++i) {
+    INFO(full[i].kernel);
+    const auto& f = full[i].traffic;
+    const auto& s = sampled[i].traffic;
+    CHECK_FALSE(f.sampled());
+    CHECK(s.sampled());
+    CHECK(s.total_blocks == f.total_blocks);
+    CHECK(s.sampled_blocks * 4 <= s.total_blocks);
+    CHECK(f.dram_bytes() > 0);
+    check_within(s.dram_read_bytes, f.dram_read_bytes, 0.05);
+    check_within(s.dram_write_bytes, f.dram_write_bytes, 0.05);
+    check_within(s.l2_bytes(), f.l2_bytes(), 0.05);
+    check_within(s.requests(), f.requests(), 0.05);
+    check_within(s.sectors_per_request(), f.sectors_per_request(), 0.05);
+    check_within(sampled[i].prediction.predicted_us, full[i].prediction.predicted_us, 0.05);
+    if (f.flops > 0) {
+      check_within(s.flops, f.flops, 0.05);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("profile: at M = 264 a sampled FP8 profile is within 5 % of a full run", "[profile]") {
+  check_sampled_agrees(metrale::ProfiledOp::kFp8Quant, {264, 0, 5120, 0}, 48 * 5);
+}
+
+TEST_CASE("profile: at M = 264 a sampled BA-gates profile is within 5 % of a full run", "[profile]") {
+  // K = 1024 keeps the full runs to seconds; the grids are the real ones (N = 96, M = 264).
+  check_sampled_agrees(metrale::ProfiledOp::kBaGates, {264, 96, 1024, 0}, 48);
+}
+
+TEST_CASE("profile: FP8 at M = 8192, K = 17408 reads and writes its compulsory 432 MB", "[profile]") {
+  metrale::ProfileRequest request;
+  request.op = metrale::ProfiledOp::kFp8Quant;
+  request.shape = {8192, 0, 17408, 0};
+  request.kernels = {"twin"};
+  request.worker_threads = 2;
+  const auto rows = metrale::profile_op(hopper(), request);
+  REQUIRE(rows.size() == 1);
+  const auto& row = rows[0];
+  CHECK(row.traffic.sampled());
+  CHECK(row.compulsory_bytes == Approx(432.28e6).epsilon(1e-4));
+  CHECK(std::abs(row.traffic.dram_bytes() - row.compulsory_bytes) <= 0.02 * row.compulsory_bytes);
+  CHECK(row.prediction.bound == "dram");
+  CHECK(row.ratio_to_floor() < 1.1);
+}
+
+TEST_CASE("profile: the BA twin reads the whole weight from L2 once per token", "[profile]") {
+  const auto rows = run(metrale::ProfiledOp::kBaGates, {16, 96, 1024, 0}, true);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].role == "parent");
+  CHECK(rows[1].role == "twin");
+  // Twin: one block per token; each reads the weight (96 x 1024 bf16), its x row and the 48
+  // a_log and dt_bias floats once.
+  CHECK(rows[1].traffic.l2_read_bytes == 16.0 * (96 * 1024 * 2 + 1024 * 2 + 2 * 48 * 4));
+  // DRAM: x, the weight, a_log and dt_bias read once; the gate rows written once.
+  CHECK(rows[1].traffic.dram_read_bytes == 16.0 * 1024 * 2 + 96 * 1024 * 2 + 2 * 48 * 4);
+  CHECK(rows[1].traffic.dram_write_bytes == 16.0 * 96 * 4);
+  // Every output is K FMAs in both kernels.
+  CHECK(rows[0].traffic.fma == 16.0 * 96 * 1024);
+  CHECK(rows[1].traffic.fma == 16.0 * 96 * 1024);
+  CHECK(rows[1].traffic.special_functions > 0);
+}
+
+TEST_CASE("profile: bad requests are refused by name", "[profile]") {
+  metrale::ProfileRequest request;
+  request.op = metrale::ProfiledOp::kFp8Quant;
+  request.shape = {16, 0, 5120, 0};
+  request.kernels = {"parent"};
+  CHECK_THROWS_AS(metrale::profile_op(hopper(), request), metrale::ArgumentError);
+  request.kernels = {};
+  request.shape.k = 100;  // not a multiple of 128
+  CHECK_THROWS_AS(metrale::profile_op(hopper(), request), metrale::ArgumentError);
+  auto no_roofline = hopper();
+  no_roofline.roofline.reset();
+  request.shape.k = 5120;
+  CHECK_THROWS_WITH(metrale::profile_op(no_roofline, request), Catch::Contains("[roofline]"));
+}
