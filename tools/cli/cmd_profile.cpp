@@ -99,7 +99,15 @@ nlohmann::json row_json(const KernelProfile& row, const std::string& target) {
           {"bound", std::string(row.prediction.bound)},
           {"predicted_over_floor", row.ratio_to_floor()},
           {"sampled_blocks", t.sampled_blocks},
-          {"total_blocks", t.total_blocks}};
+          {"total_blocks", t.total_blocks},
+          // The keys of metrale-ops-bench's kernel rows (tools/bench/ops_bench_report.cpp), equal
+          // field for field, so a device run's measured row joins this prediction.
+          {"bench_key",
+           {{"op", row.op == "ba-gates" ? "ssm_ba_gates" : "fp8_act_quant"},
+            {"kernel", row.role},
+            {"m", row.shape.m},
+            {"k", row.shape.k},
+            {"n", row.op == "ba-gates" ? row.shape.n : 0U}}}};
 }
 
 std::string rows_text(const std::vector<KernelProfile>& rows) {
