@@ -12,7 +12,9 @@
 #include "metrale/host/host_kernel_table.hpp"
 #include "metrale/profile/cost_model.hpp"
 #include "metrale/profile/occupancy.hpp"
+#include "metrale/profile/target_resources.hpp"
 #include "metrale/target/hardware_loader.hpp"
+#include "metrale/target/target_selection.hpp"
 
 namespace {
 
@@ -155,4 +157,17 @@ TEST_CASE("profiled and plain host kernels match", "[profile][host]") {
   metrale::register_profiled_builtin_host_kernels(profiled);
   CHECK(plain.list() == profiled.list());
   CHECK(plain.size() == profiled.size());
+}
+
+TEST_CASE("profile: registers come from ptxas for every kernel hopper ships", "[profile][nvrtc]") {
+  const auto targets = metrale::load_targets();
+  const auto* hopper = metrale::find_target(targets, "hopper");
+  REQUIRE(hopper != nullptr);
+  const auto resources = metrale::target_kernel_resources(*hopper);
+  REQUIRE(resources.size() == hopper->kernels.size());
+  for (const auto& [kernel, found] : resources) {
+    INFO(kernel);
+    CHECK(found.registers > 0);
+    CHECK(found.registers <= 255);
+  }
 }

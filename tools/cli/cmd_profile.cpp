@@ -16,9 +16,8 @@
 
 #include "cli_support.hpp"
 #include "metrale/error.hpp"
-#include "metrale/jit/kernel_registry.hpp"
-#include "metrale/ops/op_kernels.hpp"
 #include "metrale/profile/op_profile.hpp"
+#include "metrale/profile/target_resources.hpp"
 #include "metrale/target/hardware_loader.hpp"
 
 namespace metrale::cli {
@@ -36,33 +35,6 @@ struct ProfileOptions {
   bool full = false;
   bool json = false;
 };
-
-// Registers and shared memory of every kernel the target ships, from NVRTC's ptxas report;
-// empty (with a note) when NVRTC cannot build them here.
-std::map<std::string, KernelResources, std::less<>> target_resources(const HardwareTarget& target, Progress& progress) {
-  std::map<std::string, KernelResources, std::less<>> out;
-  if (target.arch.empty()) {
-    return out;
-  }
-  progress.step(fmt::format("{}: reading registers from ptxas ({})", target.name, target.arch));
-  SourceSet sources;
-  sources.add_embedded_templates();
-  KernelRegistry registry(std::move(sources));
-  std::vector<VariantId> ids;
-  for (const auto& [name, id] : ops::declare_target_kernels(registry, target)) {
-    ids.push_back(id);
-  }
-  try {
-    for (const BuildRecord& record : registry.build(target.arch, ids)) {
-      if (record.ok() && record.entry && record.entry->resources) {
-        out.emplace(record.kernel, *record.entry->resources);
-      }
-    }
-  } catch (const Error& error) {
-    std::fputs(fmt::format("note: no registers or occupancy: {}\n", error.what()).c_str(), stderr);
-  }
-  return out;
-}
 
 std::string fixed(double value, int digits) { return fmt::format("{:.{}f}", value, digits); }
 
@@ -151,7 +123,10 @@ int profile(const ProfileOptions& options) {
   request.kernels = options.kernels;
   request.budget_blocks = options.budget_blocks;
   request.full_grid = options.full;
-  request.resources = target_resources(target, progress);
+  if (!target.arch.empty()) {
+    progress.step(fmt::format("{}: reading registers from ptxas ({})", target.name, target.arch));
+  }
+  request.resources = target_kernel_resources(target);
   request.progress = [&progress](std::string_view line) { progress.step(line); };
   std::vector<KernelProfile> rows;
   try {
