@@ -7,6 +7,8 @@
 // Profiling: a backend opened with profiled_kernels loads the recording instantiations
 // (builtin_kernels.hpp); between begin_profile() and end_profile() each launch runs the sample
 // of its grid the sampling names and leaves its LaunchTraffic (metrale/profile/launch_traffic.hpp).
+// A profile belongs to one caller: begin_profile, the launches and end_profile must not race
+// with launches from other threads.
 #pragma once
 
 #include <cstddef>
