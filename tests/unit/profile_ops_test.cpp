@@ -1,14 +1,20 @@
 // Profile of the library's ops on the host backend: a sampled profile agrees with a full run at
 // M = 264 (within 5 %), the FP8 quantiser's DRAM bytes at M = 8192, K = 17408 equal its
 // compulsory 432 MB (within 2 %), and the library call's rows carry what the CLI prints.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "metrale/error.hpp"
+#include "metrale/host/host_backend.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
 #include "metrale/profile/op_profile.hpp"
+#include "metrale/ref/bf16.hpp"
 #include "metrale/target/hardware_loader.hpp"
 #include "metrale/target/target_selection.hpp"
+#include "support/isolated_runtime.hpp"
 
 namespace {
 
@@ -119,4 +125,51 @@ TEST_CASE("profile: bad requests are refused by name", "[profile]") {
   no_roofline.roofline.reset();
   request.shape.k = 5120;
   CHECK_THROWS_WITH(metrale::profile_op(no_roofline, request), Catch::Contains("[roofline]"));
+}
+
+TEST_CASE("profile: the profiled instantiations compute the plain ones' bytes", "[profile]") {
+  const std::uint32_t m = 5, n = 96, k = 1024, nv = 48;
+  const auto x = metrale::ref::random_bf16(std::size_t{m} * k, 21);
+  const auto w = metrale::ref::random_bf16(std::size_t{n} * k, 22);
+  const auto a_log = metrale::ref::random_floats(nv, 23, -1.0F, 1.0F);
+  const auto dt_bias = metrale::ref::random_floats(nv, 24, -1.0F, 1.0F);
+  auto run_on = [&](bool profiled, bool twin) {
+    metrale::HostBackendOptions options;
+    options.profiled_kernels = profiled;
+    options.worker_threads = 2;
+    metrale::HostBackend gpu(options);
+    metrale::ops::BaGatesArgs args;
+    args.x = metrale::test::upload(gpu, x);
+    args.weight = metrale::test::upload(gpu, w);
+    args.a_log = metrale::test::upload(gpu, a_log);
+    args.dt_bias = metrale::test::upload(gpu, dt_bias);
+    args.gate_out = metrale::test::upload(gpu, std::vector<float>(std::size_t{m} * n, -12345.0F));
+    args.m = m;
+    args.n = n;
+    args.k = k;
+    args.k_stride = k;
+    args.gate_stride = n;
+    args.nv = nv;
+    args.vheads_per_group = 3;
+    const metrale::KernelParams params{256, 64, twin ? 8U : 0U};
+    metrale::LoadRequest load;
+    load.kernel = twin ? metrale::ops::kBaGatesTwinKernel : metrale::ops::kBaGatesParentKernel;
+    load.params = params;
+    const auto handle = gpu.load(load);
+    if (twin) {
+      metrale::ops::launch_ba_gates_twin(gpu, handle, params, args);
+    } else {
+      metrale::ops::launch_ba_gates_parent(gpu, handle, params, args);
+    }
+    std::vector<float> out(std::size_t{m} * n);
+    gpu.copy_to_host(out.data(), args.gate_out, out.size() * sizeof(float));
+    return out;
+  };
+  for (const bool twin : {false, true}) {
+    INFO((twin ? "twin" : "parent"));
+    const auto plain = run_on(false, twin);
+    const auto profiled = run_on(true, twin);
+    CHECK(std::none_of(plain.begin(), plain.end(), [](float v) { return v == -12345.0F; }));
+    CHECK(std::memcmp(plain.data(), profiled.data(), plain.size() * sizeof(float)) == 0);
+  }
 }
