@@ -19,6 +19,7 @@ layers=(
   "host src/host/ include/metrale/host/"
   "ref src/ref/"
   "ops src/ops/ include/metrale/ops/"
+  "profile src/profile/"
   "runtime src/runtime/ include/metrale/runtime.hpp include/metrale/metrale.hpp"
   "capi src/capi/ include/metrale/metrale.h"
 )

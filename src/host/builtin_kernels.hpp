@@ -7,5 +7,8 @@
 namespace metrale {
 
 void register_builtin_host_kernels(HostKernelTable& table);
+// The same variants compiled to record their global accesses and count their arithmetic
+// (src/host/profiled_builtin_kernels.cpp); a HostBackend opened with profiled kernels loads these.
+void register_profiled_builtin_host_kernels(HostKernelTable& table);
 
 }  // namespace metrale

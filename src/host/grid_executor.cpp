@@ -27,7 +27,7 @@ GridExecutor::GridExecutor(unsigned worker_threads, std::size_t fiber_stack_byte
 
 void GridExecutor::run(const GridRun& run) {
   const std::lock_guard lock(launch_mutex_);
-  const std::uint64_t blocks = run.grid.volume();
+  const std::uint64_t blocks = run.blocks.empty() ? run.grid.volume() : run.blocks.size();
   const auto workers = static_cast<unsigned>(std::min<std::uint64_t>(worker_threads_, blocks));
   while (schedulers_.size() < workers) {
     schedulers_.push_back(std::make_unique<BlockScheduler>(fiber_stack_bytes_));
@@ -41,16 +41,29 @@ void GridExecutor::run(const GridRun& run) {
   auto work = [&](unsigned worker) {
     BlockScheduler& scheduler = *schedulers_[worker];
     while (!stop.load(std::memory_order_relaxed)) {
-      const std::uint64_t linear = next_block.fetch_add(1, std::memory_order_relaxed);
-      if (linear >= blocks) {
+      const std::uint64_t next = next_block.fetch_add(1, std::memory_order_relaxed);
+      if (next >= blocks) {
         return;
       }
+      const std::uint64_t linear = run.blocks.empty() ? next : run.blocks[next];
       const Dim3 block_idx = block_coordinates(linear, run.grid);
       std::optional<std::string> error;
+      bool observed = false;
       try {
+        if (run.observer != nullptr) {
+          run.observer->begin_block(worker, linear, block_idx);
+          observed = true;
+        }
         error = scheduler.run(block_run, block_idx);
       } catch (const std::exception& failure) {
         error = failure.what();
+      }
+      if (observed) {
+        try {
+          run.observer->end_block(worker, linear);
+        } catch (const std::exception& failure) {
+          error = error.value_or(failure.what());
+        }
       }
       if (error) {
         const std::lock_guard error_lock(error_mutex);

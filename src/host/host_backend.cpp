@@ -7,11 +7,14 @@
 #include <algorithm>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include "grid_executor.hpp"
+#include "grid_sample.hpp"
 #include "ground/log.hpp"
 #include "host/builtin_kernels.hpp"
 #include "host/launch_limits.hpp"
+#include "launch_profiler.hpp"
 #include "metrale/error.hpp"
 
 namespace metrale {
@@ -44,7 +47,18 @@ struct BoundKernel {
 HostBackend::HostBackend(HostBackendOptions options)
     : options_(resolved(options)),
       executor_(std::make_unique<host::GridExecutor>(options_.worker_threads, options_.fiber_stack_bytes)) {
-  register_builtin_host_kernels(table_);
+  if (options_.profiled_kernels) {
+    register_profiled_builtin_host_kernels(table_);
+  } else {
+    register_builtin_host_kernels(table_);
+  }
+}
+
+void HostBackend::begin_profile(ProfileSampling sampling) { profile_ = sampling; }
+
+std::vector<LaunchTraffic> HostBackend::end_profile() {
+  profile_.reset();
+  return std::exchange(profiled_, {});
 }
 
 HostBackend::~HostBackend() = default;
@@ -92,7 +106,20 @@ void HostBackend::launch(KernelHandle kernel, const LaunchConfig& config, std::s
   logger().trace("host launch {} grid {} block {}", entry.display_name, to_string(config.grid),
                  to_string(config.block));
   const BoundKernel bound{&entry, args.data()};
-  executor_->run(host::GridRun{entry.display_name, config.grid, config.block, {&BoundKernel::run, &bound}});
+  host::GridRun run{entry.display_name, config.grid, config.block, {&BoundKernel::run, &bound}, {}, nullptr};
+  if (!profile_) {
+    executor_->run(run);
+    return;
+  }
+  const std::uint64_t budget = profile_->budget_blocks == 0 ? config.grid.volume() : profile_->budget_blocks;
+  const host::GridSample sample = host::plan_grid_sample(config.grid, budget, profile_->wave_blocks);
+  const std::vector<std::uint64_t> blocks = sample.blocks();
+  const host::AddressRanges device(memory_.ranges());
+  host::LaunchProfiler profiler(device, sample, config.block, executor_->worker_threads());
+  run.blocks = blocks;
+  run.observer = &profiler;
+  executor_->run(run);
+  profiled_.push_back(profiler.finish(entry.display_name, config.grid));
 }
 
 void HostBackend::copy_to_device(DevicePtr dst, const void* src, std::size_t bytes) {

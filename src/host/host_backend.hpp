@@ -4,16 +4,23 @@
 // Invariants: load() hands out nonzero handles only for kernels in the table; launch() is
 // synchronous and throws a BackendError naming the kernel, block and thread for anything a GPU
 // would hide (divergent barrier, shuffle with absent lanes, deadlock), never hangs.
+// Profiling: a backend opened with profiled_kernels loads the recording instantiations
+// (builtin_kernels.hpp); between begin_profile() and end_profile() each launch runs the sample
+// of its grid the sampling names and leaves its LaunchTraffic (host/launch_traffic.hpp).
+// A profile belongs to one caller: begin_profile, the launches and end_profile must not race
+// with launches from other threads.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "host/host_kernel_table.hpp"
 #include "host/host_memory.hpp"
+#include "host/launch_traffic.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
 
 namespace metrale {
@@ -34,6 +41,14 @@ struct HostBackendOptions {
   ComputeCapability compute_capability{9, 0};
   unsigned worker_threads = 0;  // 0: std::thread::hardware_concurrency()
   std::size_t fiber_stack_bytes = kDefaultFiberStackBytes;
+  bool profiled_kernels = false;  // the builtin kernels that record their accesses
+};
+
+// How much of a grid a profiled launch runs: the whole grid when budget_blocks is 0 or the grid
+// fits, else a sample of about budget_blocks blocks in whole waves (src/host/grid_sample.hpp).
+struct ProfileSampling {
+  std::uint64_t budget_blocks = 0;
+  std::uint64_t wave_blocks = 1;
 };
 
 class HostBackend final : public GpuBackend {
@@ -61,6 +76,12 @@ class HostBackend final : public GpuBackend {
   void copy_to_host(void* dst, DevicePtr src, std::size_t bytes) override;
   void synchronize(std::uint64_t /*stream*/) override {}
 
+  // Profiles the launches that follow (see the header comment); a second begin replaces the
+  // sampling and keeps what was recorded.
+  void begin_profile(ProfileSampling sampling);
+  // The traffic of every launch since begin_profile, in launch order; ends the profile.
+  std::vector<LaunchTraffic> end_profile();
+
   [[nodiscard]] const HostBackendOptions& options() const { return options_; }
   [[nodiscard]] std::size_t live_allocations() const { return memory_.live_allocations(); }
 
@@ -71,6 +92,8 @@ class HostBackend final : public GpuBackend {
   std::vector<HostKernelInfo> loaded_;  // handle value - 1 -> the entry it was loaded from
   host::HostMemory memory_;
   std::unique_ptr<host::GridExecutor> executor_;
+  std::optional<ProfileSampling> profile_;
+  std::vector<LaunchTraffic> profiled_;
 };
 
 }  // namespace metrale

@@ -73,6 +73,16 @@ void* HostMemory::host_range(DevicePtr ptr, std::size_t bytes, std::string_view 
   return reinterpret_cast<void*>(ptr.address);
 }
 
+std::vector<std::pair<std::uint64_t, std::uint64_t>> HostMemory::ranges() const {
+  const std::lock_guard lock(mutex_);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  out.reserve(allocations_.size());
+  for (const auto& [start, bytes] : allocations_) {
+    out.emplace_back(start, start + bytes);
+  }
+  return out;
+}
+
 std::size_t HostMemory::live_allocations() const {
   const std::lock_guard lock(mutex_);
   return allocations_.size();

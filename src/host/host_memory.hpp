@@ -10,6 +10,8 @@
 #include <map>
 #include <mutex>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "metrale/gpu/device_ptr.hpp"
 
@@ -32,6 +34,8 @@ class HostMemory {
   void* host_range(DevicePtr ptr, std::size_t bytes, std::string_view operation) const;
 
   [[nodiscard]] std::size_t live_allocations() const;
+  // [start, end) of every live allocation, sorted (what a profile counts as device memory).
+  [[nodiscard]] std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges() const;
 
  private:
   mutable std::mutex mutex_;

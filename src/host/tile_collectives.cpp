@@ -175,7 +175,10 @@ void tile_store_f32_row(float* tile, const TileF32Fragment& d, std::uint32_t ldm
   arrive(&store_row, operands, site);
 }
 
-void record_tile_mma() { g_tile_mmas.fetch_add(1, std::memory_order_relaxed); }
+void record_tile_mma() {
+  g_tile_mmas.fetch_add(1, std::memory_order_relaxed);
+  profile::count(profile::Op::kTileMma);  // a no-op unless a profiled block runs on this thread
+}
 
 std::uint64_t tile_mma_count() { return g_tile_mmas.load(std::memory_order_relaxed); }
 

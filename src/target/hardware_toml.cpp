@@ -8,8 +8,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 
 #include "metrale/error.hpp"
@@ -257,6 +259,46 @@ void read_defaults_table(const FileChecker& check, const toml::table& root, Hard
   }
 }
 
+// [roofline]: optional, but when present every key is required, a number and inside its range.
+void read_roofline_table(const FileChecker& check, const toml::table& root, HardwareTarget& target) {
+  struct Key {
+    std::string_view name;
+    double Roofline::*field;
+    double low, high;
+  };
+  static constexpr std::array<Key, 5> kKeys{{{"dram_gb_per_s", &Roofline::dram_gb_per_s, 1, 1e6},
+                                             {"l2_gb_per_s", &Roofline::l2_gb_per_s, 1, 1e6},
+                                             {"fp32_tflops", &Roofline::fp32_tflops, 0.01, 1e5},
+                                             {"bf16_tensor_tflops", &Roofline::bf16_tensor_tflops, 0.01, 1e5},
+                                             {"launch_overhead_us", &Roofline::launch_overhead_us, 0, 1000}}};
+  if (root.get("roofline") == nullptr) {
+    return;
+  }
+  const toml::table& table = check.table(root, "roofline", "roofline");
+  std::array<std::string_view, kKeys.size()> names{};
+  std::transform(kKeys.begin(), kKeys.end(), names.begin(), [](const Key& key) { return key.name; });
+  check.only_keys(table, "roofline", names);
+  Roofline roofline;
+  for (const Key& key : kKeys) {
+    const std::string dotted = FileChecker::dotted("roofline", key.name);
+    const toml::node& node = check.require(table, key.name, dotted);
+    std::optional<double> value;
+    if (const auto* number = node.as_floating_point()) {
+      value = number->get();
+    } else if (const auto* integer = node.as_integer()) {
+      value = static_cast<double>(integer->get());
+    }
+    if (!value) {
+      check.wrong_type(node, dotted, "number");
+    }
+    if (!std::isfinite(*value) || *value < key.low || *value > key.high) {
+      check.fail(node.source().begin.line, dotted, fmt::format("{} is outside [{}, {}]", *value, key.low, key.high));
+    }
+    roofline.*key.field = *value;
+  }
+  target.roofline = roofline;
+}
+
 }  // namespace
 
 ParsedHardware parse_hardware_file(std::string_view text, std::string_view source_name) {
@@ -268,13 +310,14 @@ ParsedHardware parse_hardware_file(std::string_view text, std::string_view sourc
     check.fail(error.source().begin.line, "TOML syntax", error.description());
   }
   check.set_root(root);
-  static constexpr std::array<std::string_view, 3> kTables{"target", "kernels", "defaults"};
+  static constexpr std::array<std::string_view, 4> kTables{"target", "kernels", "defaults", "roofline"};
   check.only_keys(root, "", kTables);
   ParsedHardware out;
   out.target.source = std::string(source_name);
   read_target_table(check, root, out);
   read_kernels_table(check, root, out.target);
   read_defaults_table(check, root, out.target);
+  read_roofline_table(check, root, out.target);
   return out;
 }
 

@@ -15,6 +15,11 @@
 //   shuffles are reported instead of silently matched.
 // - Include this only in translation units that instantiate host kernels: it defines macros
 //   (threadIdx, __shared__, ...) and global functions (max, min) for the rest of the unit.
+// - A translation unit that defines METRALE_HOST_PROFILED before including this is a profiled
+//   one (compiled with the access-recording flags, cmake/profiled_host.cmake): its intrinsics
+//   count their arithmetic (profile_counters.hpp) and live in another inline namespace, so the
+//   plain and the profiled copies of one intrinsic never merge at link time. Such a unit must
+//   include every standard header it needs before this one: the special functions become macros.
 #pragma once
 // The prelude exists to define CUDA's own reserved names (__global__, __shfl_xor_sync, ...).
 // NOLINTBEGIN(bugprone-reserved-identifier)
@@ -34,6 +39,14 @@
 #include <type_traits>
 
 #include "metrale/host/thread_context.hpp"
+
+#if defined(METRALE_HOST_PROFILED)
+#define METRALE_HOST_COUNT(op) ::metrale::host::profile::count(::metrale::host::profile::Op::op)
+#define METRALE_HOST_PRELUDE_NAMESPACE metrale_host_profiled
+#else
+#define METRALE_HOST_COUNT(op) static_cast<void>(0)
+#define METRALE_HOST_PRELUDE_NAMESPACE metrale_host_plain
+#endif
 
 // --- keywords -----------------------------------------------------------------------------
 // A kernel is `inline`, so a template header may be included by several host translation units
@@ -61,6 +74,8 @@
 #define gridDim (::metrale::host::detail::coordinates("gridDim").grid_dim)
 inline constexpr int warpSize = 32;
 
+inline namespace METRALE_HOST_PRELUDE_NAMESPACE {
+
 // --- barriers -----------------------------------------------------------------------------
 inline void __syncthreads(::metrale::host::CallSite site = ::metrale::host::CallSite::current()) {
   ::metrale::host::sync_threads(site);
@@ -72,6 +87,8 @@ inline void __syncwarp(unsigned mask = 0xffffffffU,
 // Memory fences order nothing more on one CPU thread; the atomics below are seq_cst.
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline void __threadfence_block() { std::atomic_signal_fence(std::memory_order_seq_cst); }
+
+}  // namespace METRALE_HOST_PRELUDE_NAMESPACE
 
 // --- warp shuffles and votes --------------------------------------------------------------
 namespace metrale::host::detail {
@@ -90,56 +107,95 @@ T warp_shuffle(WarpOp op, unsigned mask, T var, int lane_arg, int width, const :
 
 }  // namespace metrale::host::detail
 
+inline namespace METRALE_HOST_PRELUDE_NAMESPACE {
+
 template <typename T>
 T __shfl_sync(unsigned mask, T var, int src_lane, int width = warpSize,
               ::metrale::host::CallSite site = ::metrale::host::CallSite::current()) {
+  METRALE_HOST_COUNT(kShuffle);
   return ::metrale::host::detail::warp_shuffle(::metrale::host::WarpOp::kShflIdx, mask, var, src_lane, width, site);
 }
 template <typename T>
 T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = warpSize,
                  ::metrale::host::CallSite site = ::metrale::host::CallSite::current()) {
+  METRALE_HOST_COUNT(kShuffle);
   return ::metrale::host::detail::warp_shuffle(::metrale::host::WarpOp::kShflUp, mask, var, static_cast<int>(delta),
                                                width, site);
 }
 template <typename T>
 T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = warpSize,
                    ::metrale::host::CallSite site = ::metrale::host::CallSite::current()) {
+  METRALE_HOST_COUNT(kShuffle);
   return ::metrale::host::detail::warp_shuffle(::metrale::host::WarpOp::kShflDown, mask, var, static_cast<int>(delta),
                                                width, site);
 }
 template <typename T>
 T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = warpSize,
                   ::metrale::host::CallSite site = ::metrale::host::CallSite::current()) {
+  METRALE_HOST_COUNT(kShuffle);
   return ::metrale::host::detail::warp_shuffle(::metrale::host::WarpOp::kShflXor, mask, var, lane_mask, width, site);
 }
 inline unsigned __ballot_sync(unsigned mask, int predicate,
                               ::metrale::host::CallSite site = ::metrale::host::CallSite::current()) {
+  METRALE_HOST_COUNT(kVote);
   return static_cast<unsigned>(::metrale::host::warp_sync(
       {::metrale::host::WarpOp::kBallot, mask, predicate != 0 ? 1U : 0U, 0, warpSize, site}));
 }
 inline int __any_sync(unsigned mask, int predicate,
                       ::metrale::host::CallSite site = ::metrale::host::CallSite::current()) {
+  METRALE_HOST_COUNT(kVote);
   return static_cast<int>(
       ::metrale::host::warp_sync({::metrale::host::WarpOp::kAny, mask, predicate != 0 ? 1U : 0U, 0, warpSize, site}));
 }
 inline int __all_sync(unsigned mask, int predicate,
                       ::metrale::host::CallSite site = ::metrale::host::CallSite::current()) {
+  METRALE_HOST_COUNT(kVote);
   return static_cast<int>(
       ::metrale::host::warp_sync({::metrale::host::WarpOp::kAll, mask, predicate != 0 ? 1U : 0U, 0, warpSize, site}));
 }
 
 // --- arithmetic intrinsics ----------------------------------------------------------------
 // The host's float arithmetic is IEEE round-to-nearest-even, so the _rn forms are the plain ones.
-inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
-inline float __fadd_rn(float a, float b) { return a + b; }
-inline float __fmul_rn(float a, float b) { return a * b; }
-inline float __fdiv_rn(float a, float b) { return a / b; }
-inline float __fdividef(float a, float b) { return a / b; }
-inline float __frcp_rn(float a) { return 1.0F / a; }
-inline float __expf(float a) { return std::exp(a); }
-inline float __logf(float a) { return std::log(a); }
-inline float __powf(float a, float b) { return std::pow(a, b); }
-inline float rsqrtf(float a) { return 1.0F / std::sqrt(a); }
+inline float __fmaf_rn(float a, float b, float c) {
+  METRALE_HOST_COUNT(kFma);
+  return std::fma(a, b, c);
+}
+inline float __fadd_rn(float a, float b) {
+  METRALE_HOST_COUNT(kAdd);
+  return a + b;
+}
+inline float __fmul_rn(float a, float b) {
+  METRALE_HOST_COUNT(kMul);
+  return a * b;
+}
+inline float __fdiv_rn(float a, float b) {
+  METRALE_HOST_COUNT(kDiv);
+  return a / b;
+}
+inline float __fdividef(float a, float b) {
+  METRALE_HOST_COUNT(kDiv);
+  return a / b;
+}
+inline float __frcp_rn(float a) {
+  METRALE_HOST_COUNT(kDiv);
+  return 1.0F / a;
+}
+inline float __expf(float a) {
+  METRALE_HOST_COUNT(kSpecial);
+  return std::exp(a);
+}
+inline float __logf(float a) {
+  METRALE_HOST_COUNT(kSpecial);
+  return std::log(a);
+}
+inline float __powf(float a, float b) {
+  METRALE_HOST_COUNT(kSpecial);
+  return std::pow(a, b);
+}
+inline float rsqrtf(float a) {
+  METRALE_HOST_COUNT(kSpecial);
+  return 1.0F / std::sqrt(a);
+}
 inline float __saturatef(float a) { return std::fmin(std::fmax(a, 0.0F), 1.0F); }
 inline int __float2int_rn(float a) { return static_cast<int>(std::nearbyint(a)); }
 inline unsigned __float2uint_rn(float a) { return static_cast<unsigned>(std::nearbyint(a)); }
@@ -209,4 +265,34 @@ T atomicCAS(T* address, T compare, T value) {
   std::atomic_ref<T>(*address).compare_exchange_strong(compare, value);
   return compare;
 }
+
+}  // namespace METRALE_HOST_PRELUDE_NAMESPACE
+
+// The math library's special functions, counted in profiled units only. They stay the C
+// library's functions; the macros reach only code after this header (the kernel templates).
+#if defined(METRALE_HOST_PROFILED)
+namespace metrale::host::profile::detail {
+template <float (*Function)(float)>
+inline float counted(float a) {
+  ::metrale::host::profile::count(::metrale::host::profile::Op::kSpecial);
+  return Function(a);
+}
+inline float counted_powf(float a, float b) {
+  ::metrale::host::profile::count(::metrale::host::profile::Op::kSpecial);
+  return std::pow(a, b);
+}
+}  // namespace metrale::host::profile::detail
+#define METRALE_HOST_COUNTED(function) ::metrale::host::profile::detail::counted<&::function>
+#define expf(a) METRALE_HOST_COUNTED(expf)(a)
+#define exp2f(a) METRALE_HOST_COUNTED(exp2f)(a)
+#define logf(a) METRALE_HOST_COUNTED(logf)(a)
+#define log1pf(a) METRALE_HOST_COUNTED(log1pf)(a)
+#define log2f(a) METRALE_HOST_COUNTED(log2f)(a)
+#define sinf(a) METRALE_HOST_COUNTED(sinf)(a)
+#define cosf(a) METRALE_HOST_COUNTED(cosf)(a)
+#define tanhf(a) METRALE_HOST_COUNTED(tanhf)(a)
+#define sqrtf(a) METRALE_HOST_COUNTED(sqrtf)(a)
+#define erff(a) METRALE_HOST_COUNTED(erff)(a)
+#define powf(a, b) ::metrale::host::profile::detail::counted_powf(a, b)
+#endif
 // NOLINTEND(bugprone-reserved-identifier)

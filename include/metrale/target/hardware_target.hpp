@@ -17,6 +17,17 @@
 
 namespace metrale {
 
+// A target's [roofline] table: the ceilings the profile's cost model divides by
+// (src/profile/cost_model.hpp); each HARDWARE.toml says where its numbers come from.
+// Invariant (established by the loader): every value is finite and inside its key's range.
+struct Roofline {
+  double dram_gb_per_s = 0;       // device memory, GB/s (10^9 bytes), read + write
+  double l2_gb_per_s = 0;         // L2 <-> SM, GB/s
+  double fp32_tflops = 0;         // FP32 FMA throughput, TFLOP/s (an FMA is 2 FLOPs)
+  double bf16_tensor_tflops = 0;  // dense bf16 tensor-core throughput, TFLOP/s
+  double launch_overhead_us = 0;  // added to every kernel's predicted time
+};
+
 struct KernelEntry {
   std::string name;
   KernelParams params;
@@ -34,6 +45,8 @@ struct HardwareTarget {
   std::vector<KernelEntry> kernels;
   // The [defaults] levers, by TOML key.
   std::map<std::string, bool, std::less<>> defaults;
+  // The [roofline] table; nullopt when the file has none (the profile then refuses the target).
+  std::optional<Roofline> roofline;
   // "hardware/hopper/HARDWARE.toml" or "<embedded>/hopper/HARDWARE.toml".
   std::string source;
 

@@ -1,0 +1,255 @@
+// profile/op_profile.cpp: runs an op's kernels on a profiled host backend and prices them on a
+// target's roofline. Inputs are a seeded random pattern repeated over each buffer: the kernels'
+// traffic does not depend on the values, and filling gigabytes with fresh numbers would cost
+// more than the profile.
+#include "profile/op_profile.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include "host/host_backend.hpp"
+#include "metrale/error.hpp"
+#include "metrale/ops/fp8_act_quant.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
+#include "ops/fp8_act_quant_floor.hpp"
+#include "ops/op_kernels.hpp"
+#include "profile/occupancy.hpp"
+#include "ref/bf16.hpp"
+
+namespace metrale {
+namespace {
+
+constexpr std::uint64_t kDefaultWaves = 2;
+constexpr std::size_t kPatternElements = std::size_t{1} << 16;
+constexpr std::uint32_t kQwenVheadsPerGroup = 3;
+constexpr std::uint64_t kSeed = 0x9e3779b9;
+
+struct OpKernel {
+  std::string_view name;
+  std::string_view role;
+};
+
+constexpr std::array<OpKernel, 3> kBaKernels{
+    {{ops::kBaGatesParentKernel, "parent"}, {ops::kBaGatesTwinKernel, "twin"}, {ops::kBaGatesMmaKernel, "mma"}}};
+constexpr std::array<OpKernel, 2> kFp8Kernels{
+    {{ops::kFp8QuantSharedKernel, "shared"}, {ops::kFp8QuantTwinKernel, "twin"}}};
+
+// A device buffer of `bytes` holding `pattern` repeated.
+template <typename T>
+DevicePtr filled(HostBackend& gpu, std::size_t count, const std::vector<T>& pattern) {
+  const DevicePtr ptr = gpu.alloc(std::max<std::size_t>(count, 1) * sizeof(T));
+  for (std::size_t at = 0; at < count; at += pattern.size()) {
+    const std::size_t n = std::min(pattern.size(), count - at);
+    gpu.copy_to_device(DevicePtr{ptr.address + at * sizeof(T)}, pattern.data(), n * sizeof(T));
+  }
+  return ptr;
+}
+
+std::vector<OpKernel> chosen_kernels(const HardwareTarget& target, const ProfileRequest& request) {
+  const auto& all = request.op == ProfiledOp::kBaGates ? std::span<const OpKernel>(kBaKernels)
+                                                       : std::span<const OpKernel>(kFp8Kernels);
+  std::vector<OpKernel> out;
+  for (const std::string& wanted : request.kernels) {
+    const auto found =
+        std::find_if(all.begin(), all.end(), [&](const OpKernel& k) { return k.role == wanted || k.name == wanted; });
+    if (found == all.end()) {
+      std::vector<std::string> names;
+      for (const OpKernel& k : all) {
+        names.push_back(fmt::format("{} ({})", k.role, k.name));
+      }
+      throw ArgumentError(fmt::format("--kernel {}: not a kernel of {} (known: {})", wanted, to_string(request.op),
+                                      fmt::join(names, ", ")));
+    }
+    if (target.find_kernel(found->name) == nullptr) {
+      throw ArgumentError(fmt::format("--kernel {}: target {} does not ship {}", wanted, target.name, found->name));
+    }
+    out.push_back(*found);
+  }
+  if (request.kernels.empty()) {
+    std::copy_if(all.begin(), all.end(), std::back_inserter(out),
+                 [&](const OpKernel& k) { return target.find_kernel(k.name) != nullptr; });
+  }
+  return out;
+}
+
+ProfileShape resolved_shape(ProfiledOp op, ProfileShape shape) {
+  if (op == ProfiledOp::kBaGates && shape.vheads_per_group == 0) {
+    const std::uint32_t nv = shape.n / 2;
+    shape.vheads_per_group = nv != 0 && nv % kQwenVheadsPerGroup == 0 ? kQwenVheadsPerGroup : std::max(nv, 1U);
+  }
+  return shape;
+}
+
+// Runs one kernel of the op under the profile; returns its traffic.
+class OpRunner {
+ public:
+  OpRunner(HostBackend& gpu, ProfiledOp op, const ProfileShape& shape) : gpu_(gpu), op_(op), shape_(shape) {
+    const auto bf16 = ref::random_bf16(kPatternElements, kSeed);
+    const auto floats = ref::random_floats(kPatternElements, kSeed + 1, -1.0F, 1.0F);
+    const std::uint64_t m = shape.m;
+    if (op == ProfiledOp::kBaGates) {
+      const std::uint32_t nv = shape.n / 2;
+      ba_.x = filled(gpu, m * shape.k, bf16);
+      ba_.weight = filled(gpu, std::size_t{shape.n} * shape.k, bf16);
+      ba_.a_log = filled(gpu, nv, floats);
+      ba_.dt_bias = filled(gpu, nv, floats);
+      ba_.gate_out = filled(gpu, m * shape.n, floats);
+      ba_.m = shape.m;
+      ba_.n = shape.n;
+      ba_.k = shape.k;
+      ba_.k_stride = shape.k;
+      ba_.gate_stride = shape.n;
+      ba_.nv = nv;
+      ba_.vheads_per_group = shape.vheads_per_group;
+      ops::validate_ba_gates_args(ba_);
+    } else {
+      fp8_.x = filled(gpu, m * shape.k, bf16);
+      fp8_.q = filled(gpu, m * shape.k, std::vector<std::uint8_t>(kPatternElements, 0xA5));
+      fp8_.scales = filled(gpu, m * (shape.k / ops::kFp8QuantGroupSize), floats);
+      fp8_.m = shape.m;
+      fp8_.k = shape.k;
+      fp8_.x_row_stride = shape.k;
+      ops::validate_fp8_quant_args(fp8_);
+    }
+  }
+  ~OpRunner() {
+    for (DevicePtr ptr : {ba_.x, ba_.weight, ba_.a_log, ba_.dt_bias, ba_.gate_out, fp8_.x, fp8_.q, fp8_.scales}) {
+      if (ptr.address != 0) {
+        gpu_.free(ptr);
+      }
+    }
+  }
+  OpRunner(const OpRunner&) = delete;
+  OpRunner& operator=(const OpRunner&) = delete;
+
+  [[nodiscard]] Dim3 block(const OpKernel& kernel, const KernelParams& params) const {
+    if (op_ == ProfiledOp::kBaGates) {
+      return Dim3{params.block, 1, 1};
+    }
+    (void)kernel;
+    return Dim3{params.lanes * std::max<std::uint32_t>(params.groups, 1), 1, 1};
+  }
+
+  void launch(const OpKernel& kernel, const KernelParams& params) {
+    LoadRequest load;
+    load.kernel = kernel.name;
+    load.params = params;
+    const KernelHandle handle = gpu_.load(load);
+    const bool twin = kernel.role == "twin";
+    if (op_ == ProfiledOp::kBaGates) {
+      if (kernel.role == "mma") {
+        ops::launch_ba_gates_mma(gpu_, handle, params, ba_);
+      } else if (twin) {
+        ops::launch_ba_gates_twin(gpu_, handle, params, ba_);
+      } else {
+        ops::launch_ba_gates_parent(gpu_, handle, params, ba_);
+      }
+      return;
+    }
+    ops::Fp8QuantPick pick;
+    pick.kernel = handle;
+    pick.twin = twin;
+    pick.grid = ops::fp8_quant_grid(twin, shape_.m, shape_.k, std::max<std::uint32_t>(params.groups, 1));
+    pick.block = block(kernel, params);
+    ops::launch_fp8_quant(gpu_, pick, fp8_);
+  }
+
+ private:
+  HostBackend& gpu_;
+  ProfiledOp op_;
+  ProfileShape shape_;
+  ops::BaGatesArgs ba_;
+  ops::Fp8QuantArgs fp8_;
+};
+
+}  // namespace
+
+std::optional<ProfiledOp> parse_profiled_op(std::string_view name) {
+  if (name == "ba-gates") {
+    return ProfiledOp::kBaGates;
+  }
+  if (name == "fp8-quant") {
+    return ProfiledOp::kFp8Quant;
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(ProfiledOp op) { return op == ProfiledOp::kBaGates ? "ba-gates" : "fp8-quant"; }
+
+double compulsory_bytes(ProfiledOp op, const ProfileShape& shape) {
+  const auto m = static_cast<double>(shape.m);
+  const auto k = static_cast<double>(shape.k);
+  if (op == ProfiledOp::kBaGates) {
+    const auto n = static_cast<double>(shape.n);
+    // x and W in bf16, gate_out in fp32 (2 nv = N columns), a_log and dt_bias fp32 [nv].
+    return m * k * 2 + n * k * 2 + m * n * 4 + n / 2 * 4 * 2;
+  }
+  // x in bf16, q in e4m3, one fp32 scale per 128-element group.
+  return m * k * 2 + m * k + m * (k / ops::kFp8QuantGroupSize) * 4;
+}
+
+std::vector<KernelProfile> profile_op(const HardwareTarget& target, const ProfileRequest& request) {
+  if (!target.roofline) {
+    throw ArgumentError(fmt::format("target {} has no [roofline] table in {}", target.name, target.source));
+  }
+  const ProfileShape shape = resolved_shape(request.op, request.shape);
+  const std::vector<OpKernel> kernels = chosen_kernels(target, request);
+  HostBackendOptions options;
+  options.profiled_kernels = true;
+  options.worker_threads = request.worker_threads;
+  options.sm_count = target.sm_count.value_or(kFallbackSmCount);
+  if (target.compute_capability) {
+    options.compute_capability = *target.compute_capability;
+  }
+  HostBackend gpu(options);
+  OpRunner runner(gpu, request.op, shape);
+  const SmLimits limits = sm_limits(target.compute_capability);
+  const double compulsory = compulsory_bytes(request.op, shape);
+  std::vector<KernelProfile> out;
+  for (const OpKernel& kernel : kernels) {
+    KernelProfile row;
+    row.op = std::string(to_string(request.op));
+    row.kernel = std::string(kernel.name);
+    row.role = std::string(kernel.role);
+    row.params = target.find_kernel(kernel.name)->params;
+    row.shape = shape;
+    std::uint32_t shared_bytes = 0;
+    if (const auto found = request.resources.find(kernel.name); found != request.resources.end()) {
+      row.registers = found->second.registers;
+      shared_bytes = static_cast<std::uint32_t>(std::max(found->second.shared_bytes, 0));
+    }
+    const Dim3 block = runner.block(kernel, row.params);
+    const Occupancy occ = occupancy(limits, static_cast<std::uint32_t>(block.volume()), row.registers, shared_bytes);
+    row.blocks_per_sm = occ.blocks_per_sm;
+    if (row.registers) {
+      row.occupancy = occ.fraction;
+    }
+    const std::uint64_t wave = request.wave_blocks != 0
+                                   ? request.wave_blocks
+                                   : std::uint64_t{options.sm_count} * std::max<std::uint32_t>(occ.blocks_per_sm, 1);
+    const std::uint64_t budget = request.full_grid            ? 0
+                                 : request.budget_blocks != 0 ? request.budget_blocks
+                                                              : kDefaultWaves * wave;
+    if (request.progress) {
+      request.progress(fmt::format("profiling {} {} at M={} K={}{}", row.op, row.kernel, shape.m, shape.k,
+                                   request.op == ProfiledOp::kBaGates ? fmt::format(" N={}", shape.n) : ""));
+    }
+    gpu.begin_profile({budget, wave});
+    runner.launch(kernel, row.params);
+    std::vector<LaunchTraffic> launches = gpu.end_profile();
+    if (launches.size() != 1) {
+      throw BackendError(fmt::format("profile of {}: expected one launch, saw {}", row.kernel, launches.size()));
+    }
+    row.traffic = std::move(launches[0]);
+    row.prediction = predict(row.traffic, *target.roofline);
+    row.compulsory_bytes = compulsory;
+    row.floor_us = floor_us(compulsory, *target.roofline);
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+}  // namespace metrale

@@ -1,0 +1,77 @@
+// profile/op_profile.hpp: the library call behind `metrale-jit profile`: runs an op's
+// kernels on a profiled host backend at a shape and returns, per kernel, its traffic, the
+// roofline prediction on a target, the op's floor and the ratio between them.
+// Invariants: each kernel runs exactly as the op launches it (the ops' own launchers, grids and
+// arguments) on inputs from the library's seeded generator; large grids are sampled in whole
+// waves (sampled_blocks < total_blocks says so); rows are in the op's kernel order.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "host/launch_traffic.hpp"
+#include "jit/compile_report.hpp"
+#include "metrale/gpu/kernel_params.hpp"
+#include "metrale/target/hardware_target.hpp"
+#include "profile/cost_model.hpp"
+
+namespace metrale {
+
+enum class ProfiledOp { kBaGates, kFp8Quant };
+
+// "ba-gates" / "fp8-quant"; nullopt for anything else.
+std::optional<ProfiledOp> parse_profiled_op(std::string_view name);
+std::string_view to_string(ProfiledOp op);
+
+struct ProfileShape {
+  std::uint32_t m = 0;
+  std::uint32_t n = 96;  // BA only
+  std::uint32_t k = 5120;
+  std::uint32_t vheads_per_group = 0;  // BA only; 0: 3 when it divides N/2 (Qwen3.5), else N/2
+};
+
+struct ProfileRequest {
+  ProfiledOp op = ProfiledOp::kBaGates;
+  ProfileShape shape;
+  // Roles ("parent", "twin", "shared") or kernel names; empty: every kernel the target ships.
+  std::vector<std::string> kernels;
+  // Blocks a launch may run before it is sampled: 0 = two waves; a full run when the grid fits.
+  std::uint64_t budget_blocks = 0;
+  bool full_grid = false;  // never sample
+  // Blocks per wave: 0 = sm_count x the kernel's blocks per SM (the size samples round up to).
+  std::uint64_t wave_blocks = 0;
+  // Registers and shared memory per kernel name, from the target arch's ptxas report (optional).
+  std::map<std::string, KernelResources, std::less<>> resources;
+  unsigned worker_threads = 0;                     // 0: the host's
+  std::function<void(std::string_view)> progress;  // one line per kernel, when set
+};
+
+struct KernelProfile {
+  std::string op;      // "ba-gates"
+  std::string kernel;  // "ssm_ba_gates_hopper"
+  std::string role;    // "parent", "twin" or "shared"
+  KernelParams params;
+  ProfileShape shape;
+  LaunchTraffic traffic;
+  Prediction prediction;
+  std::optional<int> registers;
+  std::uint32_t blocks_per_sm = 0;
+  std::optional<double> occupancy;  // nullopt without registers
+  double compulsory_bytes = 0;      // the op's, whichever kernel runs it
+  double floor_us = 0;
+  [[nodiscard]] double ratio_to_floor() const { return floor_us > 0 ? prediction.predicted_us / floor_us : 0.0; }
+};
+
+// Throws ArgumentError for a shape the op refuses, an unknown --kernel, or a target without
+// [roofline]; ConfigError never (the target is already loaded).
+std::vector<KernelProfile> profile_op(const HardwareTarget& target, const ProfileRequest& request);
+
+// The op's compulsory DRAM bytes at a shape: every input read once, every output written once.
+double compulsory_bytes(ProfiledOp op, const ProfileShape& shape);
+
+}  // namespace metrale

@@ -1,0 +1,14 @@
+# CTest tests of `metrale-jit profile` (cli.cmake, included before this file, defines
+# metrale_cli_test). Small shapes: each runs in about a second.
+if(NOT TARGET metrale-jit)
+  return()
+endif()
+set(METRALE_PROFILE_CACHE "METRALE_CACHE_DIR=${PROJECT_BINARY_DIR}/cli-work/cache")
+metrale_cli_test(profile_fp8_json 0 "\"dram_bytes\".*\"predicted_us\".*\"total_blocks\"" ARGS profile fp8-quant
+                 --target hopper --m 16 --k 5120 --json ENV ${METRALE_PROFILE_CACHE})
+metrale_cli_test(profile_ba_table 0 "ssm_ba_gates_hopper .*launch.*16/16" ARGS profile ba-gates --target hopper --m 16 --n 96
+                 --k 1024 ENV ${METRALE_PROFILE_CACHE})
+metrale_cli_test(profile_unknown_op_exits_2 2 "unknown op" ARGS profile gemm --m 16 ENV ${METRALE_PROFILE_CACHE})
+metrale_cli_test(profile_fp8_parent_exits_2 2 "not a kernel of fp8-quant" ARGS profile fp8-quant --m 16 --kernel
+                 parent ENV ${METRALE_PROFILE_CACHE})
+metrale_cli_test(profile_bad_k_exits_2 2 "128" ARGS profile fp8-quant --m 16 --k 100 ENV ${METRALE_PROFILE_CACHE})

@@ -1,0 +1,174 @@
+// Profile: the pure parts. The [roofline] table (validated like every key, present in every
+// shipped target), the cost model's bound and prediction, occupancy, and the grid sample's
+// extrapolation, which must be exact for footprints shared, per coordinate or per block.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "host/builtin_kernels.hpp"
+#include "host/grid_sample.hpp"
+#include "host/host_kernel_table.hpp"
+#include "metrale/error.hpp"
+#include "profile/cost_model.hpp"
+#include "profile/occupancy.hpp"
+#include "profile/target_resources.hpp"
+#include "target/hardware_loader.hpp"
+#include "target/target_selection.hpp"
+
+namespace {
+
+const std::string kBase =
+    "[target]\nname = \"hopper\"\ncompute_capability = \"9.0\"\narch = \"sm_90\"\nsm_count = 132\n"  // 1-5
+    "[kernels]\nssm_ba_gates = { block = 256, lanes = 64 }\n"                                        // 6-7
+    "[defaults]\nssm_ba_gates_hopper = true\nfp8_act_quant_hopper = true\n"                          // 8-10
+    "ssm_ba_gates_tensor_core = false\n";                                                            // 11
+const std::string kRoofline =
+    "[roofline]\n"                // 12
+    "dram_gb_per_s = 4300\n"      // 13
+    "l2_gb_per_s = 7000.5\n"      // 14
+    "fp32_tflops = 67\n"          // 15
+    "bf16_tensor_tflops = 788\n"  // 16
+    "launch_overhead_us = 3\n";   // 17
+
+std::string roofline_with(const std::string& from, const std::string& to) {
+  std::string text = kBase + kRoofline;
+  text.replace(text.find(from), from.size(), to);
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("roofline: the table parses and every shipped target has one", "[profile][target]") {
+  const auto target = metrale::parse_hardware_toml(kBase + kRoofline, "t/hopper/HARDWARE.toml");
+  REQUIRE(target.roofline);
+  CHECK(target.roofline->dram_gb_per_s == 4300);
+  CHECK(target.roofline->l2_gb_per_s == 7000.5);
+  CHECK(target.roofline->launch_overhead_us == 3);
+  CHECK_FALSE(metrale::parse_hardware_toml(kBase, "t/hopper/HARDWARE.toml").roofline);
+  for (const auto& shipped : metrale::load_targets()) {
+    INFO(shipped.name);
+    REQUIRE(shipped.roofline);
+    CHECK(shipped.roofline->dram_gb_per_s > 0);
+  }
+}
+
+TEST_CASE("roofline: bad values are refused with file, line and key", "[profile][target]") {
+  struct Case {
+    std::string text;
+    std::string starts;
+    std::string hint;
+  };
+  const std::string file = "t/hopper/HARDWARE.toml";
+  const Case cases[] = {
+      {roofline_with("dram_gb_per_s = 4300", "dram_gb_per_s = \"fast\""),
+       file + ":13: roofline.dram_gb_per_s: ", "expected number"},
+      {roofline_with("fp32_tflops = 67", "fp32_tflops = -1"), file + ":15: roofline.fp32_tflops: ", "outside"},
+      {roofline_with("launch_overhead_us = 3\n", ""), file + ":12: roofline.launch_overhead_us: ", "missing key"},
+      {roofline_with("l2_gb_per_s = 7000.5", "l2_gb_per_s = nan"), file + ":14: roofline.l2_gb_per_s: ", "outside"},
+      {roofline_with("l2_gb_per_s", "l2_bandwidth = 1\nl2_gb_per_s"),
+       file + ":14: roofline.l2_bandwidth: ", "unknown key"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.text);
+    CHECK_THROWS_WITH(metrale::parse_hardware_toml(c.text, file),
+                      Catch::StartsWith(c.starts) && Catch::Contains(c.hint));
+  }
+}
+
+TEST_CASE("cost model: the largest bound plus the launch overhead, and which bound", "[profile]") {
+  const metrale::Roofline roofline{4000, 8000, 50, 500, 2};
+  metrale::LaunchTraffic t;
+  t.dram_read_bytes = 3e6;  // 0.75 us + write 0.25 us = 1 us of DRAM
+  t.dram_write_bytes = 1e6;
+  t.l2_read_bytes = 16e6;  // 2 us of L2
+  t.flops = 50e6;          // 1 us of FP32
+  auto p = metrale::predict(t, roofline);
+  CHECK(p.dram_us == Approx(1.0));
+  CHECK(p.l2_us == Approx(2.0));
+  CHECK(p.fp32_us == Approx(1.0));
+  CHECK(p.bound == "l2");
+  CHECK(p.predicted_us == Approx(4.0));
+  t.flops = 500e6;  // 10 us
+  p = metrale::predict(t, roofline);
+  CHECK(p.bound == "fp32");
+  CHECK(p.predicted_us == Approx(12.0));
+  p = metrale::predict(metrale::LaunchTraffic{}, roofline);
+  CHECK(p.bound == "launch");
+  CHECK(p.predicted_us == Approx(2.0));
+  CHECK(metrale::floor_us(8e6, roofline) == Approx(2.0));
+}
+
+TEST_CASE("occupancy: registers, threads and blocks per SM as CUDA counts them", "[profile]") {
+  const auto hopper = metrale::sm_limits(metrale::ComputeCapability{9, 0});
+  // 256 threads at 72 registers: 2304 per warp, 18432 per block, 3 blocks of 8 warps = 24 / 64.
+  auto occ = metrale::occupancy(hopper, 256, 72, 0);
+  CHECK(occ.blocks_per_sm == 3);
+  CHECK(occ.fraction == Approx(0.375));
+  CHECK(metrale::occupancy(hopper, 256, std::nullopt, 0).blocks_per_sm == 8);
+  CHECK(metrale::occupancy(hopper, 16, 32, 0).blocks_per_sm == 32);           // the block limit
+  CHECK(metrale::occupancy(hopper, 128, 32, 100 * 1024).blocks_per_sm == 2);  // shared memory
+  CHECK(metrale::sm_limits(metrale::ComputeCapability{12, 1}).max_threads == 1536);
+}
+
+TEST_CASE("grid sample: a sub-grid of whole rows, spread over the grid, in whole waves", "[profile]") {
+  const auto full = metrale::host::plan_grid_sample({100, 5, 1}, 1000, 10);
+  CHECK(full.sampled_blocks == 500);
+  CHECK(full.blocks().size() == 500);
+  const auto sample = metrale::host::plan_grid_sample({8192, 24, 1}, 2000, 264);
+  CHECK(sample.dims[0].sampled);
+  CHECK_FALSE(sample.dims[1].sampled);
+  CHECK(sample.dims[0].coords.size() % 2 == 0);
+  CHECK(sample.sampled_blocks == sample.blocks().size());
+  CHECK(sample.sampled_blocks >= 2112);  // rounded up to whole waves (8 x 264)
+  CHECK(sample.sampled_blocks < 2112 + 2 * 24);
+  CHECK(sample.dims[0].coords.front() < 8192 / 100);  // spread end to end
+  CHECK(sample.dims[0].coords.back() > 8192 - 8192 / 100);
+  const std::set<std::uint32_t> distinct(sample.dims[0].coords.begin(), sample.dims[0].coords.end());
+  CHECK(distinct.size() == sample.dims[0].coords.size());
+}
+
+TEST_CASE("grid sample: distinct counts extrapolate exactly for shared, per-row and per-block parts", "[profile]") {
+  // A footprint of 7 shared sectors, 3 per x coordinate, 2 per y coordinate and 5 per block.
+  const metrale::Dim3 grid{1000, 300, 1};
+  const auto sample = metrale::host::plan_grid_sample(grid, 500, 1);
+  REQUIRE(sample.dims[0].sampled);
+  REQUIRE(sample.dims[1].sampled);
+  std::array<std::uint64_t, 8> per_combo{};
+  for (unsigned combo = 0; combo < 4; ++combo) {
+    auto count = [&](std::size_t d) {
+      std::uint64_t n = 0;
+      for (std::size_t i = 0; i < sample.dims[d].coords.size(); ++i) {
+        n += ((combo >> d & 1U) == 0 || sample.dims[d].in_half[i]) ? 1 : 0;
+      }
+      return n;
+    };
+    per_combo[combo] = 7 + 3 * count(0) + 2 * count(1) + 5 * count(0) * count(1);
+  }
+  CHECK(sample.extrapolate_distinct(per_combo) == Approx(7 + 3 * 1000 + 2 * 300 + 5 * 1000 * 300));
+  // Membership of a block in the combinations follows its coordinates' halves.
+  const metrale::Dim3 first{sample.dims[0].coords[0], sample.dims[1].coords[1], 0};
+  CHECK(sample.combo_mask(first) == 0b0011);  // all, x at half; y coordinate 1 is not in y's half
+}
+
+TEST_CASE("profiled and plain host kernels match", "[profile][host]") {
+  metrale::HostKernelTable plain;
+  metrale::HostKernelTable profiled;
+  metrale::register_builtin_host_kernels(plain);
+  metrale::register_profiled_builtin_host_kernels(profiled);
+  CHECK(plain.list() == profiled.list());
+  CHECK(plain.size() == profiled.size());
+}
+
+TEST_CASE("profile: registers come from ptxas for every kernel hopper ships", "[profile][nvrtc]") {
+  const auto targets = metrale::load_targets();
+  const auto* hopper = metrale::find_target(targets, "hopper");
+  REQUIRE(hopper != nullptr);
+  const auto resources = metrale::target_kernel_resources(*hopper);
+  REQUIRE(resources.size() == hopper->kernels.size());
+  for (const auto& [kernel, found] : resources) {
+    INFO(kernel);
+    CHECK(found.registers > 0);
+    CHECK(found.registers <= 255);
+  }
+}

@@ -1,0 +1,180 @@
+// cmd_profile.cpp: `metrale-jit profile ba-gates|fp8-quant --target NAME --m M [--n N --k K]
+// [--kernel ROLE|NAME ...] [--json]`: runs the op's kernels on the profiled host backend and
+// prints, per kernel, its memory traffic, counted FLOPs and the roofline prediction on the
+// target against the op's floor (profile/op_profile.hpp). Registers and occupancy come
+// from the target arch's ptxas report (NVRTC through the registry and its cache); without NVRTC
+// those columns say "?". Progress goes to stderr. The JSON rows carry the op, kernel and shape
+// (m, n, k) so a device run's measured rows can be joined on them (BENCHMARKS.md).
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli_support.hpp"
+#include "metrale/error.hpp"
+#include "profile/op_profile.hpp"
+#include "profile/target_resources.hpp"
+#include "target/hardware_loader.hpp"
+
+namespace metrale::cli {
+namespace {
+
+struct ProfileOptions {
+  std::string op;
+  std::string target = "hopper";
+  std::uint32_t m = 0;
+  std::uint32_t n = 96;
+  std::uint32_t k = 5120;
+  std::uint32_t vheads_per_group = 0;
+  std::vector<std::string> kernels;
+  std::uint64_t budget_blocks = 0;
+  bool full = false;
+  bool json = false;
+};
+
+std::string fixed(double value, int digits) { return fmt::format("{:.{}f}", value, digits); }
+
+nlohmann::json row_json(const KernelProfile& row, const std::string& target) {
+  const LaunchTraffic& t = row.traffic;
+  return {{"op", row.op},
+          {"target", target},
+          {"kernel", row.kernel},
+          {"role", row.role},
+          {"params", row.params.tag()},
+          {"m", row.shape.m},
+          {"n", row.op == "ba-gates" ? nlohmann::json(row.shape.n) : nlohmann::json(nullptr)},
+          {"k", row.shape.k},
+          {"grid", to_string(t.grid)},
+          {"block", to_string(t.block)},
+          {"registers", row.registers ? nlohmann::json(*row.registers) : nlohmann::json(nullptr)},
+          {"occupancy", row.occupancy ? nlohmann::json(*row.occupancy) : nlohmann::json(nullptr)},
+          {"dram_bytes", t.dram_bytes()},
+          {"dram_read_bytes", t.dram_read_bytes},
+          {"dram_write_bytes", t.dram_write_bytes},
+          {"l2_bytes", t.l2_bytes()},
+          {"requests", t.requests()},
+          {"sectors_per_request", t.sectors_per_request()},
+          {"flops", t.flops + t.tensor_flops},
+          {"fp32_flops", t.flops},
+          {"tensor_flops", t.tensor_flops},
+          {"special_functions", t.special_functions},
+          {"shuffles", t.shuffles},
+          {"dram_us", row.prediction.dram_us},
+          {"l2_us", row.prediction.l2_us},
+          {"fp32_us", row.prediction.fp32_us},
+          {"tensor_us", row.prediction.tensor_us},
+          {"launch_us", row.prediction.launch_us},
+          {"predicted_us", row.prediction.predicted_us},
+          {"floor_us", row.floor_us},
+          {"compulsory_bytes", row.compulsory_bytes},
+          {"bound", std::string(row.prediction.bound)},
+          {"predicted_over_floor", row.ratio_to_floor()},
+          {"sampled_blocks", t.sampled_blocks},
+          {"total_blocks", t.total_blocks},
+          // The keys of metrale-ops-bench's kernel rows (tools/bench/ops_bench_report.cpp), equal
+          // field for field, so a device run's measured row joins this prediction.
+          {"bench_key",
+           {{"op", row.op == "ba-gates" ? "ssm_ba_gates" : "fp8_act_quant"},
+            {"kernel", row.role},
+            {"m", row.shape.m},
+            {"k", row.shape.k},
+            {"n", row.op == "ba-gates" ? row.shape.n : 0U}}}};
+}
+
+std::string rows_text(const std::vector<KernelProfile>& rows) {
+  TextTable table({{"kernel"},
+                   {"grid"},
+                   {"block"},
+                   {"regs", true},
+                   {"occ", true},
+                   {"DRAM MB", true},
+                   {"L2 MB", true},
+                   {"sect/req", true},
+                   {"MFLOP", true},
+                   {"pred us", true},
+                   {"floor us", true},
+                   {"bound"},
+                   {"pred/floor", true},
+                   {"blocks run", true}});
+  for (const auto& row : rows) {
+    const LaunchTraffic& t = row.traffic;
+    table.add_row(
+        {row.kernel, to_string(t.grid), to_string(t.block), row.registers ? std::to_string(*row.registers) : "?",
+         row.occupancy ? fmt::format("{:.0f}%", *row.occupancy * 100) : "?", fixed(t.dram_bytes() / 1e6, 2),
+         fixed(t.l2_bytes() / 1e6, 2), fixed(t.sectors_per_request(), 1), fixed((t.flops + t.tensor_flops) / 1e6, 1),
+         fixed(row.prediction.predicted_us, 2), fixed(row.floor_us, 2), std::string(row.prediction.bound),
+         fixed(row.ratio_to_floor(), 2), fmt::format("{}/{}", t.sampled_blocks, t.total_blocks)});
+  }
+  return table.render();
+}
+
+int profile(const ProfileOptions& options) {
+  const auto op = parse_profiled_op(options.op);
+  if (!op) {
+    throw UsageError(fmt::format("profile {}: unknown op (known: ba-gates, fp8-quant)", options.op));
+  }
+  const auto targets = load_targets();
+  const HardwareTarget& target = require_target(targets, options.target);
+  Progress progress;
+  ProfileRequest request;
+  request.op = *op;
+  request.shape = {options.m, options.n, options.k, options.vheads_per_group};
+  request.kernels = options.kernels;
+  request.budget_blocks = options.budget_blocks;
+  request.full_grid = options.full;
+  if (!target.arch.empty()) {
+    progress.step(fmt::format("{}: reading registers from ptxas ({})", target.name, target.arch));
+  }
+  request.resources = target_kernel_resources(target);
+  request.progress = [&progress](std::string_view line) { progress.step(line); };
+  std::vector<KernelProfile> rows;
+  try {
+    rows = profile_op(target, request);
+  } catch (const ArgumentError& error) {
+    throw UsageError(error.what());
+  }
+  if (options.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& row : rows) {
+      out.push_back(row_json(row, target.name));
+    }
+    std::fputs((out.dump(2) + "\n").c_str(), stdout);
+    return kDone;
+  }
+  std::fputs(
+      fmt::format("{} on {} at M={} K={}{}: floor {:.2f} us ({:.2f} MB compulsory at {:.0f} GB/s)\n", options.op,
+                  target.name, options.m, options.k, *op == ProfiledOp::kBaGates ? fmt::format(" N={}", options.n) : "",
+                  rows.empty() ? 0.0 : rows[0].floor_us, compulsory_bytes(*op, request.shape) / 1e6,
+                  target.roofline ? target.roofline->dram_gb_per_s : 0.0)
+          .c_str(),
+      stdout);
+  std::fputs(rows_text(rows).c_str(), stdout);
+  return kDone;
+}
+
+void setup_profile(CLI::App& app, CommandContext& context) {
+  auto* command = app.add_subcommand(
+      "profile", "Memory traffic, FLOPs and a roofline prediction of an op's kernels, from the host backend");
+  auto options = std::make_shared<ProfileOptions>();
+  command->add_option("op", options->op, "ba-gates or fp8-quant")->required();
+  command->add_option("--target", options->target, "Target whose [roofline] prices the traffic (default hopper)");
+  command->add_option("--m", options->m, "Tokens (M)")->required()->check(CLI::Range(1U, 1U << 24));
+  command->add_option("--n", options->n, "BA outputs (N, default 96)")->check(CLI::Range(2U, 1U << 16));
+  command->add_option("--k", options->k, "Hidden size (K, default 5120)")->check(CLI::Range(1U, 1U << 20));
+  command->add_option("--vheads-per-group", options->vheads_per_group, "BA value heads per group (default 3)");
+  command->add_option("--kernel", options->kernels, "parent, twin, shared or a kernel name (default: all shipped)");
+  command->add_option("--budget-blocks", options->budget_blocks,
+                      "Blocks run before a grid is sampled (default 2 waves)");
+  command->add_flag("--full", options->full, "Run every block (no sampling)");
+  command->add_flag("--json", options->json, "Print JSON instead of a table");
+  command->callback([options, &context] { run_command(context, [&] { return profile(*options); }); });
+}
+
+const CommandRegistration kProfile{"profile", setup_profile};
+
+}  // namespace
+}  // namespace metrale::cli
