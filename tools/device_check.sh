@@ -75,6 +75,10 @@ if [ "$MODE" = build ]; then
   # shellcheck disable=SC2086
   cmake --build "$WORK" -j"${JOBS:-2}" --target $targets || exit 1
   stage_from "$WORK" "$STAGE" || exit 1
+  # The host profile's prediction of every kernel at the table's shapes, joined with the device's
+  # measured rows by results.py (about a minute here).
+  python3 "$ROOT/tools/profile_table.py" --cli "$WORK/tools/metrale-jit" --json "$STAGE/predicted.json" \
+    >/dev/null || echo "device_check: the profile failed; the run will have no predictions" >&2
   exec "${BASH_SOURCE[0]}" --dry-run --stage-dir "$STAGE"
 fi
 
@@ -84,6 +88,8 @@ mkdir -p "$OUT"
 SCRATCH=$(mktemp -d /tmp/metrale-device-scratch.XXXXXX)
 trap 'rm -rf "$SCRATCH"' EXIT
 START=$(date +%s)
+# The predictions --build staged, for results.py to set beside the measured rows.
+[ -f "$STAGE/predicted.json" ] && cp "$STAGE/predicted.json" "$SCRATCH/predicted.json"
 setup_cuda_env
 export METRALE_CACHE_DIR="$SCRATCH/cache"  # the bench fills it; the sanitizer runs read it
 export PYTHONUNBUFFERED=1

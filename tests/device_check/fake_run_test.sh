@@ -3,7 +3,8 @@
 # bench, the GPU tests, the peers, compute-sanitizer and nvidia-smi (written here, no GPU needed),
 # and checks what comes back in $OUT. Scenarios (each a CTest, tests/cmake/device_check.cmake):
 #   hang       the bench prints one row, saves its JSON, then hangs: it is killed at its 3 s cap,
-#              results.json still holds its row and the other steps' rows, sanitizers are skipped
+#              results.json still holds its row and the other steps' rows, sanitizers are skipped;
+#              the staged predictions (predicted.json) are joined with the measured row
 #   all-fail   every stand-in exits 1: without --force the run stops after env; with --force
 #              every step fails; both still write results.json and summary.txt
 #   sanitizer  memcheck passes on "ERROR SUMMARY: 0 errors" though the program exits 3,
@@ -71,6 +72,10 @@ expect() {  # LABEL WANTED_SUBSTRING HAYSTACK
 
 case "$SCENARIO" in
   hang)
+    mkdir -p "$WORK/stage"  # the profile's prediction for the bench's row, as --build stages it
+    printf '%s' '[{"bench_key": {"op": "ssm_ba_gates", "kernel": "twin", "m": 8192, "k": 5120, "n": 96},
+      "predicted_us": 1166.32, "bound": "l2"}, {"bench_key": {"op": "ssm_ba_gates", "kernel": "mma",
+      "m": 8192, "k": 5120, "n": 96}, "predicted_us": 33.42, "bound": "l2"}]' >"$WORK/stage/predicted.json"
     rc=$(FAKE_HANG=1 run_check out --cap bench=3)
     v=$(verdicts out)
     for want in env=pass bench-start=pass bench=timeout tests=pass peers=pass memcheck=skipped racecheck=skipped; do
@@ -83,7 +88,11 @@ r = json.load(open(sys.argv[1]))
 assert r["bench"]["kernels"][0]["median_us"] == 612.0, r["bench"]
 row = r["comparison"][0]
 assert row["twin"] == 612.0 and row["torch_eager"] == 300.0, row
+joined = r["predicted_vs_measured"]
+assert len(joined) == 1 and joined[0]["kernel"] == "twin", joined  # no measured mma row: no join
+assert abs(joined[0]["measured_over_predicted"] - 612.0 / 1166.32) < 1e-9, joined
 PY
+    grep -q "measured/predicted 0.52" "$WORK/out/summary.txt" || fail "hang: summary.txt lacks predicted vs measured"
     grep -q "ssm_ba_gates   twin     8192" "$WORK/out/bench.log" || fail "hang: the row the bench printed is not in bench.log"
     ;;
   all-fail)

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """results.py SCRATCH OUT MODE SECONDS: writes OUT/results.json and OUT/summary.txt for
 tools/device_check.sh from what exists in SCRATCH now: steps.txt (NAME|VERDICT|SECONDS|DETAIL
-lines), bench.json (metrale-ops-bench --json) and peers.json (tools/peers.py --json), either of
-which may be missing, partial (a step killed mid-run) or unreadable.
+lines), bench.json (metrale-ops-bench --json), peers.json (tools/peers.py --json) and
+predicted.json (tools/profile_table.py --json, staged by --build: the host profile's predicted
+time of each kernel and shape), any of which may be missing, partial (a step killed mid-run) or
+unreadable.
 
 Invariants: never fails on a missing or broken input (it is recorded as such); both files are
 written whole (temporary file, then rename), so a reader never sees half of one; one row per
@@ -57,6 +59,26 @@ def comparison(bench, peers):
     return [rows[k] for k in sorted(rows)]
 
 
+def predicted_vs_measured(predicted, bench):
+    """Each measured kernel row beside the profile's prediction for the same kernel and shape
+    (joined on the profile row's bench_key, spelled as the bench spells its rows)."""
+    by_key = {}
+    for p in predicted or []:
+        key = p.get("bench_key") or {}
+        by_key[(key.get("op"), key.get("kernel"), key.get("m"), key.get("k"))] = p
+    rows = []
+    for r in (bench or {}).get("kernels", []):
+        p = by_key.get((r["op"], r["kernel"], r["m"], r["k"]))
+        if p is None:
+            continue
+        measured = r.get("median_us") if r.get("checked") else None
+        rows.append(dict(op=r["op"], kernel=r["kernel"], m=r["m"], k=r["k"], predicted_us=p["predicted_us"],
+                         bound=p["bound"], dram_us=p.get("dram_us"), l2_us=p.get("l2_us"),
+                         launch_us=p.get("launch_us"), measured_us=measured,
+                         measured_over_predicted=measured / p["predicted_us"] if measured else None))
+    return rows
+
+
 def us(v):
     return f"{v:.2f}" if isinstance(v, (int, float)) else ("-" if v is None else str(v))
 
@@ -84,6 +106,13 @@ def summary_lines(result, seconds):
         lines.append(f"{row['op']:<14} {row['m']:>5} {row['k']:>6} {us(row['floor_us']):>8} " +
                      " ".join(f"{us(row.get(c)):>13}" for c in COLS) +
                      f"  {us(row['twin_over_floor']):>10}  {us(row['best_peer_over_twin']):>14}")
+    if result["predicted_vs_measured"]:
+        lines.append("")
+        lines.append("predicted (metrale-jit profile on the host, the target's [roofline]) vs measured (us):")
+        for r in result["predicted_vs_measured"]:
+            lines.append(f"  {r['op']:<14} {r['kernel']:<7} M={r['m']:<5} K={r['k']:<6} predicted "
+                         f"{us(r['predicted_us']):>9} ({r['bound']})  measured {us(r['measured_us']):>9}  "
+                         f"measured/predicted {us(r['measured_over_predicted'])}")
     for problem in result["inputs"]:
         lines.append(f"note: {problem}")
     lines.append("")
@@ -104,15 +133,21 @@ def main(argv):
     scratch, out, mode, seconds = argv[1:5]
     bench, bench_problem = load(scratch, "bench.json")
     peers, peers_problem = load(scratch, "peers.json")
+    predicted, predicted_problem = load(scratch, "predicted.json")
     result = dict(tool="tools/device_check.sh", mode=mode, seconds=int(seconds),
                   date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                   steps=read_steps(scratch), bench=bench, peers=peers,
-                  inputs=[p for p in (bench_problem, peers_problem) if p])
+                  inputs=[p for p in (bench_problem, peers_problem, predicted_problem) if p])
     try:
         result["comparison"] = comparison(bench, peers)
     except (KeyError, TypeError, ZeroDivisionError) as error:  # a partial or odd JSON: keep the rest
         result["comparison"] = []
         result["inputs"].append(f"comparison skipped: {type(error).__name__}: {error}")
+    try:
+        result["predicted_vs_measured"] = predicted_vs_measured(predicted, bench)
+    except (AttributeError, KeyError, TypeError, ZeroDivisionError) as error:
+        result["predicted_vs_measured"] = []
+        result["inputs"].append(f"predictions skipped: {type(error).__name__}: {error}")
     write_whole(os.path.join(out, "results.json"), json.dumps(result, indent=2) + "\n")
     write_whole(os.path.join(out, "summary.txt"), "\n".join(summary_lines(result, seconds)) + "\n")
     return 0
