@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "metrale/environment.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
@@ -38,6 +39,9 @@ struct RuntimeOptions {
   std::uint32_t host_worker_threads = 0;  // 0: the hardware threads
   EnvLookup env = process_environment();
   std::optional<KernelRegistry::Options> registry;  // default: the process memory cache + disk cache
+  // Ahead-of-time bundles (directories written by `metrale-jit build --bundle`), looked in
+  // before the disk cache and NVRTC, followed by those of METRALE_BUNDLE_DIR (':'-separated).
+  std::vector<std::string> bundle_dirs;
 };
 
 class Runtime {

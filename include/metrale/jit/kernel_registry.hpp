@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "metrale/gpu/gpu_backend.hpp"
+#include "metrale/jit/bundle.hpp"
 #include "metrale/jit/compiled_entry.hpp"
 #include "metrale/jit/compiled_memory_cache.hpp"
 #include "metrale/jit/disk_entry_store.hpp"
@@ -32,6 +33,8 @@
 #include "metrale/jit/source_set.hpp"
 
 namespace metrale {
+
+std::shared_ptr<const BundleSet> default_bundle_set();
 
 struct KernelVariant {
   std::string kernel;           // "ssm_ba_gates_hopper": unique with `params`
@@ -44,7 +47,7 @@ struct KernelVariant {
 using VariantId = std::uint32_t;
 using DeviceIndex = std::uint32_t;
 
-enum class BuildOrigin { kMemory, kDisk, kNvrtc, kHost };
+enum class BuildOrigin { kMemory, kBundle, kDisk, kNvrtc, kHost };
 std::string_view to_string(BuildOrigin origin);
 
 // One variant built for one arch (or loaded on the host), for the CLI's build table.
@@ -62,6 +65,7 @@ struct BuildRecord {
 
 struct RegistryStats {
   std::uint64_t memory_hits = 0;
+  std::uint64_t bundle_hits = 0;
   std::uint64_t disk_hits = 0;
   std::uint64_t nvrtc_compiles = 0;  // variants compiled (misses)
   std::uint64_t nvrtc_programs = 0;  // NVRTC programs run (a batch is one)
@@ -81,6 +85,9 @@ class KernelRegistry {
     std::shared_ptr<CompiledMemoryCache> memory = CompiledMemoryCache::process();
     std::vector<std::string> extra_options;  // appended to the NVRTC options
     std::size_t parallelism = 0;             // 0: the hardware threads
+    // Ahead-of-time bundles, looked in after memory and before `store` and NVRTC. Default:
+    // METRALE_BUNDLE_DIR (':'-separated directories); null: none.
+    std::shared_ptr<const BundleSet> bundles = default_bundle_set();
   };
 
   explicit KernelRegistry(SourceSet sources);
@@ -122,6 +129,9 @@ class KernelRegistry {
   [[nodiscard]] std::vector<BuildRecord> records() const;
   [[nodiscard]] RegistryStats stats() const;
 
+  // The key a bundle entry of `id` for `arch` is written under and looked up by.
+  [[nodiscard]] BundleKeyFields bundle_key(VariantId id, std::string_view arch) const;
+
   // The arch a backend's variants are compiled for; nullopt for a backend needing no image
   // or one whose compute capability NVRTC cannot target.
   [[nodiscard]] static std::optional<std::string> arch_for(const GpuBackend& backend);
@@ -148,6 +158,7 @@ class KernelRegistry {
 
   struct Counters {
     std::atomic<std::uint64_t> memory_hits{0};
+    std::atomic<std::uint64_t> bundle_hits{0};
     std::atomic<std::uint64_t> disk_hits{0};
     std::atomic<std::uint64_t> nvrtc_compiles{0};
     std::atomic<std::uint64_t> nvrtc_programs{0};
