@@ -81,6 +81,14 @@ std::string BundleKeyFields::digest() const {
   return fmt::format("{:016x}{:016x}", hash.high64, hash.low64);
 }
 
+std::string BundleEntry::entry_checksum() const {
+  std::string buffer;
+  for (const std::string* field : {&key, &lowered_name, &cubin_file, &cubin_xxh3, &ptx_file, &ptx_xxh3}) {
+    append_length_prefixed(buffer, *field);
+  }
+  return bundle_checksum(buffer);
+}
+
 std::string BundleEntry::label() const {
   return fmt::format("{} {} {}", fields.kernel, fields.params_tag, fields.arch);
 }
@@ -123,7 +131,8 @@ std::string manifest_to_json(const BundleManifest& manifest) {
                        {"ptx_file", entry.ptx_file},
                        {"ptx_xxh3", entry.ptx_xxh3},
                        {"cubin_file", entry.cubin_file},
-                       {"cubin_xxh3", entry.cubin_xxh3}};
+                       {"cubin_xxh3", entry.cubin_xxh3},
+                       {"entry_xxh3", entry.entry_xxh3}};
     if (entry.resources) {
       row["resources"] = {{"registers", entry.resources->registers},
                           {"shared_bytes", entry.resources->shared_bytes},
@@ -173,6 +182,7 @@ BundleManifest manifest_from_json(const std::string& text, const std::string& wh
       entry.ptx_xxh3 = row.value("ptx_xxh3", "");
       entry.cubin_file = row.value("cubin_file", "");
       entry.cubin_xxh3 = row.value("cubin_xxh3", "");
+      entry.entry_xxh3 = row.value("entry_xxh3", "");
       if (row.contains("resources")) {
         const nlohmann::json& r = row["resources"];
         entry.resources = KernelResources{entry.lowered_name,
@@ -194,6 +204,10 @@ BundleManifest manifest_from_json(const std::string& text, const std::string& wh
 std::string bundle_entry_problem(const std::filesystem::path& dir, const BundleEntry& entry, CompiledEntry* loaded) {
   if (const std::string digest = entry.fields.digest(); digest != entry.key) {
     return fmt::format("its key {} is not the digest of its fields ({}): the manifest was edited", entry.key, digest);
+  }
+  if (const std::string checksum = entry.entry_checksum(); checksum != entry.entry_xxh3) {
+    return fmt::format("its entry checksum {} is not {} (lowered name, file names or checksums edited)",
+                       entry.entry_xxh3, checksum);
   }
   if (entry.cubin_file.empty() && entry.ptx_file.empty()) {
     return "it names neither a CUBIN nor a PTX file";
@@ -249,6 +263,7 @@ void write_bundle(const std::filesystem::path& dir, const std::vector<BundleImag
       entry.ptx_xxh3 = bundle_checksum(*image.ptx);
       write_file(dir / entry.ptx_file, *image.ptx);
     }
+    entry.entry_xxh3 = entry.entry_checksum();
     manifest.entries.push_back(std::move(entry));
   }
   write_file(dir / kBundleManifestName, manifest_to_json(manifest));

@@ -6,8 +6,10 @@
 // include path. A CUBIN is machine code for its arch whichever NVRTC built it, so a runtime
 // without NVRTC can still check that an entry is what it would compile; the builder's NVRTC is
 // recorded for information only.
-// Invariants: an entry is used only if its manifest key equals the digest of its own fields
-// and the key the runtime computes, its arch is the one asked for (and, for a CUBIN, the
+// Invariants: an entry is used only if its manifest key equals the digest of its own fields,
+// its entry checksum holds (so an edited lowered name cannot pick a sibling kernel of the
+// same image),
+// and its key is the one the runtime computes, its arch is the one asked for (and, for a CUBIN, the
 // arch in the image's ELF header), and every file's XXH3-64 matches; anything else is
 // skipped with one warning naming the bundle and the entry, never loaded. Trust is by
 // content: a bundle may be read-only and owned by anyone.
@@ -52,7 +54,10 @@ struct BundleEntry {
   std::string cubin_file, cubin_xxh3;  // relative to the bundle; empty for a PTX-only arch
   std::string ptx_file, ptx_xxh3;
   std::optional<KernelResources> resources;
+  std::string entry_xxh3;  // over the key, lowered name, file names and checksums
 
+  // What entry_xxh3 must be. Pure.
+  [[nodiscard]] std::string entry_checksum() const;
   // "ssm_ba_gates_hopper b256l64g8 sm_90"
   [[nodiscard]] std::string label() const;
 };
