@@ -163,6 +163,36 @@ std::optional<CacheSections> DiskCache::load(const CacheKey& key) {
   return std::move(parsed.sections);
 }
 
+std::optional<CacheSections> DiskCache::load_from_any_compiler(const CacheKey& key) {
+  if (!enabled()) {
+    return miss();
+  }
+  CacheKey unversioned = key;
+  unversioned.nvrtc_version.clear();
+  const std::string name = unversioned.file_name();
+  const std::string prefix = name.substr(0, name.rfind(".nvrtc_.") + std::string_view(".nvrtc").size());
+  const auto candidates =
+      files_named(dir_, [&](const std::string& file) { return file.starts_with(prefix) && is_cache_entry_name(file); });
+  // Newest compiler first, by name (sorted ascending); a tie in version is broken by the digest.
+  for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
+    CacheReadResult read = read_cache_file(*it, ::geteuid());
+    if (read.status != CacheReadStatus::ok) {
+      continue;
+    }
+    CacheEntryParse parsed = parse_cache_entry(as_byte_span(read.bytes), nullptr);
+    if (!parsed.ok() || parsed.key.file_name() != it->filename().string()) {
+      continue;  // a bad entry is load()'s to report and remove
+    }
+    CacheKey stored = parsed.key;
+    stored.nvrtc_version.clear();
+    if (stored == unversioned) {
+      counters_->hits.fetch_add(1, std::memory_order_relaxed);
+      return std::move(parsed.sections);
+    }
+  }
+  return miss();
+}
+
 bool DiskCache::store(const CacheKey& key, const CacheSections& sections) {
   if (std::string problem = cache_sections_problem(key, sections); !problem.empty()) {
     throw ArgumentError(fmt::format("cannot cache kernel '{}': {}", key.kernel, problem));

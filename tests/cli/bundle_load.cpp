@@ -3,6 +3,8 @@
 // METRALE_NVRTC_LIBRARY to a path that does not exist) and the disk cache is empty:
 // - a runtime on a stub sm_90 device backend gets every handle from the bundle, loading the
 //   bundle's exact CUBIN bytes under the manifest's lowered names;
+// - without the bundle, the disk cache the build filled serves every kernel (any compiler's
+//   entry for the same key will do when none can compile);
 // - a runtime on the host backend opens with the bundle, and `metrale-jit selftest` passes;
 // - each tampered copy (flipped CUBIN byte, CUBIN re-stamped for another arch with its
 //   checksum updated, edited options, edited lowered name) loses exactly that entry, which a
@@ -76,14 +78,17 @@ struct Opened {
   jit_test_support::FakeBackend* fake = nullptr;
 };
 
-// A runtime on a stub sm_90 device, reading only `bundle`, with its own empty memory and disk caches.
+// A runtime on a stub sm_90 device, reading only `bundle` (none when empty), with its own
+// memory cache and the disk cache in `cache_dir`.
 Opened open_on_stub(const fs::path& bundle, const fs::path& cache_dir) {
   auto backend = std::make_unique<jit_test_support::FakeBackend>(true, metrale::ComputeCapability{9, 0}, "stub-sm90");
   Opened opened;
   opened.fake = backend.get();
   metrale::RuntimeOptions options;
   options.target = "hopper";
-  options.bundle_dirs = {bundle.string()};
+  if (!bundle.empty()) {
+    options.bundle_dirs = {bundle.string()};
+  }
   options.env = [](const char*) { return std::optional<std::string>(); };
   metrale::KernelRegistry::Options registry;
   registry.memory = std::make_shared<metrale::CompiledMemoryCache>();
@@ -95,7 +100,8 @@ Opened open_on_stub(const fs::path& bundle, const fs::path& cache_dir) {
 }
 
 // Every variant of the runtime: handle present except `absent_kernel` (empty: none).
-void check_handles(const Opened& opened, const std::string& absent_kernel, const std::string& context) {
+void check_handles(const Opened& opened, const std::string& absent_kernel, const std::string& context,
+                   metrale::BuildOrigin origin = metrale::BuildOrigin::kBundle) {
   metrale::KernelRegistry& registry = opened.runtime->registry();
   check(registry.variant_count() >= 4, context + ": the hopper target declares its kernels");
   for (metrale::VariantId id = 0; id < registry.variant_count(); ++id) {
@@ -107,7 +113,8 @@ void check_handles(const Opened& opened, const std::string& absent_kernel, const
     const auto record = registry.record(id, "sm_90");
     check(record.has_value(), context + ": " + variant.kernel + " has a record");
     if (record && want) {
-      check(record->origin == metrale::BuildOrigin::kBundle, context + ": " + variant.kernel + " came from the bundle");
+      check(record->origin == origin,
+            fmt::format("{}: {} came from the {}", context, variant.kernel, metrale::to_string(origin)));
     } else if (record) {
       // The miss could not compile: its record says why.
       check(record->entry != nullptr && record->entry->log.find("no NVRTC was found") != std::string::npos,
@@ -193,6 +200,10 @@ int main(int argc, char** argv) {
       }
       check(matched, "the stub loaded " + load.kernel + "'s CUBIN under the manifest's lowered name");
     }
+  }
+  {  // No bundle: the disk cache the build filled serves every kernel, though NVRTC is absent.
+    const Opened opened = open_on_stub({}, work.path() / "build-cache");
+    check_handles(opened, "", "disk cache without NVRTC", metrale::BuildOrigin::kDisk);
   }
   {  // The host backend opens with the bundle and no NVRTC; selftest passes in such a process.
     metrale::RuntimeOptions options;

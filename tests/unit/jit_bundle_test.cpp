@@ -1,11 +1,14 @@
 // jit_bundle_test.cpp: the pure parts of bundles and of the NVRTC loader: manifest round trip
 // and errors, the bundle key, the CUBIN arch reader, the directory list, the loader's
-// candidates. The end-to-end load is tests/cli/bundle_load.cpp.
+// candidates, and the disk lookup of a process without NVRTC. The end-to-end load is tests/cli/bundle_load.cpp.
 #include <catch2/catch.hpp>
 
+#include "cache_test_support.hpp"
 #include "jit/nvrtc_library.hpp"
 #include "metrale/error.hpp"
 #include "metrale/jit/bundle.hpp"
+#include "metrale/jit/disk_cache.hpp"
+#include "metrale/jit/nvrtc_compiler.hpp"
 #include "metrale/ref/bf16.hpp"
 
 using namespace metrale;
@@ -95,4 +98,36 @@ TEST_CASE("bundle directories and NVRTC candidates", "[jit][bundle]") {
   CHECK(nvrtc_candidates("", 13, "/usr/lib/libnvrtc.so.13") ==
         std::vector<std::string>{"libnvrtc.so.13", "/usr/lib/libnvrtc.so.13"});
   CHECK(nvrtc_candidates(nullptr, 12, "") == std::vector<std::string>{"libnvrtc.so.12"});
+}
+
+TEST_CASE("without NVRTC the disk cache serves an entry any compiler wrote for the same key", "[jit][cache]") {
+  cache_test::TempDir temp;
+  std::mt19937_64 rng(0x5EED13);
+  DiskCache cache = DiskCache::open_at(temp.path());
+  REQUIRE(cache.enabled());
+  const CacheKey old_compiler = cache_test::sample_key("ssm_ba_gates_hopper", "sm_90", "12-8+00000001");
+  const CacheKey new_compiler = cache_test::sample_key("ssm_ba_gates_hopper", "sm_90", "13-0+00000002");
+  const CacheSections old_sections = cache_test::sample_sections(rng);
+  const CacheSections new_sections = cache_test::sample_sections(rng);
+  REQUIRE(cache.store(old_compiler, old_sections));
+  REQUIRE(cache.store(new_compiler, new_sections));
+  // Another arch and another source of the same kernel must never be served.
+  REQUIRE(cache.store(cache_test::sample_key("ssm_ba_gates_hopper", "sm_89", "13-0+00000002"),
+                      cache_test::sample_sections(rng)));
+
+  const CacheKey wanted = cache_test::sample_key("ssm_ba_gates_hopper", "sm_90", kNoNvrtcVersion);
+  CHECK_FALSE(cache.load(wanted).has_value());  // the exact key names no compiler
+  CHECK(cache.load_from_any_compiler(wanted) == new_sections);
+  CacheKey other_source = wanted;
+  other_source.source_digest += "0";
+  CHECK_FALSE(cache.load_from_any_compiler(other_source).has_value());
+  CacheKey other_arch = wanted;
+  other_arch.arch = "sm_100";
+  CHECK_FALSE(cache.load_from_any_compiler(other_arch).has_value());
+  // A corrupt newest entry is passed over, not served.
+  const auto newest = temp.path() / new_compiler.file_name();
+  std::string bytes = cache_test::read_all(newest);
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x10);
+  cache_test::write_all(newest, bytes);
+  CHECK(cache.load_from_any_compiler(wanted) == old_sections);
 }
