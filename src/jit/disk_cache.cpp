@@ -21,6 +21,7 @@ namespace {
 
 std::atomic<bool> g_disabled_warned{false};
 std::atomic<bool> g_write_failure_warned{false};
+std::atomic<bool> g_read_only_warned{false};
 
 constexpr auto kStaleTempAge = std::chrono::hours(1);
 
@@ -117,7 +118,16 @@ DiskCache DiskCache::open_at(const std::filesystem::path& dir) {
     return refuse("refusing cache directory " + describe_refusal(refusal, clean, info, me));
   }
   ignore_file_size_signal();
-  return DiskCache(clean, {});
+  DiskCache cache(clean, {});
+  if (::access(clean.c_str(), W_OK) != 0) {
+    // A shared cache (root's, or this user's made read-only): read it, store nothing.
+    cache.counters_->writes_stopped.store(true, std::memory_order_relaxed);
+    warn_once(g_read_only_warned,
+              fmt::format("cache directory {} (owned by uid {}) is not writable by this user (uid {}): kernels are "
+                          "read from it, new ones will not be stored",
+                          clean.string(), info.st_uid, me));
+  }
+  return cache;
 }
 
 bool DiskCache::writable() const { return enabled() && !counters_->writes_stopped.load(std::memory_order_relaxed); }

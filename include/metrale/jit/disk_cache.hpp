@@ -3,7 +3,8 @@
 // Invariants:
 // - Never a crash and never a wrong or foreign kernel: an entry is returned only if its
 //   checksum holds, its stored key equals the requested one, and it is a regular file owned
-//   by the current user in a directory owned by the current user and not writable by others.
+//   by the current user (or root) in a directory owned by the current user (or root) and not
+//   writable by others. A directory this user cannot write is read, never written (one warning).
 // - A bad entry is removed (and so rebuilt by the caller); an untrusted one is skipped.
 // - An unusable directory or a failing write means memory only: disabled() or writes
 //   stopped, with one warning per process, the path and the errno text.
