@@ -295,9 +295,10 @@ int build(const BuildOptions& options) {
   } else {
     const RegistryStats stats = registry.stats();
     std::fputs(rows_text(rows).c_str(), stdout);
-    std::fputs(fmt::format("{} kernels, {} failed: {} compiled by NVRTC, {} from the disk cache, {} from memory{}\n",
-                           rows.size(), failed, stats.nvrtc_compiles, stats.disk_hits, stats.memory_hits,
-                           options.out.empty() ? "" : "; files under " + options.out)
+    std::fputs(fmt::format("{} kernels, {} failed: {} compiled by NVRTC, {} from bundles, {} from the disk cache, {} "
+                           "from memory{}\n",
+                           rows.size(), failed, stats.nvrtc_compiles, stats.bundle_hits, stats.disk_hits,
+                           stats.memory_hits, options.out.empty() ? "" : "; files under " + options.out)
                    .c_str(),
                stdout);
     if (!options.bundle.empty()) {
