@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -310,6 +311,11 @@ std::shared_ptr<const BundleSet> BundleSet::from_environment() {
     return std::make_shared<const BundleSet>(split_dirs(value));
   }();
   return bundles;
+}
+
+bool BundleSet::has_arch(std::string_view arch) const {
+  return std::any_of(entries_.begin(), entries_.end(),
+                     [&](const auto& indexed) { return indexed.second.entry.fields.arch == arch; });
 }
 
 void BundleSet::warn_once(const Located& located, const std::string& problem) const {

@@ -250,7 +250,13 @@ void KernelRegistry::load_ids(GpuBackend& backend, DeviceIndex device, std::span
     }
     return;
   }
-  const std::optional<std::string> arch = arch_for(backend);
+  // A bundle built for the device's own SM answers the arch question without NVRTC, so a
+  // process served from bundles never loads it; otherwise NVRTC says which archs it targets.
+  const std::optional<ComputeCapability> capability = backend.compute_capability();
+  const std::optional<std::string> arch =
+      capability && options_.bundles && options_.bundles->has_arch(capability->sm_arch())
+          ? std::optional<std::string>(capability->sm_arch())
+          : arch_for(backend);
   if (!arch) {
     logger().warn("{}: NVRTC {} cannot target this device; every kernel handle stays absent", backend.describe(),
                   nvrtc_version());

@@ -9,6 +9,8 @@
 // - each tampered copy (flipped CUBIN byte, CUBIN re-stamped for another arch with its
 //   checksum updated, edited options, edited lowered name) loses exactly that entry, which a
 //   warning and `bundle verify` name, while the rest load.
+// - and, in a child with NVRTC reachable, the stub device served from the bundle never maps
+//   libnvrtc (read from /proc/self/maps), though it loads when asked.
 // Usage: bundle_load <path to metrale-jit>. Exit 0 when every check holds.
 #include <fmt/format.h>
 #include <spdlog/sinks/ostream_sink.h>
@@ -155,9 +157,25 @@ void check_tampered(const std::string& cli, const fs::path& bundle, const fs::pa
         name + ": bundle verify exits 1 naming " + kernel + ", it said:\n" + verify);
 }
 
+// Whether libnvrtc is mapped into this process (read from the kernel, not from the library).
+bool nvrtc_mapped() { return read_text("/proc/self/maps").find("libnvrtc") != std::string::npos; }
+
+// The child mode: NVRTC reachable, the stub device served from the bundle, and NVRTC never loaded.
+int stub_without_loading_nvrtc(const fs::path& bundle) {
+  const TempDir cache("metrale-bundle-cache");
+  const Opened opened = open_on_stub(bundle, cache.path());
+  check_handles(opened, "", "stub device, NVRTC reachable");
+  check(!nvrtc_mapped(), "a process served from a bundle never loads libnvrtc");
+  check(metrale::nvrtc_available() && nvrtc_mapped(), "NVRTC was reachable all along (it loads when asked)");
+  return g_failures == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--stub-without-loading-nvrtc") {
+    return stub_without_loading_nvrtc(argv[2]);
+  }
   if (argc != 2) {
     std::fprintf(stderr, "usage: bundle_load <path to metrale-jit>\n");
     return 2;
@@ -172,6 +190,11 @@ int main(int argc, char** argv) {
                       (work.path() / "build-cache").string(), cli, bundle.string()));
   check(built == 0, "metrale-jit build --bundle exits 0");
   check(run(fmt::format("'{}' bundle verify '{}'", cli, bundle.string())) == 0, "the fresh bundle verifies");
+
+  std::string child_output;
+  check(run(fmt::format("METRALE_NVRTC_LIBRARY= '{}' --stub-without-loading-nvrtc '{}' 2>&1", argv[0], bundle.string()),
+            &child_output) == 0,
+        "with NVRTC reachable, a stub device served from the bundle never loads it:\n" + child_output);
 
   check(!metrale::nvrtc_available(), "NVRTC is hidden from this process");
   check(metrale::nvrtc_unavailable_reason().find("no NVRTC was found") != std::string::npos,

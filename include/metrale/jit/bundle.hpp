@@ -101,6 +101,8 @@ class BundleSet {
 
   [[nodiscard]] bool empty() const { return entries_.empty(); }
   [[nodiscard]] std::size_t entry_count() const { return entries_.size(); }
+  // Whether any entry is for `arch` ("sm_90").
+  [[nodiscard]] bool has_arch(std::string_view arch) const;
 
   // The entry for this variant and arch when a bundle holds a valid one whose key is `key`;
   // otherwise nullopt, with one warning per bad entry naming it.
