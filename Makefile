@@ -54,7 +54,7 @@ reliability-table:
 ci: format-check sanitize tsan fuzz reliability-table
 
 # tests/data/jit/jit_test_broken.cuh holds a syntax error on purpose (its line is asserted).
-FORMAT_FILES = $$(git ls-files '*.hpp' '*.cpp' '*.cuh' | grep -v 'tests/data/jit/jit_test_broken.cuh')
+FORMAT_FILES = $$(git ls-files '*.h' '*.c' '*.hpp' '*.cpp' '*.cuh' | grep -v 'tests/data/jit/jit_test_broken.cuh')
 
 format:
 	clang-format -i $(FORMAT_FILES)

@@ -1,8 +1,9 @@
-# install.cmake: headers, the library, the CLI and an exported CMake package, so a host
-# engine writes find_package(metrale_jit) and links metrale::jit.
+# install.cmake: headers, the library, the C ABI (libmetrale.so), the CLI and an exported
+# CMake package, so a host engine writes find_package(metrale_jit) and links metrale::jit
+# (C++) or metrale::c (C, metrale/metrale.h).
 include(CMakePackageConfigHelpers)
 install(DIRECTORY include/metrale DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS metrale_jit EXPORT metrale_jit_targets
+install(TARGETS metrale_jit metrale_c EXPORT metrale_jit_targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -11,7 +11,7 @@
 // Plain CUDA C++ only: compiled by NVRTC and, after the host prelude, by the host compiler. The
 // MMA and async-copy wrappers are the only functions with a device and a host body: inline PTX
 // on the device (sm_80 and newer; nothing here is emitted for a kernel that does not call them),
-// warp collectives over whole tiles (metrale/host/tile_collectives.hpp) and plain copies on the
+// warp collectives over whole tiles (metrale/host/thread_context.hpp) and plain copies on the
 // host.
 #pragma once
 

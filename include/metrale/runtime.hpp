@@ -14,6 +14,7 @@
 
 #include "metrale/environment.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
+#include "metrale/host/host_kernel.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
@@ -37,8 +38,14 @@ struct RuntimeOptions {
   LoadMode load_mode = LoadMode::kWaitForAll;
   std::uint32_t host_sm_count = 132;
   std::uint32_t host_worker_threads = 0;  // 0: the hardware threads
+  // An engine's own kernels for the host backend (make_host_kernel over a template compiled with
+  // metrale/host/cuda_host_prelude.hpp), loadable beside the library's; ignored on a device.
+  std::vector<HostKernelInfo> host_kernels;
   EnvLookup env = process_environment();
   std::optional<KernelRegistry::Options> registry;  // default: the process memory cache + disk cache
+  // The disk cache's directory instead of METRALE_CACHE_DIR / XDG_CACHE_HOME / ~/.cache/metrale
+  // (an unusable one means memory only, with one warning); ignored when `registry` is given.
+  std::optional<std::string> cache_dir;
   // Ahead-of-time bundles (directories written by `metrale-jit build --bundle`), looked in
   // before the disk cache and NVRTC, followed by those of METRALE_BUNDLE_DIR (':'-separated).
   std::vector<std::string> bundle_dirs;
@@ -57,6 +64,7 @@ class Runtime {
   [[nodiscard]] bool has_device() const { return backend_ != nullptr; }
   [[nodiscard]] const std::string& no_device_reason() const { return no_device_reason_; }
   [[nodiscard]] GpuBackend* backend() { return backend_.get(); }
+  [[nodiscard]] const GpuBackend* backend() const { return backend_.get(); }
   [[nodiscard]] const HardwareTarget& target() const { return target_; }
   [[nodiscard]] const Levers& levers() const { return levers_; }
   [[nodiscard]] KernelRegistry& registry() { return *registry_; }

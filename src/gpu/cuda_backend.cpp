@@ -1,5 +1,5 @@
 // cuda_backend.cpp: module loading, launches and memory on one CUDA device.
-#include "metrale/gpu/cuda_backend.hpp"
+#include "gpu/cuda_backend.hpp"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "ground/log.hpp"
 #include "metrale/error.hpp"
-#include "metrale/log.hpp"
 
 namespace metrale {
 
@@ -55,7 +55,7 @@ CudaBackend::CudaBackend(const CudaDriver& driver, int ordinal, CUdevice device,
 }
 
 CudaBackend::~CudaBackend() {
-  make_current();
+  const CudaContextScope scope = make_current();
   for (const auto& [hash, module] : modules_) {
     driver_.module_unload(module);
   }
@@ -70,7 +70,7 @@ std::string CudaBackend::describe() const {
 
 std::string CudaBackend::device_key() const { return "cuda:" + std::to_string(ordinal_); }
 
-void CudaBackend::make_current() const { driver_.ctx_set_current(context_); }
+CudaContextScope CudaBackend::make_current() const { return CudaContextScope(driver_, context_); }
 
 void CudaBackend::check(CUresult result, const char* call) const {
   if (result != CUDA_SUCCESS) {
@@ -83,7 +83,7 @@ KernelHandle CudaBackend::load(const LoadRequest& request) {
     throw BackendError("CudaBackend::load of '" + std::string(request.kernel) +
                        "' needs a compiled image and a lowered name");
   }
-  make_current();
+  const CudaContextScope scope = make_current();
   const std::uint64_t hash = XXH3_64bits(request.image.data(), request.image.size());
   CUmodule module = nullptr;
   {
@@ -113,7 +113,7 @@ void CudaBackend::launch(KernelHandle kernel, const LaunchConfig& config, std::s
   for (const KernelArg& arg : args) {
     values.push_back(const_cast<void*>(arg.value));
   }
-  make_current();
+  const CudaContextScope scope = make_current();
   check(driver_.launch_kernel(reinterpret_cast<CUfunction>(kernel.value), config.grid.x, config.grid.y, config.grid.z,
                               config.block.x, config.block.y, config.block.z, config.dynamic_shared_bytes,
                               reinterpret_cast<CUstream>(config.stream), values.data(), nullptr),
@@ -121,7 +121,7 @@ void CudaBackend::launch(KernelHandle kernel, const LaunchConfig& config, std::s
 }
 
 DevicePtr CudaBackend::alloc(std::size_t bytes) {
-  make_current();
+  const CudaContextScope scope = make_current();
   CUdeviceptr ptr = 0;
   check(driver_.mem_alloc(&ptr, bytes), "cuMemAlloc");
   return DevicePtr{static_cast<std::uint64_t>(ptr)};
@@ -131,22 +131,22 @@ void CudaBackend::free(DevicePtr ptr) {
   if (ptr.is_null()) {
     return;
   }
-  make_current();
+  const CudaContextScope scope = make_current();
   check(driver_.mem_free(static_cast<CUdeviceptr>(ptr.address)), "cuMemFree");
 }
 
 void CudaBackend::copy_to_device(DevicePtr dst, const void* src, std::size_t bytes) {
-  make_current();
+  const CudaContextScope scope = make_current();
   check(driver_.memcpy_htod(static_cast<CUdeviceptr>(dst.address), src, bytes), "cuMemcpyHtoD");
 }
 
 void CudaBackend::copy_to_host(void* dst, DevicePtr src, std::size_t bytes) {
-  make_current();
+  const CudaContextScope scope = make_current();
   check(driver_.memcpy_dtoh(dst, static_cast<CUdeviceptr>(src.address), bytes), "cuMemcpyDtoH");
 }
 
 void CudaBackend::synchronize(std::uint64_t stream) {
-  make_current();
+  const CudaContextScope scope = make_current();
   if (stream == 0) {
     check(driver_.ctx_synchronize(), "cuCtxSynchronize");
   } else {

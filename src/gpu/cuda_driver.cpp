@@ -1,11 +1,11 @@
 // cuda_driver.cpp: dlopen of libcuda.so.1 and entry-point resolution. cuGetProcAddress_v2
 // (asked for CUDA_VERSION's ABI) is preferred, since the plain exported names may be
 // older ABIs; when it is absent the versioned export names that cuda.h maps to are used.
-#include "metrale/gpu/cuda_driver.hpp"
+#include "gpu/cuda_driver.hpp"
 
 #include <dlfcn.h>
 
-#include "metrale/log.hpp"
+#include "ground/log.hpp"
 
 #define METRALE_STRINGIFY_EXPANDED(x) METRALE_STRINGIFY(x)
 #define METRALE_STRINGIFY(x) #x
@@ -61,6 +61,7 @@ CudaDriverStatus load_driver() {
   METRALE_RESOLVE(resolver, driver.primary_ctx_retain, cuDevicePrimaryCtxRetain);
   METRALE_RESOLVE(resolver, driver.primary_ctx_release, cuDevicePrimaryCtxRelease);
   METRALE_RESOLVE(resolver, driver.ctx_set_current, cuCtxSetCurrent);
+  METRALE_RESOLVE(resolver, driver.ctx_get_current, cuCtxGetCurrent);
   METRALE_RESOLVE(resolver, driver.ctx_synchronize, cuCtxSynchronize);
   METRALE_RESOLVE(resolver, driver.module_load_data, cuModuleLoadData);
   METRALE_RESOLVE(resolver, driver.module_get_function, cuModuleGetFunction);

@@ -1,9 +1,24 @@
 // kernel_launch.cpp: turns the builder's slots into the backend's argument list.
 #include "metrale/gpu/kernel_launch.hpp"
 
+#include <string>
+
 #include "metrale/error.hpp"
 
 namespace metrale {
+
+KernelLaunch& KernelLaunch::arg_bytes(const void* value, std::size_t size) {
+  if (value == nullptr || size == 0 || size > kSlotBytes) {
+    throw ArgumentError("kernel argument " + std::to_string(slots_.size()) + ": " +
+                        (value == nullptr ? std::string("its address is null")
+                                          : "size " + std::to_string(size) + " is not in [1, 16] bytes"));
+  }
+  Slot slot{};
+  std::memcpy(slot.bytes.data(), value, size);
+  slot.size = size;
+  slots_.push_back(slot);
+  return *this;
+}
 
 void KernelLaunch::launch(std::uint64_t stream) {
   if (!kernel_.present()) {

@@ -1,6 +1,6 @@
 // host/host_backend.cpp: the GpuBackend over the host kernel table, the grid executor and
 // tracked host memory.
-#include "metrale/host/host_backend.hpp"
+#include "host/host_backend.hpp"
 
 #include <fmt/format.h>
 
@@ -9,10 +9,10 @@
 #include <thread>
 
 #include "grid_executor.hpp"
+#include "ground/log.hpp"
+#include "host/builtin_kernels.hpp"
+#include "host/launch_limits.hpp"
 #include "metrale/error.hpp"
-#include "metrale/host/builtin_kernels.hpp"
-#include "metrale/host/launch_limits.hpp"
-#include "metrale/log.hpp"
 
 namespace metrale {
 namespace {

@@ -1,5 +1,5 @@
 // host/host_kernel_table.cpp: lookup by (kernel, params), and the argument check of a launch.
-#include "metrale/host/host_kernel_table.hpp"
+#include "host/host_kernel_table.hpp"
 
 #include <fmt/format.h>
 

@@ -1,13 +1,13 @@
 // host/host_memory.cpp: aligned host allocations and the range checks of copies.
-#include "metrale/host/host_memory.hpp"
+#include "host/host_memory.hpp"
 
 #include <fmt/format.h>
 
 #include <cstring>
 #include <new>
 
+#include "ground/log.hpp"
 #include "metrale/error.hpp"
-#include "metrale/log.hpp"
 
 namespace metrale::host {
 

@@ -1,5 +1,5 @@
 // host/launch_limits.cpp: the launch-shape checks, one named reason each.
-#include "metrale/host/launch_limits.hpp"
+#include "host/launch_limits.hpp"
 
 #include <fmt/format.h>
 

@@ -3,8 +3,6 @@
 // lane's fragment. The private per-lane layout: lane l holds elements 8l .. 8l+7 of its tile in
 // the order A[r][c] (r major), B[k][n] (k major), D[r][c] (r major); bf16 element 2j is the low
 // half of word j. Kernels never see this: they only pass fragments back to these functions.
-#include "metrale/host/tile_collectives.hpp"
-
 #include <fmt/format.h>
 
 #include <atomic>
@@ -12,6 +10,8 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+
+#include "metrale/host/thread_context.hpp"
 
 namespace metrale::host {
 namespace {

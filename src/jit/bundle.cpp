@@ -1,5 +1,5 @@
 // bundle.cpp: the bundle manifest, its entry checks, the writer and the set a process reads.
-#include "metrale/jit/bundle.hpp"
+#include "jit/bundle.hpp"
 
 #define XXH_INLINE_ALL
 #include <fmt/format.h>
@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "ground/log.hpp"
 #include "metrale/error.hpp"
-#include "metrale/log.hpp"
 
 namespace metrale {
 namespace {

@@ -1,7 +1,7 @@
 // cache_entry.cpp: encoder and defensive parser of the disk-cache entry format.
 // The parser reads through a bounds-checked cursor; every read either succeeds within the
 // buffer or records a named problem, so no input can make it read out of bounds.
-#include "metrale/jit/cache_entry.hpp"
+#include "jit/cache_entry.hpp"
 
 #define XXH_INLINE_ALL
 #include <fmt/format.h>

@@ -1,5 +1,5 @@
 // cache_file_io.cpp: private directories, trusted reads and atomic writes for the disk cache.
-#include "metrale/jit/cache_file_io.hpp"
+#include "jit/cache_file_io.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -13,8 +13,8 @@
 #include <mutex>
 #include <thread>
 
-#include "metrale/jit/cache_entry.hpp"
-#include "metrale/jit/cache_key.hpp"
+#include "jit/cache_entry.hpp"
+#include "jit/cache_key.hpp"
 
 namespace metrale {
 
@@ -143,6 +143,18 @@ CacheReadResult read_cache_file(const std::filesystem::path& path, uid_t current
   return result;
 }
 
+namespace {
+std::atomic<CacheWriteProbe> write_probe{nullptr};
+
+void probe(CacheWriteStage stage) {
+  if (const CacheWriteProbe current = write_probe.load(std::memory_order_acquire)) {
+    current(stage);
+  }
+}
+}  // namespace
+
+void set_cache_write_probe(CacheWriteProbe next) { write_probe.store(next, std::memory_order_release); }
+
 CacheIoResult write_file_atomically(const std::filesystem::path& dir, const std::string& name,
                                     const std::string& bytes) {
   const std::filesystem::path temp = dir / unique_temp_name(name);
@@ -156,8 +168,15 @@ CacheIoResult write_file_atomically(const std::filesystem::path& dir, const std:
     return failure(error, std::move(what));
   };
   std::size_t done = 0;
+  const std::size_t half = bytes.size() / 2;
+  bool halfway = false;
   while (done < bytes.size()) {
-    const ssize_t wrote = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (!halfway && done >= half) {
+      halfway = true;
+      probe(CacheWriteStage::kHalfWritten);
+    }
+    const std::size_t chunk = done < half ? half - done : bytes.size() - done;
+    const ssize_t wrote = ::write(fd, bytes.data() + done, chunk);
     if (wrote < 0 && errno == EINTR) {
       continue;
     }
@@ -174,6 +193,7 @@ CacheIoResult write_file_atomically(const std::filesystem::path& dir, const std:
     return abandon(error, fmt::format("cannot close {}", temp.string()));
   }
   const std::filesystem::path target = dir / name;
+  probe(CacheWriteStage::kBeforeRename);
   if (::rename(temp.c_str(), target.c_str()) != 0) {
     return abandon(errno, fmt::format("cannot rename {} to {}", temp.string(), target.string()));
   }

@@ -1,7 +1,7 @@
 // cache_key.cpp: the cache key's digest and readable file name.
 // The digest hashes each field as (u64 little-endian length, bytes), so field boundaries are
 // unambiguous; the file name carries only a readable prefix, the digest is the identity.
-#include "metrale/jit/cache_key.hpp"
+#include "jit/cache_key.hpp"
 
 #define XXH_INLINE_ALL
 #include <fmt/format.h>
@@ -55,8 +55,10 @@ std::string CacheKey::digest() const {
     append_length_prefixed(buffer, *field);
   }
   const XXH128_hash_t hash = XXH3_128bits(buffer.data(), buffer.size());
-  return fmt::format("{:016x}{:016x}", hash.high64, hash.low64);
+  return hex_digest(hash.high64, hash.low64);
 }
+
+std::string hex_digest(std::uint64_t high, std::uint64_t low) { return fmt::format("{:016x}{:016x}", high, low); }
 
 std::string CacheKey::file_name() const {
   return fmt::format("{}.{}.{}.nvrtc{}.{}{}", sanitize_cache_name_part(kernel, kMaxNamePart),

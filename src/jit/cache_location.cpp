@@ -1,5 +1,5 @@
 // cache_location.cpp: the cache directory's location and the trust rules for its files.
-#include "metrale/jit/cache_location.hpp"
+#include "jit/cache_location.hpp"
 
 #include <fmt/format.h>
 

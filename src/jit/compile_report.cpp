@@ -3,7 +3,7 @@
 // "N bytes stack frame, N bytes spill stores, N bytes spill loads", then
 // "Used N registers, used N barriers, N bytes smem, N bytes cmem[0]"; the order of the
 // comma-separated items varies between versions, so each item is matched by its words.
-#include "metrale/jit/compile_report.hpp"
+#include "jit/compile_report.hpp"
 
 #include <charconv>
 #include <regex>

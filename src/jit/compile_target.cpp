@@ -1,5 +1,5 @@
 // compile_target.cpp: arch choice and CUDA include directory resolution.
-#include "metrale/jit/compile_target.hpp"
+#include "jit/compile_target.hpp"
 
 #include <cstdlib>
 #include <filesystem>

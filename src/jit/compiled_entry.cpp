@@ -1,6 +1,6 @@
 // compiled_entry.cpp: the image view of an entry and its section (de)serialisation; the
 // metadata section is JSON so a person can read a cache entry with standard tools.
-#include "metrale/jit/compiled_entry.hpp"
+#include "jit/compiled_entry.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,5 +1,5 @@
 // compiled_memory_cache.cpp: claim-or-wait on one map of shared futures, bounded FIFO.
-#include "metrale/jit/compiled_memory_cache.hpp"
+#include "jit/compiled_memory_cache.hpp"
 
 #include <algorithm>
 #include <chrono>

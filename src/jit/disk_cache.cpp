@@ -1,7 +1,7 @@
 // disk_cache.cpp: DiskCache, tying the key, the entry format, the trust rules and the file
 // effects together. Warnings that could repeat on every kernel (disabled cache, failing
 // writes) are logged once per process; a bad entry is logged each time, it is an event.
-#include "metrale/jit/disk_cache.hpp"
+#include "jit/disk_cache.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -10,10 +10,10 @@
 #include <atomic>
 #include <span>
 
+#include "ground/log.hpp"
+#include "jit/cache_file_io.hpp"
+#include "jit/cache_location.hpp"
 #include "metrale/error.hpp"
-#include "metrale/jit/cache_file_io.hpp"
-#include "metrale/jit/cache_location.hpp"
-#include "metrale/log.hpp"
 
 namespace metrale {
 

@@ -1,9 +1,9 @@
 // disk_entry_store.cpp: EntryKey -> CacheKey and the two seam functions over a DiskCache.
-#include "metrale/jit/disk_entry_store.hpp"
+#include "jit/disk_entry_store.hpp"
 
+#include "ground/log.hpp"
+#include "jit/nvrtc_compiler.hpp"
 #include "metrale/error.hpp"
-#include "metrale/jit/nvrtc_compiler.hpp"
-#include "metrale/log.hpp"
 
 namespace metrale {
 

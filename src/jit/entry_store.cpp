@@ -1,5 +1,5 @@
 // entry_store.cpp: the key's in-memory spelling.
-#include "metrale/jit/entry_store.hpp"
+#include "jit/entry_store.hpp"
 
 namespace metrale {
 

@@ -1,5 +1,5 @@
 // handle_table.cpp: chunk creation (rare, under a mutex) and release.
-#include "metrale/jit/handle_table.hpp"
+#include "jit/handle_table.hpp"
 
 #include "metrale/error.hpp"
 

@@ -3,12 +3,18 @@
 #include "metrale/jit/kernel_registry.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <thread>
 
+#include "ground/log.hpp"
+#include "jit/compile_target.hpp"
+#include "jit/compiled_entry.hpp"
+#include "jit/compiled_memory_cache.hpp"
+#include "jit/disk_entry_store.hpp"
+#include "jit/entry_store.hpp"
+#include "jit/handle_table.hpp"
+#include "jit/nvrtc_compiler.hpp"
 #include "metrale/error.hpp"
-#include "metrale/jit/compile_target.hpp"
-#include "metrale/jit/nvrtc_compiler.hpp"
-#include "metrale/log.hpp"
 #include "variant_builder.hpp"
 
 namespace metrale {
@@ -31,10 +37,24 @@ std::string_view to_string(BuildOrigin origin) {
   return "?";
 }
 
+std::shared_ptr<const EntryStore> default_entry_store() {
+  static const auto store = std::make_shared<const EntryStore>(default_disk_entry_store());
+  return store;
+}
+
+std::shared_ptr<CompiledMemoryCache> process_memory_cache() { return CompiledMemoryCache::process(); }
+
+bool BuildRecord::ok() const { return load_error.empty() && (entry == nullptr || entry->ok); }
+
 KernelRegistry::KernelRegistry(SourceSet sources) : KernelRegistry(std::move(sources), Options{}) {}
 
 KernelRegistry::KernelRegistry(SourceSet sources, Options options)
-    : sources_(std::make_shared<const SourceSet>(std::move(sources))), options_(std::move(options)) {
+    : sources_(std::make_shared<const SourceSet>(std::move(sources))),
+      options_(std::move(options)),
+      handles_(std::make_unique<HandleTable>()) {
+  if (options_.store == nullptr) {
+    options_.store = std::make_shared<const EntryStore>();  // no functions: memory only
+  }
   if (options_.memory == nullptr) {
     options_.memory = std::make_shared<CompiledMemoryCache>();
   }
@@ -56,6 +76,10 @@ void KernelRegistry::add_source(std::string name, std::string text) {
   auto updated = std::make_shared<SourceSet>(*sources_);
   updated->add_source(std::move(name), std::move(text));
   sources_ = std::move(updated);
+}
+
+KernelHandle KernelRegistry::handle(DeviceIndex device, VariantId id) const noexcept {
+  return handles_->get(id, device);
 }
 
 std::shared_ptr<const SourceSet> KernelRegistry::sources() const {
@@ -137,7 +161,7 @@ std::vector<BuildRecord> KernelRegistry::build_ids(std::string_view arch, std::s
   }
   const detail::BuildContext context{*snapshot,
                                      *options_.memory,
-                                     options_.store,
+                                     *options_.store,
                                      arch,
                                      options_.extra_options,
                                      options_.parallelism,
@@ -228,8 +252,12 @@ DeviceIndex KernelRegistry::load(GpuBackend& backend, LoadMode mode) {
   load_ids(backend, device, now);
   if (!later.empty()) {
     std::lock_guard lock(background_mutex_);
-    background_.push_back(std::async(
-        std::launch::async, [this, &backend, device, ids = std::move(later)] { load_ids(backend, device, ids); }));
+    background_.push_back(std::async(std::launch::async, [this, &backend, device, ids = std::move(later)] {
+      if (options_.background_gate) {
+        options_.background_gate();
+      }
+      load_ids(backend, device, ids);
+    }));
   }
   return device;
 }
@@ -240,8 +268,8 @@ void KernelRegistry::load_ids(GpuBackend& backend, DeviceIndex device, std::span
       const KernelVariant declared = variant(id);
       BuildRecord record{id, declared.kernel, declared.params, "host", BuildOrigin::kHost, nullptr, {}};
       try {
-        handles_.set(id, device,
-                     backend.load(LoadRequest{declared.kernel, declared.params, declared.name_expression, {}, {}}));
+        handles_->set(id, device,
+                      backend.load(LoadRequest{declared.kernel, declared.params, declared.name_expression, {}, {}}));
       } catch (const Error& error) {
         record.load_error = error.what();
         logger().warn("kernel {} could not be loaded on {}: {}", declared.kernel, backend.device_key(), error.what());
@@ -268,7 +296,7 @@ void KernelRegistry::load_ids(GpuBackend& backend, DeviceIndex device, std::span
     }
     const KernelVariant declared = variant(record.id);
     try {
-      handles_.set(
+      handles_->set(
           record.id, device,
           backend.load(LoadRequest{declared.kernel, declared.params, declared.name_expression,
                                    record.entry->lowered_name, record.entry->image(), record.entry->image_kind()}));
@@ -286,8 +314,18 @@ void KernelRegistry::wait_background() {
     std::lock_guard lock(background_mutex_);
     pending.swap(background_);
   }
+  std::exception_ptr first;
   for (std::future<void>& build : pending) {
-    build.get();
+    try {
+      build.get();
+    } catch (...) {
+      if (!first) {
+        first = std::current_exception();
+      }
+    }
+  }
+  if (first) {
+    std::rethrow_exception(first);
   }
 }
 

@@ -1,13 +1,13 @@
 // nvrtc_compiler.cpp: the NVRTC calls behind compile_with_nvrtc, through the library loaded
 // on first use (nvrtc_library.hpp). Every NVRTC object is owned by a guard so an early return
 // never leaks a program; without NVRTC a compile is a failure whose log says so.
-#include "metrale/jit/nvrtc_compiler.hpp"
+#include "jit/nvrtc_compiler.hpp"
 
 #include <chrono>
 #include <memory>
 
-#include "metrale/jit/compile_target.hpp"
-#include "nvrtc_library.hpp"
+#include "jit/compile_target.hpp"
+#include "jit/nvrtc_library.hpp"
 
 namespace metrale {
 namespace {

@@ -1,5 +1,5 @@
 // nvrtc_library.cpp: dlopen of libnvrtc and resolution of the entry points the compiler uses.
-#include "nvrtc_library.hpp"
+#include "jit/nvrtc_library.hpp"
 
 #define XXH_INLINE_ALL
 #include <cuda.h>  // CUDA_VERSION: the soname this build expects
@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "metrale/log.hpp"
+#include "ground/log.hpp"
 
 namespace metrale {
 namespace {

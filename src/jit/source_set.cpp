@@ -11,7 +11,8 @@
 #include <set>
 #include <sstream>
 
-#include "metrale/embedded_files.hpp"
+#include "ground/embedded_files.hpp"
+#include "jit/cache_key.hpp"
 #include "metrale/error.hpp"
 
 namespace metrale {
@@ -96,31 +97,44 @@ std::optional<std::string> SourceSet::digest(std::string_view name) const {
   }
   const XXH128_hash_t hash = XXH3_128bits_digest(state);
   XXH3_freeState(state);
-  char hex[33];
-  std::snprintf(hex, sizeof(hex), "%016llx%016llx", static_cast<unsigned long long>(hash.high64),
-                static_cast<unsigned long long>(hash.low64));
-  return std::string(hex, 32);
+  return hex_digest(hash.high64, hash.low64);
 }
 
+// A directive as the preprocessor reads it: optional blanks, '#', optional blanks, "include",
+// optional blanks, then "name" or <name> closed on the same line.
 std::vector<std::string> included_names(std::string_view text) {
   std::vector<std::string> out;
-  std::size_t pos = 0;
-  while ((pos = text.find("#include", pos)) != std::string_view::npos) {
-    pos += 8;
-    while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t')) {
-      ++pos;
+  auto skip_blanks = [](std::string_view line, std::size_t at) {
+    while (at < line.size() && (line[at] == ' ' || line[at] == '\t')) {
+      ++at;
     }
-    if (pos >= text.size() || (text[pos] != '"' && text[pos] != '<')) {
+    return at;
+  };
+  constexpr std::string_view kInclude = "include";
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t stop = text.find('\n', start);
+    if (stop == std::string_view::npos) {
+      stop = text.size();
+    }
+    const std::string_view line = text.substr(start, stop - start);
+    start = stop + 1;
+    std::size_t at = skip_blanks(line, 0);
+    if (at >= line.size() || line[at] != '#') {
       continue;
     }
-    const char close = text[pos] == '"' ? '"' : '>';
-    const char stops[3] = {close, '\n', '\0'};
-    const std::size_t end = text.find_first_of(std::string_view(stops, 2), pos + 1);
-    if (end == std::string_view::npos || text[end] != close) {
+    at = skip_blanks(line, at + 1);
+    if (line.substr(at, kInclude.size()) != kInclude) {
       continue;
     }
-    out.emplace_back(text.substr(pos + 1, end - pos - 1));
-    pos = end;
+    at = skip_blanks(line, at + kInclude.size());
+    if (at >= line.size() || (line[at] != '"' && line[at] != '<')) {
+      continue;
+    }
+    const std::size_t close = line.find(line[at] == '"' ? '"' : '>', at + 1);
+    if (close != std::string_view::npos) {
+      out.emplace_back(line.substr(at + 1, close - at - 1));
+    }
   }
   return out;
 }

@@ -7,9 +7,9 @@
 #include <map>
 #include <thread>
 
-#include "metrale/jit/compile_target.hpp"
-#include "metrale/jit/nvrtc_compiler.hpp"
-#include "metrale/log.hpp"
+#include "ground/log.hpp"
+#include "jit/compile_target.hpp"
+#include "jit/nvrtc_compiler.hpp"
 
 namespace metrale::detail {
 namespace {

@@ -14,7 +14,10 @@
 #include <string_view>
 #include <vector>
 
-#include "metrale/jit/bundle.hpp"
+#include "jit/bundle.hpp"
+#include "jit/compiled_entry.hpp"
+#include "jit/compiled_memory_cache.hpp"
+#include "jit/entry_store.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 
 namespace metrale::detail {

@@ -5,8 +5,10 @@
 
 #include "metrale/error.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
-#include "metrale/ops/ssm_ba_gates_guard.hpp"
 #include "op_checks.hpp"
+#include "ops/fp8_act_quant_floor.hpp"
+#include "ops/op_kernels.hpp"
+#include "ops/op_verdict.hpp"
 
 namespace metrale::ops {
 namespace {
@@ -96,7 +98,8 @@ void launch_fp8_quant(GpuBackend& gpu, const Fp8QuantPick& pick, const Fp8QuantA
 Fp8QuantPick fp8_act_quant(GpuBackend& gpu, const Fp8QuantKernels& kernels, bool requested, const Fp8QuantArgs& args,
                            std::uint64_t stream) {
   validate_fp8_quant_args(args);
-  const Fp8QuantPick pick = fp8_quant_pick(requested, kernels, args.m, args.k, ba_gates_sm_count(gpu));
+  const Fp8QuantPick pick =
+      fp8_quant_pick(requested, kernels, args.m, args.k, device_sm_count(gpu, kernels.fallback_sm_count));
   fp8_quant_log(pick, args.m, args.k);
   if (!pick.kernel.present()) {
     throw BackendError(

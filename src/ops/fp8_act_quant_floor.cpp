@@ -1,12 +1,13 @@
 // fp8_act_quant_floor.cpp: the FP8 twin's CTA floor, grid, guard, pick and verdict log.
-#include "metrale/ops/fp8_act_quant_floor.hpp"
+#include "ops/fp8_act_quant_floor.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
 
-#include "metrale/log.hpp"
+#include "ground/log.hpp"
+#include "ops/op_verdict.hpp"
 
 namespace metrale::ops {
 namespace {
@@ -24,9 +25,7 @@ Dim3 fp8_quant_grid(bool twin, std::uint32_t m, std::uint32_t k, std::uint32_t g
   return Dim3{m, y, 1};
 }
 
-std::uint32_t fp8_quant_min_ctas(std::uint32_t sm_count) {
-  return saturate_u32(std::uint64_t{kFp8QuantMinCtasPerSm} * std::max<std::uint32_t>(sm_count, 1));
-}
+std::uint32_t fp8_quant_min_ctas(std::uint32_t sm_count) { return min_ctas(sm_count); }
 
 std::uint32_t fp8_quant_hopper_ctas(std::uint32_t m, std::uint32_t k, std::uint32_t groups) {
   return saturate_u32(fp8_quant_grid(true, m, k, groups).volume());
@@ -73,17 +72,7 @@ Fp8QuantPick fp8_quant_pick(bool requested, const Fp8QuantKernels& kernels, std:
 }
 
 std::optional<OpLogSlot> fp8_quant_log_slot(const Fp8QuantPick& pick) {
-  if (!pick.reject) {
-    return OpLogSlot{true, 0};
-  }
-  if (!pick.requested) {
-    return std::nullopt;
-  }
-  const auto* found = std::find(kFp8QuantRejects.begin(), kFp8QuantRejects.end(), *pick.reject);
-  if (found == kFp8QuantRejects.end()) {
-    return std::nullopt;
-  }
-  return OpLogSlot{false, static_cast<std::size_t>(found - kFp8QuantRejects.begin())};
+  return op_log_slot(pick.reject, pick.requested, kFp8QuantRejects);
 }
 
 std::optional<std::string> fp8_quant_log_line(const Fp8QuantPick& pick, std::uint32_t m, std::uint32_t k,

@@ -1,5 +1,5 @@
 // log_once.cpp: once-flags for the ops' verdict logs.
-#include "metrale/ops/log_once.hpp"
+#include "ops/log_once.hpp"
 
 namespace metrale::ops {
 

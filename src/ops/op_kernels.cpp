@@ -1,12 +1,12 @@
 // op_kernels.cpp: name expressions of the five kernels, built from their parameters.
-#include "metrale/ops/op_kernels.hpp"
+#include "ops/op_kernels.hpp"
 
 #include <fmt/format.h>
 
 #include "metrale/error.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
-#include "metrale/target/kernel_catalog.hpp"
+#include "target/kernel_catalog.hpp"
 
 namespace metrale::ops {
 

@@ -5,8 +5,12 @@
 
 #include "metrale/error.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
-#include "metrale/target/kernel_catalog.hpp"
 #include "op_checks.hpp"
+#include "ops/op_kernels.hpp"
+#include "ops/op_verdict.hpp"
+#include "ops/ssm_ba_gates_guard.hpp"
+#include "ops/ssm_ba_gates_mma_guard.hpp"
+#include "target/kernel_catalog.hpp"
 
 namespace metrale::ops {
 namespace {
@@ -150,7 +154,7 @@ BaGatesMmaQuery ba_gates_mma_query(const GpuBackend& gpu, const BaGatesKernels& 
   query.k = args.k;
   query.k_stride = args.k_stride;
   query.aligned = args.x.address % 16 == 0 && args.weight.address % 16 == 0;
-  query.sm_count = ba_gates_sm_count(gpu);
+  query.sm_count = device_sm_count(gpu, kernels.fallback_sm_count);
   query.tokens_per_block = kernels.mma_params.lanes;
   return query;
 }
@@ -164,12 +168,23 @@ BaGatesPick ssm_ba_gates(GpuBackend& gpu, const BaGatesKernels& kernels, const B
                          const BaGatesArgs& args, std::uint64_t stream) {
   validate_ba_gates_args(args);
   const bool requested = levers.twin;
-  const BaGatesPick pick = ba_gates_pick_with_mma(ba_gates_mma_query(gpu, kernels, levers.tensor_core, args),
-                                                  kernels.mma, requested, kernels.parent, kernels.twin);
+  // Parameters the catalog refuses are the parent launcher's error, not this check's.
+  const KernelParams& parent = kernels.parent_params;
+  const bool sane = parent.lanes != 0 && parent.block >= parent.lanes;
+  const std::uint32_t parent_blocks = sane ? ba_gates_parent_grid(args.m, args.n, parent).y : 0;
+  const bool parent_launchable = parent_blocks <= detail::kMaxGridY;
+  const BaGatesPick pick =
+      ba_gates_pick_with_mma(ba_gates_mma_query(gpu, kernels, levers.tensor_core, args), kernels.mma, requested,
+                             kernels.parent, kernels.twin, parent_launchable);
   ba_gates_mma_log(pick, levers.tensor_core, args.m);
   if (pick.mma) {
     launch_ba_gates_mma(gpu, pick.kernel, kernels.mma_params, args, stream);
     return pick;
+  }
+  if (!pick.twin && !parent_launchable) {
+    detail::argument_error(kOp, fmt::format("N={} needs {} parent blocks per token, more than grid.y allows ({}), "
+                                            "and the twin cannot take it ({})",
+                                            args.n, parent_blocks, detail::kMaxGridY, pick.reject.value_or("")));
   }
   ba_gates_log(pick, requested, args.m);
   if (!pick.kernel.present()) {

@@ -1,19 +1,17 @@
 // ssm_ba_gates_guard.cpp: the BA-gates twin's guard, pick and verdict log.
-#include "metrale/ops/ssm_ba_gates_guard.hpp"
+#include "ops/ssm_ba_gates_guard.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
 
-#include "metrale/log.hpp"
+#include "ground/log.hpp"
+#include "ops/op_verdict.hpp"
 
 namespace metrale::ops {
 
-std::uint32_t ba_gates_min_tokens(std::uint32_t sm_count) {
-  const std::uint64_t tokens = std::uint64_t{kBaGatesMinCtasPerSm} * std::max<std::uint32_t>(sm_count, 1);
-  return static_cast<std::uint32_t>(std::min<std::uint64_t>(tokens, std::numeric_limits<std::uint32_t>::max()));
-}
+std::uint32_t ba_gates_min_tokens(std::uint32_t sm_count) { return min_ctas(sm_count); }
 
 std::optional<std::string_view> ssm_ba_gates_hopper_reject(bool requested, bool kernel_present, std::uint32_t m,
                                                            std::uint32_t n, std::uint32_t k, std::uint32_t k_stride,
@@ -40,26 +38,17 @@ std::optional<std::string_view> ssm_ba_gates_hopper_reject(bool requested, bool 
 }
 
 BaGatesPick ba_gates_pick(bool requested, KernelHandle parent, KernelHandle twin, std::uint32_t m, std::uint32_t n,
-                          std::uint32_t k, std::uint32_t k_stride, std::uint32_t sm_count) {
+                          std::uint32_t k, std::uint32_t k_stride, std::uint32_t sm_count, bool parent_launchable) {
   const auto reject = ssm_ba_gates_hopper_reject(requested, twin.present(), m, n, k, k_stride, sm_count);
-  if (!reject) {
+  const bool only_a_preference = reject == kBaGatesRejects[0] || reject == kBaGatesTooFewTokens;
+  if (!reject || (!parent_launchable && twin.present() && only_a_preference)) {
     return BaGatesPick{twin, true, std::nullopt};
   }
   return BaGatesPick{parent, false, reject};
 }
 
 std::optional<OpLogSlot> ba_gates_log_slot(const BaGatesPick& pick, bool requested) {
-  if (!pick.reject) {
-    return OpLogSlot{true, 0};
-  }
-  if (!requested) {
-    return std::nullopt;
-  }
-  const auto* found = std::find(kBaGatesRejects.begin(), kBaGatesRejects.end(), *pick.reject);
-  if (found == kBaGatesRejects.end()) {
-    return std::nullopt;
-  }
-  return OpLogSlot{false, static_cast<std::size_t>(found - kBaGatesRejects.begin())};
+  return op_log_slot(pick.reject, requested, kBaGatesRejects);
 }
 
 std::optional<std::string> ba_gates_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m,
@@ -86,10 +75,6 @@ void ba_gates_log(const BaGatesPick& pick, bool requested, std::uint32_t m) {
   if (auto line = ba_gates_log_line(pick, requested, m, ba_gates_log_slots())) {
     logger().info("{}", *line);
   }
-}
-
-std::uint32_t ba_gates_sm_count(const GpuBackend& gpu) {
-  return std::max<std::uint32_t>(gpu.sm_count().value_or(kBaGatesFallbackSmCount), 1);
 }
 
 }  // namespace metrale::ops

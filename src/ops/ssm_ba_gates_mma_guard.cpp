@@ -1,13 +1,13 @@
 // ssm_ba_gates_mma_guard.cpp: the tensor-core BA-gates kernel's guard, the combined pick and its
 // verdict log.
-#include "metrale/ops/ssm_ba_gates_mma_guard.hpp"
+#include "ops/ssm_ba_gates_mma_guard.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
 
-#include "metrale/log.hpp"
+#include "ground/log.hpp"
 
 namespace metrale::ops {
 
@@ -49,7 +49,7 @@ std::optional<std::string_view> ssm_ba_gates_mma_reject(const BaGatesMmaQuery& q
 }
 
 BaGatesPick ba_gates_pick_with_mma(const BaGatesMmaQuery& query, KernelHandle mma, bool twin_requested,
-                                   KernelHandle parent, KernelHandle twin) {
+                                   KernelHandle parent, KernelHandle twin, bool parent_launchable) {
   BaGatesMmaQuery asked = query;
   asked.kernel_present = mma.present();
   const auto mma_reject = ssm_ba_gates_mma_reject(asked);
@@ -58,8 +58,8 @@ BaGatesPick ba_gates_pick_with_mma(const BaGatesMmaQuery& query, KernelHandle mm
     pick.mma = true;
     return pick;
   }
-  BaGatesPick pick =
-      ba_gates_pick(twin_requested, parent, twin, query.m, query.n, query.k, query.k_stride, query.sm_count);
+  BaGatesPick pick = ba_gates_pick(twin_requested, parent, twin, query.m, query.n, query.k, query.k_stride,
+                                   query.sm_count, parent_launchable);
   pick.mma_reject = mma_reject;
   return pick;
 }

@@ -1,5 +1,5 @@
 // bf16.cpp: bf16 conversions and seeded random inputs for references and tests.
-#include "metrale/ref/bf16.hpp"
+#include "ref/bf16.hpp"
 
 #include <bit>
 #include <cmath>

@@ -1,11 +1,11 @@
 // fp8_act_quant_ref.cpp: the FP8 references and their own e4m3fn rounding.
-#include "metrale/ref/fp8_act_quant_ref.hpp"
+#include "ref/fp8_act_quant_ref.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include "metrale/error.hpp"
-#include "metrale/ref/bf16.hpp"
+#include "ref/bf16.hpp"
 
 namespace metrale::ref {
 namespace {

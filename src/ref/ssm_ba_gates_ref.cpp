@@ -1,5 +1,5 @@
 // ssm_ba_gates_ref.cpp: the BA-gates references (kernel-order float, and the float64 oracle).
-#include "metrale/ref/ssm_ba_gates_ref.hpp"
+#include "ref/ssm_ba_gates_ref.hpp"
 
 #include <fmt/format.h>
 
@@ -7,14 +7,27 @@
 #include <cmath>
 
 #include "metrale/error.hpp"
-#include "metrale/ops/ssm_ba_gates_mapping.hpp"
-#include "metrale/ref/bf16.hpp"
+#include "ref/bf16.hpp"
 
 namespace metrale::ref {
 namespace {
 
 constexpr std::uint32_t kLanes = 64;
 constexpr std::uint32_t kWarpSize = 32;
+
+// Where output n lands, written from the spec (DESIGN.md "Kernel A") independently of the ops'
+// mapping, so a wrong ops::ba_gates_slot shows as a mismatch: within each group of
+// 2 * vheads_per_group outputs the first half is beta (column nv + vh), the second gate (vh).
+struct RefSlot {
+  bool beta = false;
+  std::uint32_t vh = 0;
+};
+RefSlot ref_slot(std::uint32_t n, std::uint32_t vheads_per_group) {
+  const std::uint32_t group = n / (2 * vheads_per_group);
+  const std::uint32_t within = n % (2 * vheads_per_group);
+  const bool beta = within < vheads_per_group;
+  return {beta, group * vheads_per_group + (beta ? within : within - vheads_per_group)};
+}
 
 void check_inputs(const BaGatesRefInputs& in, const BaGatesRefShape& s) {
   const bool ok = s.k % 8 == 0 && s.k_stride >= s.k && s.n == 2 * s.nv && s.vheads_per_group != 0 &&
@@ -47,7 +60,8 @@ float kernel_order_acc(const BaGatesRefInputs& in, const BaGatesRefShape& s, std
   std::array<float, kLanes> lane_acc{};
   for (std::uint32_t lane = 0; lane < kLanes; ++lane) {
     float acc = 0.0f;
-    for (const std::uint32_t kv : ops::ba_gates_lane_kv(lane, s.k / 8)) {
+    // Lane l sums the 16-byte vectors kv = l, l + 64, ... in order (DESIGN.md "Kernel A").
+    for (std::uint32_t kv = lane; kv < s.k / 8; kv += kLanes) {
       for (std::uint32_t e = 0; e < 8; ++e) {
         const std::size_t i = std::size_t{kv} * 8 + e;
         acc = std::fmaf(bf16_to_float(x_row[i]), bf16_to_float(w_row[i]), acc);
@@ -98,8 +112,8 @@ void ssm_ba_gates_reference(const BaGatesRefInputs& in, const BaGatesRefShape& s
     float* row = gate_out.data() + std::size_t{t} * shape.gate_stride;
     for (std::uint32_t n = 0; n < shape.n; ++n) {
       const float a = acc[std::size_t{t} * shape.n + n];
-      const ops::BaGatesSlot slot = ops::ba_gates_slot(n, shape.vheads_per_group);
-      row[slot.column(shape.nv)] =
+      const RefSlot slot = ref_slot(n, shape.vheads_per_group);
+      row[slot.beta ? shape.nv + slot.vh : slot.vh] =
           slot.beta ? ba_gates_sigmoid(a) : ba_gates_decay(a, in.a_log[slot.vh], in.dt_bias[slot.vh]);
     }
   }
@@ -116,13 +130,10 @@ std::vector<double> ssm_ba_gates_oracle(const BaGatesRefInputs& in, const BaGate
         acc += static_cast<double>(bf16_to_float(in.x[std::size_t{t} * shape.k_stride + i])) *
                static_cast<double>(bf16_to_float(in.weight[std::size_t{n} * shape.k + i]));
       }
-      // The beta/gate split, written out independently of ops::ba_gates_slot.
-      const std::uint32_t group = n / (2 * shape.vheads_per_group);
-      const std::uint32_t within = n % (2 * shape.vheads_per_group);
-      const bool beta = within < shape.vheads_per_group;
-      const std::uint32_t vh = group * shape.vheads_per_group + (beta ? within : within - shape.vheads_per_group);
-      double& slot = out[std::size_t{t} * width + (beta ? shape.nv + vh : vh)];
-      slot = beta
+      const RefSlot where = ref_slot(n, shape.vheads_per_group);
+      const std::uint32_t vh = where.vh;
+      double& slot = out[std::size_t{t} * width + (where.beta ? shape.nv + vh : vh)];
+      slot = where.beta
                  ? 1.0 / (1.0 + std::exp(-acc))
                  : -std::exp(static_cast<double>(in.a_log[vh])) * softplus64(acc + static_cast<double>(in.dt_bias[vh]));
     }

@@ -1,7 +1,7 @@
 // hardware_loader.cpp: every HARDWARE.toml of a folder or of the library, checked together.
 // Invariant: the returned set has unique names equal to their folders, unique compute
 // capabilities and exactly one generic target, sorted by name.
-#include "metrale/target/hardware_loader.hpp"
+#include "target/hardware_loader.hpp"
 
 #include <fmt/format.h>
 
@@ -10,9 +10,9 @@
 #include <sstream>
 #include <string>
 
+#include "ground/log.hpp"
 #include "hardware_toml.hpp"
 #include "metrale/error.hpp"
-#include "metrale/log.hpp"
 
 namespace metrale {
 namespace {

@@ -13,8 +13,8 @@
 #include <span>
 
 #include "metrale/error.hpp"
-#include "metrale/target/kernel_catalog.hpp"
 #include "metrale/target/levers.hpp"
+#include "target/kernel_catalog.hpp"
 
 namespace metrale::detail {
 namespace {

@@ -5,7 +5,7 @@
 // fixed and the block is lanes * groups, never set on its own; ssm_ba_gates_mma's `lanes` is its
 // token tile (16-row MMA tiles, 3 K stages of (tokens + 128) staged rows in 48 KiB of static
 // shared memory, so at most 64), split evenly over its warps with 8 output tiles per token tile.
-#include "metrale/target/kernel_catalog.hpp"
+#include "target/kernel_catalog.hpp"
 
 #include <fmt/format.h>
 

@@ -17,7 +17,7 @@
 #include <string>
 
 #include "cli_process.hpp"
-#include "metrale/target/hardware_loader.hpp"
+#include "target/hardware_loader.hpp"
 
 namespace fs = std::filesystem;
 using metrale::cli_test::Checks;

@@ -23,10 +23,11 @@
 #include <sstream>
 #include <string>
 
-#include "metrale/jit/bundle.hpp"
-#include "metrale/jit/disk_entry_store.hpp"
-#include "metrale/jit/nvrtc_compiler.hpp"
-#include "metrale/log.hpp"
+#include "ground/log.hpp"
+#include "jit/bundle.hpp"
+#include "jit/compiled_memory_cache.hpp"
+#include "jit/disk_entry_store.hpp"
+#include "jit/nvrtc_compiler.hpp"
 #include "metrale/runtime.hpp"
 #include "support/temp_dir.hpp"
 #include "unit/jit_test_support.hpp"
@@ -94,8 +95,8 @@ Opened open_on_stub(const fs::path& bundle, const fs::path& cache_dir) {
   options.env = [](const char*) { return std::optional<std::string>(); };
   metrale::KernelRegistry::Options registry;
   registry.memory = std::make_shared<metrale::CompiledMemoryCache>();
-  registry.store =
-      metrale::disk_entry_store(std::make_shared<metrale::DiskCache>(metrale::DiskCache::open_at(cache_dir)));
+  registry.store = std::make_shared<const metrale::EntryStore>(
+      metrale::disk_entry_store(std::make_shared<metrale::DiskCache>(metrale::DiskCache::open_at(cache_dir))));
   options.registry = std::move(registry);
   opened.runtime = metrale::Runtime::open_with(std::move(backend), std::move(options));
   return opened;

@@ -11,8 +11,12 @@
 
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
-#include "metrale/target/hardware_loader.hpp"
-#include "metrale/target/target_selection.hpp"
+#include "ops/fp8_act_quant_floor.hpp"
+#include "ops/op_kernels.hpp"
+#include "ops/ssm_ba_gates_guard.hpp"
+#include "ops/ssm_ba_gates_mma_guard.hpp"
+#include "target/hardware_loader.hpp"
+#include "target/target_selection.hpp"
 
 namespace {
 

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "cli_process.hpp"
-#include "metrale/io/npy.hpp"
-#include "metrale/ref/bf16.hpp"
-#include "metrale/ref/fp8_act_quant_ref.hpp"
-#include "metrale/ref/ssm_ba_gates_ref.hpp"
+#include "ground/npy.hpp"
+#include "ref/bf16.hpp"
+#include "ref/fp8_act_quant_ref.hpp"
+#include "ref/ssm_ba_gates_ref.hpp"
 
 namespace fs = std::filesystem;
 using metrale::NpyArray;

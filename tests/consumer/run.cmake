@@ -1,5 +1,6 @@
-# run.cmake: installs the built library into a temporary prefix and builds a small consumer
-# against it with find_package(metrale_jit), then runs the consumer.
+# run.cmake: installs the built library into a temporary prefix and builds two small consumers
+# against it with find_package(metrale_jit): a C++ one that includes only <metrale/metrale.hpp>,
+# and a C one that includes only <metrale/metrale.h>; then runs them.
 file(REMOVE_RECURSE ${WORK_DIR})
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${BINARY_DIR} --prefix ${WORK_DIR}/prefix RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -19,6 +20,11 @@ message(STATUS "consumer printed: ${out}")
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "the consumer exited ${rc}")
 endif()
-if(NOT out MATCHES "hopper")
-  message(FATAL_ERROR "the consumer did not list the hopper target")
+if(NOT out MATCHES "target hopper")
+  message(FATAL_ERROR "the consumer did not open the hopper target")
+endif()
+execute_process(COMMAND ${WORK_DIR}/build/c_consumer RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+message(STATUS "c_consumer printed: ${out}")
+if(NOT rc EQUAL 0 OR NOT out MATCHES "metrale [0-9.]+ on hopper")
+  message(FATAL_ERROR "the C consumer exited ${rc} or did not name the hopper target")
 endif()

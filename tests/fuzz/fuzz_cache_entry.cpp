@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-#include "metrale/jit/cache_entry.hpp"
+#include "jit/cache_entry.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);

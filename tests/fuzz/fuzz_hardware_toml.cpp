@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include "metrale/error.hpp"
-#include "metrale/target/hardware_loader.hpp"
-#include "metrale/target/kernel_catalog.hpp"
+#include "target/hardware_loader.hpp"
+#include "target/kernel_catalog.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

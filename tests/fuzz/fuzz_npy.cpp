@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <span>
 
+#include "ground/npy.hpp"
 #include "metrale/error.hpp"
-#include "metrale/io/npy.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);

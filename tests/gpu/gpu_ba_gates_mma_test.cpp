@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
+#include "ops/ssm_ba_gates_mma_guard.hpp"
 #include "unit/kernels_support.hpp"
 
 using namespace metrale;
@@ -48,7 +49,7 @@ TEST_CASE("GPU: the tensor-core BA kernel within 1e-5 of the float64 oracle, eve
     CHECK(mma.guard_written == 0);
     const double error = kernels_test::ba_relative_frobenius_error(s, mma.out, c.oracle());
     INFO("relative Frobenius error against the float64 oracle: " << error);
-    CHECK(error < 1e-5);
+    CHECK(error < check::kBaGatesMmaMaxRelativeFrobenius);
 
     const kernels_test::BaResult op = kernels_test::run_ba(*runtime, c, BaRun::kOp);
     const ops::BaGatesMmaQuery query = ops::ba_gates_mma_query(

@@ -9,6 +9,8 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
+#include "ops/op_verdict.hpp"
+#include "ops/ssm_ba_gates_guard.hpp"
 #include "unit/kernels_support.hpp"
 
 using namespace metrale;
@@ -22,7 +24,8 @@ TEST_CASE("GPU: BA gates twin == parent over the issue's shape grid, close to th
   REQUIRE(kernels.parent.present());
   REQUIRE(kernels.twin.present());
   REQUIRE(runtime->levers().ssm_ba_gates_hopper.value);
-  const std::uint32_t min_tokens = ops::ba_gates_min_tokens(ops::ba_gates_sm_count(*runtime->backend()));
+  const std::uint32_t min_tokens = ops::ba_gates_min_tokens(
+      ops::device_sm_count(*runtime->backend(), runtime->ba_gates_kernels().fallback_sm_count));
   std::uint64_t seed = 5000;
   std::size_t cases = 0;
   for (const std::uint32_t k : {2048u, 5120u}) {

@@ -7,6 +7,9 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
+#include "ops/fp8_act_quant_floor.hpp"
+#include "ops/op_verdict.hpp"
+#include "ops/ssm_ba_gates_guard.hpp"
 #include "unit/kernels_support.hpp"
 
 using namespace metrale;
@@ -45,7 +48,8 @@ TEST_CASE("GPU: FP8 twin == shared around the floor at the real K, equal to the 
   REQUIRE(kernels.shared.present());
   REQUIRE(kernels.twin.present());
   REQUIRE(runtime->levers().fp8_act_quant_hopper.value);
-  const std::uint32_t sm_count = ops::ba_gates_sm_count(*runtime->backend());
+  const std::uint32_t sm_count =
+      ops::device_sm_count(*runtime->backend(), runtime->fp8_quant_kernels().fallback_sm_count);
   std::uint64_t seed = 7000;
   for (const std::uint32_t k : {5120u, 6144u, 17408u}) {
     const std::uint32_t floor = ops::fp8_quant_hopper_min_m(k, sm_count);

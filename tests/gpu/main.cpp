@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "metrale/gpu/cuda_backend.hpp"
+#include "gpu/cuda_backend.hpp"
 
 namespace {
 

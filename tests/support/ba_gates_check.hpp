@@ -16,6 +16,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace metrale::check {
 
@@ -59,6 +60,43 @@ inline BaRunCheck check_ba_run(std::span<const float> got, std::span<const std::
       result.failure = "row " + std::to_string(rows[i]) + " is " + std::to_string(row_worst) +
                        " relative from the reference (allowed " + std::to_string(kBaGatesMaxRelativeGap) + ")";
     }
+  }
+  return result;
+}
+
+// The tensor-core kernel (ssm_ba_gates_mma) sums in another order, so it is judged against the
+// float64 oracle as a whole: ||got - oracle||_F / ||oracle||_F over the compared rows must stay
+// below this (DESIGN.md, README). A lost term or a wrong fragment layout is off by far more.
+inline constexpr double kBaGatesMmaMaxRelativeFrobenius = 1e-5;
+
+// `oracle` holds the float64 oracle of `rows` (in that order), [rows.size()][2 nv]. The worst
+// gap reported is the relative Frobenius error; a NaN anywhere fails.
+// ||got - oracle||_F / ||oracle||_F over the 2 nv written columns of `rows` (in that order);
+// `oracle` is [rows.size()][2 nv] in float64. A NaN makes the error NaN.
+inline double ba_relative_frobenius(std::span<const float> got, std::span<const std::uint32_t> rows,
+                                    std::span<const double> oracle, std::uint32_t gate_stride, std::uint32_t nv) {
+  double diff = 0.0;
+  double norm = 0.0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    for (std::uint32_t col = 0; col < 2 * nv; ++col) {
+      const double want = oracle[i * 2 * nv + col];
+      const double value = got[std::size_t(rows[i]) * gate_stride + col];
+      diff += (value - want) * (value - want);
+      norm += want * want;
+    }
+  }
+  return norm > 0.0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+}
+
+// The bench's check of the tensor-core kernel: the relative Frobenius error (reported as the
+// worst gap) under the bound; a NaN anywhere fails.
+inline BaRunCheck check_ba_mma_run(std::span<const float> got, std::span<const std::uint32_t> rows,
+                                   std::span<const double> oracle, std::uint32_t gate_stride, std::uint32_t nv) {
+  BaRunCheck result;
+  result.worst_gap = ba_relative_frobenius(got, rows, oracle, gate_stride, nv);
+  if (!(result.worst_gap < kBaGatesMmaMaxRelativeFrobenius)) {
+    result.failure = "relative Frobenius error " + std::to_string(result.worst_gap) +
+                     " against the float64 oracle (allowed " + std::to_string(kBaGatesMmaMaxRelativeFrobenius) + ")";
   }
   return result;
 }

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "metrale/jit/disk_cache.hpp"
+#include "jit/disk_cache.hpp"
 
 namespace {
 

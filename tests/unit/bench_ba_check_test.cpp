@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "metrale/ref/bf16.hpp"
+#include "ref/bf16.hpp"
 #include "support/ba_gates_check.hpp"
 
 namespace {
@@ -75,4 +75,28 @@ TEST_CASE("bench BA check: twin bytes differing from the parent's fail, outside 
   twin[3 * kStride + 1] = ulps_away(twin[3 * kStride + 1], 1);
   const auto verdict = check_ba_run(twin, parent.rows, parent.expected, kStride, kNv, parent.out);
   CHECK(verdict.failure == "twin output differs from the parent's bytes");
+}
+
+TEST_CASE("bench BA check: the tensor-core kernel is judged by its Frobenius error against the oracle",
+          "[bench][ba_check]") {
+  Run run;
+  // The oracle of the sampled rows, [rows][2 nv], and an output a summation order away from it.
+  std::vector<double> oracle;
+  for (const std::uint32_t r : run.rows) {
+    for (std::uint32_t col = 0; col < 2 * kNv; ++col) {
+      oracle.push_back(run.at(r, col));
+    }
+  }
+  for (float& v : run.out) {
+    v = ulps_away(v, 8);
+  }
+  const auto close = metrale::check::check_ba_mma_run(run.out, run.rows, oracle, kStride, kNv);
+  CHECK(close.failure.empty());
+  CHECK(close.worst_gap > 0.0);
+  CHECK(close.worst_gap < metrale::check::kBaGatesMmaMaxRelativeFrobenius);
+  // One gate off by 1e-2 (a lost term) moves the whole tile's error past the bound.
+  run.at(7, 4) += 0.01f * std::fabs(run.at(7, 4)) + 0.01f;
+  CHECK_FALSE(metrale::check::check_ba_mma_run(run.out, run.rows, oracle, kStride, kNv).failure.empty());
+  run.at(7, 4) = NAN;
+  CHECK_FALSE(metrale::check::check_ba_mma_run(run.out, run.rows, oracle, kStride, kNv).failure.empty());
 }

@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "cache_test_support.hpp"
+#include "jit/disk_cache.hpp"
 #include "metrale/error.hpp"
-#include "metrale/jit/disk_cache.hpp"
 
 using namespace metrale;
 using cache_test::file_names;

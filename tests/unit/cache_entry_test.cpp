@@ -1,6 +1,6 @@
 // Pure parts of the disk cache: key digest and file name, the entry format under corruption,
 // the cache directory choice and the trust rules (no file system access).
-#include "metrale/jit/cache_entry.hpp"
+#include "jit/cache_entry.hpp"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -9,8 +9,9 @@
 #include <set>
 
 #include "cache_test_support.hpp"
-#include "metrale/jit/cache_key.hpp"
-#include "metrale/jit/cache_location.hpp"
+#include "jit/cache_key.hpp"
+#include "jit/cache_location.hpp"
+#include "metrale/jit/source_set.hpp"
 
 using namespace metrale;
 using cache_test::random_bytes;
@@ -213,4 +214,18 @@ TEST_CASE("only private directories and entries of the current user are trusted"
   CHECK(cache_entry_refusal(dir, 1000) == CachePathRefusal::writable_by_others);
   dir.st_mode = S_IFLNK | 0777;
   CHECK(cache_entry_refusal(dir, 1000) == CachePathRefusal::not_a_regular_file);
+}
+
+TEST_CASE("every JIT digest is spelled by one formatter: 32 lowercase hex digits, high half first", "[cache]") {
+  CHECK(hex_digest(0x1, 0xab) == "000000000000000100000000000000ab");
+  CHECK(hex_digest(0xFEDCBA9876543210ULL, 0) == "fedcba98765432100000000000000000");
+  SourceSet sources;
+  sources.add_source("a.cuh", "int a;\n");
+  const std::string source_digest = sources.digest("a.cuh").value();
+  const std::string key_digest = CacheKey{"k", "b1", "sm_90", "13-0", "", source_digest}.digest();
+  for (const std::string& digest : {source_digest, key_digest}) {
+    INFO(digest);
+    CHECK(digest.size() == 32);
+    CHECK(digest.find_first_not_of("0123456789abcdef") == std::string::npos);
+  }
 }

@@ -1,7 +1,7 @@
 // The disk cache under faults that need a separate process: a file-size limit (EFBIG instead
 // of SIGXFSZ), a directory the process cannot write (a non-root child, since root ignores
-// permission bits), and a writer killed mid-write. Each runs in a forked child whose exit code
-// is the number of the first check that failed (0 = all held).
+// permission bits), and a writer killed at a fixed point of its write (its own write probe). Each runs in a forked
+// child whose exit code is the number of the first check that failed (0 = all held).
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -14,8 +14,9 @@
 #include <thread>
 
 #include "cache_test_support.hpp"
-#include "metrale/jit/disk_cache.hpp"
-#include "metrale/log.hpp"
+#include "ground/log.hpp"
+#include "jit/cache_file_io.hpp"
+#include "jit/disk_cache.hpp"
 
 using namespace metrale;
 using cache_test::file_names;
@@ -76,10 +77,9 @@ TEST_CASE("a file-size limit fails writes with EFBIG, one warning, no crash, no 
 }
 
 TEST_CASE("a read-only cache directory serves loads and refuses writes gracefully", "[cache]") {
-  if (::geteuid() != 0) {
-    WARN("needs root to create a directory owned by another user; skipped");
-    return;
-  }
+  // As root (CI) the directory goes to nobody and a child drops to nobody, since root ignores
+  // permission bits; as anyone else the directory stays ours and the child keeps our uid.
+  const bool root = ::geteuid() == 0;
   TempDir temp;
   ::chmod(temp.path().c_str(), 0711);  // let the unprivileged child reach the directory
   const auto dir = temp.path() / "cache";
@@ -88,11 +88,14 @@ TEST_CASE("a read-only cache directory serves loads and refuses writes gracefull
     DiskCache cache = DiskCache::open_at(dir);
     REQUIRE(cache.store(existing, {{"cubin", "prebuilt"}}));
   }
-  REQUIRE(::chown(dir.c_str(), 65534, 65534) == 0);
-  REQUIRE(::chown((dir / existing.file_name()).c_str(), 65534, 65534) == 0);
+  if (root) {
+    REQUIRE(::chown(dir.c_str(), 65534, 65534) == 0);
+    REQUIRE(::chown((dir / existing.file_name()).c_str(), 65534, 65534) == 0);
+  }
   REQUIRE(::chmod(dir.c_str(), 0500) == 0);
   const int code = run_in_child([&] {
-    CHILD_CHECK(::setgid(65534) == 0 && ::setuid(65534) == 0, 1);
+    CHILD_CHECK(!root || (::setgid(65534) == 0 && ::setuid(65534) == 0), 1);
+    CHILD_CHECK(::access(dir.c_str(), W_OK) != 0, 9);  // the premise: this process cannot write there
     auto sink = std::make_shared<RecordingSink>();
     logger().sinks().push_back(sink);
     logger().set_level(spdlog::level::debug);
@@ -116,6 +119,7 @@ TEST_CASE("a read-only cache directory serves loads and refuses writes gracefull
   });
   CHECK(code == 0);
   CHECK(file_names(dir) == std::vector<std::string>{existing.file_name()});
+  ::chmod(dir.c_str(), 0700);  // lets TempDir remove it
 }
 
 TEST_CASE("a cache prepared by root is shared read-only with other users", "[cache]") {
@@ -168,38 +172,58 @@ TEST_CASE("a cache prepared by root is shared read-only with other users", "[cac
   CHECK(file_names(dir) == std::vector<std::string>{existing.file_name()});
 }
 
-TEST_CASE("a writer killed mid-write leaves no torn entry", "[cache]") {
-  TempDir temp;
-  {
-    DiskCache create = DiskCache::open_at(temp.path());
-    REQUIRE(create.enabled());
+namespace {
+
+// The stage the writer child kills itself at (set in the child before it writes).
+CacheWriteStage kill_stage = CacheWriteStage::kHalfWritten;
+
+void kill_at_stage(CacheWriteStage stage) {
+  if (stage == kill_stage) {
+    ::raise(SIGKILL);
   }
+}
+
+}  // namespace
+
+TEST_CASE("a writer killed mid-write leaves no torn entry", "[cache]") {
+  // The kill point is deterministic: the writer's own write probe raises SIGKILL halfway through
+  // the temp file, or after it is complete and before the rename.
+  const CacheWriteStage stage = GENERATE(CacheWriteStage::kHalfWritten, CacheWriteStage::kBeforeRename);
+  INFO("killed at stage " << static_cast<int>(stage));
+  TempDir temp;
+  const CacheKey kept = sample_key("kept");
+  const CacheKey killed = sample_key("killed");
+  constexpr std::size_t kBytes = std::size_t{1} << 20;
   std::fflush(nullptr);
   const pid_t writer = ::fork();
   if (writer == 0) {
     DiskCache cache = DiskCache::open_at(temp.path());
     std::mt19937_64 rng(9);
-    for (std::uint64_t i = 0;; ++i) {
-      cache.store(sample_key(fmt::format("k{}", i % 4)), {{"cubin", cache_test::random_bytes(rng, 1 << 20)}});
-    }
+    const bool stored = cache.store(kept, {{"cubin", cache_test::random_bytes(rng, kBytes)}});
+    kill_stage = stage;
+    set_cache_write_probe(&kill_at_stage);
+    cache.store(killed, {{"cubin", cache_test::random_bytes(rng, kBytes)}});
+    ::_exit(stored ? 0 : 1);  // reached only when the probe did not kill the writer
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(150));
-  ::kill(writer, SIGKILL);
   int status = 0;
   ::waitpid(writer, &status, 0);
   REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
 
   DiskCache cache = DiskCache::open_at(temp.path());
   for (const auto& checked : cache.verify()) {
     INFO(checked.path << ": " << checked.problem);
     CHECK(checked.ok);
   }
-  for (int i = 0; i < 4; ++i) {
-    auto loaded = cache.load(sample_key(fmt::format("k{}", i)));
-    if (loaded) {
-      CHECK((*loaded)[0].second.size() == (1u << 20));
-    }
-  }
+  const auto loaded = cache.load(kept);
+  REQUIRE(loaded.has_value());
+  CHECK((*loaded)[0].second.size() == kBytes);
+  CHECK_FALSE(cache.load(killed).has_value());
   CHECK(cache.stats().bad_entries == 0);
-  CHECK(cache.list().size() <= 4);  // a killed writer may leave its temp file, never listed as an entry
+  CHECK(cache.list().size() == 1);  // the killed write left its temp file, never listed as an entry
+  std::size_t temps = 0;
+  for (const auto& name : file_names(temp.path())) {
+    temps += is_cache_temp_name(name) ? 1 : 0;
+  }
+  CHECK(temps == 1);
 }

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "metrale/jit/cache_entry.hpp"
-#include "metrale/jit/cache_key.hpp"
+#include "jit/cache_entry.hpp"
+#include "jit/cache_key.hpp"
 #include "support/temp_dir.hpp"
 
 namespace metrale::cache_test {

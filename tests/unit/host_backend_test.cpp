@@ -1,6 +1,6 @@
 // Host backend: the GpuBackend contract (describe, load, argument and launch-shape checks,
 // tracked memory) and the pure warp rules the scheduler applies.
-#include "metrale/host/host_backend.hpp"
+#include "host/host_backend.hpp"
 
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "data/host/host_test_support.hpp"
+#include "host/launch_limits.hpp"
 #include "host/warp_resolution.hpp"
 #include "metrale/error.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
-#include "metrale/host/launch_limits.hpp"
 
 // clang-format off
 #include "metrale/host/cuda_host_prelude.hpp"

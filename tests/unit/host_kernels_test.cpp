@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "data/host/host_test_support.hpp"
+#include "host/host_backend.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
-#include "metrale/host/host_backend.hpp"
+#include "metrale/runtime.hpp"
+#include "support/isolated_runtime.hpp"
 
 // The prelude, then the kernels it makes compilable: the order matters.
 // clang-format off
@@ -200,5 +202,29 @@ TEST_CASE("host backend: half-warps shuffling under their own masks at different
     const std::size_t source = lane < 16 ? i - lane + (15 - lane) : i ^ 1U;
     INFO("thread " << i);
     CHECK(result[i] == input[source]);
+  }
+}
+
+TEST_CASE("an engine's own host kernel runs through a runtime opened on the host backend", "[host][runtime]") {
+  // Only the public API: RuntimeOptions::host_kernels, the runtime's backend and the launch builder.
+  metrale::RuntimeOptions options = metrale::test::isolated_runtime_options(metrale::BackendChoice::kHost);
+  options.host_worker_threads = 2;
+  options.host_kernels.push_back(make_host_kernel<&warp_inclusive_scan>("engine_warp_scan", KernelParams{}));
+  auto runtime = metrale::Runtime::open(std::move(options));
+  metrale::GpuBackend& gpu = *runtime->backend();
+  const metrale::KernelHandle kernel = gpu.load(metrale::LoadRequest{"engine_warp_scan", KernelParams{}, "", {}, {}});
+  REQUIRE(kernel.present());
+  const auto input = random_ints<int>(64, 11, -1000, 1000);
+  const DevicePtr in = upload(gpu, input);
+  const DevicePtr out = upload(gpu, std::vector<int>(input.size(), std::numeric_limits<int>::min()));
+  KernelLaunch(gpu, kernel).grid({2, 1, 1}).block({32, 1, 1}).arg_ptr(in).arg_ptr(out).launch();
+  const auto scanned = download<int>(gpu, out, input.size());
+  for (std::size_t warp = 0; warp < 2; ++warp) {
+    int running = 0;
+    for (std::size_t lane = 0; lane < 32; ++lane) {
+      running += input[warp * 32 + lane];
+      INFO("warp " << warp << " lane " << lane);
+      REQUIRE(scanned[warp * 32 + lane] == running);
+    }
   }
 }

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "data/host/host_test_support.hpp"
+#include "host/host_backend.hpp"
 #include "metrale/error.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
-#include "metrale/host/host_backend.hpp"
 
 // The prelude, then the kernels it makes compilable: the order matters.
 // clang-format off

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "data/host/host_test_support.hpp"
+#include "host/host_backend.hpp"
 #include "metrale/error.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
-#include "metrale/host/host_backend.hpp"
-#include "metrale/ref/bf16.hpp"
+#include "ref/bf16.hpp"
 
 // clang-format off
 #include "metrale/host/cuda_host_prelude.hpp"

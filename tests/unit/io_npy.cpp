@@ -5,8 +5,8 @@
 #include <random>
 #include <string>
 
+#include "ground/npy.hpp"
 #include "metrale/error.hpp"
-#include "metrale/io/npy.hpp"
 
 using metrale::NpyArray;
 using metrale::NpyDtype;

@@ -4,12 +4,12 @@
 #include <catch2/catch.hpp>
 
 #include "cache_test_support.hpp"
+#include "jit/bundle.hpp"
+#include "jit/disk_cache.hpp"
+#include "jit/nvrtc_compiler.hpp"
 #include "jit/nvrtc_library.hpp"
 #include "metrale/error.hpp"
-#include "metrale/jit/bundle.hpp"
-#include "metrale/jit/disk_cache.hpp"
-#include "metrale/jit/nvrtc_compiler.hpp"
-#include "metrale/ref/bf16.hpp"
+#include "ref/bf16.hpp"
 
 using namespace metrale;
 

@@ -3,9 +3,10 @@
 #include <catch2/catch.hpp>
 #include <map>
 
-#include "metrale/jit/compile_report.hpp"
-#include "metrale/jit/compile_target.hpp"
-#include "metrale/jit/nvrtc_compiler.hpp"
+#include "jit/compile_report.hpp"
+#include "jit/compile_target.hpp"
+#include "jit/compiled_entry.hpp"
+#include "jit/nvrtc_compiler.hpp"
 
 using namespace metrale;
 

@@ -6,9 +6,11 @@
 #include <random>
 #include <vector>
 
+#include "gpu/cuda_backend.hpp"
+#include "gpu/cuda_driver.hpp"
+#include "jit/compiled_entry.hpp"
+#include "jit/compiled_memory_cache.hpp"
 #include "jit_test_support.hpp"
-#include "metrale/gpu/cuda_backend.hpp"
-#include "metrale/gpu/cuda_driver.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 

@@ -7,8 +7,10 @@
 #include <catch2/catch.hpp>
 
 #include "cache_test_support.hpp"
+#include "jit/compiled_entry.hpp"
+#include "jit/compiled_memory_cache.hpp"
+#include "jit/disk_entry_store.hpp"
 #include "jit_test_support.hpp"
-#include "metrale/jit/disk_entry_store.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 
 using namespace metrale;
@@ -18,7 +20,7 @@ namespace {
 
 KernelRegistry::Options disk_options(const std::filesystem::path& dir) {
   KernelRegistry::Options options;
-  options.store = disk_entry_store(std::make_shared<DiskCache>(DiskCache::open_at(dir)));
+  options.store = std::make_shared<EntryStore>(disk_entry_store(std::make_shared<DiskCache>(DiskCache::open_at(dir))));
   options.memory = std::make_shared<CompiledMemoryCache>();
   options.parallelism = 2;
   return options;
@@ -114,16 +116,45 @@ TEST_CASE("a bit-flipped or truncated entry is detected and rebuilt", "[jit][dis
   CHECK(stats.disk_hits == 2);
 }
 
-TEST_CASE("a read-only cache directory still builds every kernel", "[jit][disk]") {
-  TempDir dir;
-  REQUIRE(::chmod(dir.path().c_str(), 0500) == 0);
+// Builds the two kernels into `dir` and returns the number of the first check that failed (0: all
+// held): both records ok, one NVRTC program, and the directory really read-only to this process.
+int build_read_only(const std::filesystem::path& dir) {
   RegistryStats stats;
-  const auto records = build_two(dir.path(), &stats);
-  ::chmod(dir.path().c_str(), 0700);
-  CHECK(records[0].ok());
-  CHECK(records[1].ok());
-  CHECK(stats.nvrtc_programs == 1);
-  if (::geteuid() != 0) {  // root writes anyway
-    CHECK(entries(dir.path()).empty());
+  const auto records = build_two(dir, &stats);
+  if (records.size() != 2 || !records[0].ok() || !records[1].ok()) {
+    return 2;
   }
+  if (stats.nvrtc_programs != 1) {
+    return 3;
+  }
+  if (::access(dir.c_str(), W_OK) == 0) {
+    return 4;  // the premise failed: this process may write the directory
+  }
+  return 0;
+}
+
+TEST_CASE("a read-only cache directory still builds every kernel", "[jit][disk]") {
+  TempDir temp;
+  const auto dir = temp.path() / "cache";
+  std::filesystem::create_directories(dir);
+  int code = 0;
+  if (::geteuid() == 0) {
+    // Root ignores permission bits (CI runs as root): build in a child that drops to nobody, who
+    // owns the directory but may only read it.
+    REQUIRE(::chmod(temp.path().c_str(), 0711) == 0);
+    REQUIRE(::chown(dir.c_str(), 65534, 65534) == 0);
+    REQUIRE(::chmod(dir.c_str(), 0500) == 0);
+    code = cache_test::run_in_child([&] {
+      if (::setgid(65534) != 0 || ::setuid(65534) != 0) {
+        return 1;
+      }
+      return build_read_only(dir);
+    });
+  } else {
+    REQUIRE(::chmod(dir.c_str(), 0500) == 0);
+    code = build_read_only(dir);
+    ::chmod(dir.c_str(), 0700);
+  }
+  CHECK(code == 0);
+  CHECK(entries(dir).empty());
 }

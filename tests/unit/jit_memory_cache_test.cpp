@@ -3,8 +3,8 @@
 // options only, so an added header or a changed template compiles again.
 #include <catch2/catch.hpp>
 
+#include "jit/compiled_memory_cache.hpp"
 #include "jit_test_support.hpp"
-#include "metrale/jit/compiled_memory_cache.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 
 using namespace metrale;

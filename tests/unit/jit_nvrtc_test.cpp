@@ -2,8 +2,9 @@
 // target's arch, lowered names, resources, PTX-only archs, errors as data.
 #include <catch2/catch.hpp>
 
+#include "jit/compiled_entry.hpp"
+#include "jit/nvrtc_compiler.hpp"
 #include "jit_test_support.hpp"
-#include "metrale/jit/nvrtc_compiler.hpp"
 
 using namespace metrale;
 

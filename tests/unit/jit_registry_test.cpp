@@ -4,8 +4,12 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
+#include "jit/compiled_entry.hpp"
+#include "jit/compiled_memory_cache.hpp"
+#include "jit/disk_entry_store.hpp"
 #include "jit_test_support.hpp"
 #include "metrale/jit/kernel_registry.hpp"
+#include "support/build_gate.hpp"
 
 using namespace metrale;
 using jit_test_support::FakeBackend;
@@ -15,7 +19,7 @@ namespace {
 
 KernelRegistry::Options fresh_options(EntryStore store = {}) {
   KernelRegistry::Options options;
-  options.store = std::move(store);
+  options.store = std::make_shared<EntryStore>(std::move(store));
   options.memory = std::make_shared<CompiledMemoryCache>();
   options.parallelism = 2;
   return options;
@@ -190,16 +194,22 @@ TEST_CASE("a backend without images loads by kernel and params, with no NVRTC ca
   const VariantId ok = registry.declare(scale_variant(64));
   const VariantId refused = registry.declare(scale_variant(128));
   FakeBackend host(false, {0, 0}, "host");
-  host.refuse_kernel = "none";
+  host.refuse_kernel = "scale";
+  host.refuse_params = KernelParams{128, 0, 0};
   const DeviceIndex device = registry.load(host);
   CHECK(registry.handle(device, ok).present());
-  CHECK(registry.handle(device, refused).present());
+  // The refused variant stays absent with the backend's reason; its sibling is unaffected.
+  CHECK_FALSE(registry.handle(device, refused).present());
+  REQUIRE(registry.record(refused, "host").has_value());
+  CHECK_FALSE(registry.record(refused, "host")->ok());
+  CHECK_THAT(registry.record(refused, "host")->load_error, Catch::Contains("fake refusal of scale"));
+  CHECK(registry.record(ok, "host")->ok());
   CHECK(registry.stats().nvrtc_programs == 0);
   const auto loads = host.loads_copy();
-  REQUIRE(loads.size() == 2);
-  CHECK(loads[1].params == KernelParams{128, 0, 0});
-  CHECK(loads[1].lowered_name.empty());
-  CHECK(loads[1].image_bytes == 0);
+  REQUIRE(loads.size() == 1);
+  CHECK(loads[0].params == KernelParams{64, 0, 0});
+  CHECK(loads[0].lowered_name.empty());
+  CHECK(loads[0].image_bytes == 0);
   CHECK(registry.record(ok, "host")->origin == BuildOrigin::kHost);
 
   FakeBackend refusing(false, {0, 0}, "host2");
@@ -210,16 +220,36 @@ TEST_CASE("a backend without images loads by kernel and params, with no NVRTC ca
 }
 
 TEST_CASE("background twins arrive after load returns", "[jit][registry][concurrency]") {
-  KernelRegistry registry(jit_test_support::test_sources(), fresh_options());
+  test::BuildGate gate;
+  KernelRegistry::Options options = fresh_options();
+  options.background_gate = gate.hold();
+  KernelRegistry registry(jit_test_support::test_sources(), std::move(options));
   const VariantId parent = registry.declare(scale_variant(64));
   const VariantId twin =
       registry.declare({"scale_twin", "jit_test_kernels.cuh", "jit_test::to_bf16<64>", KernelParams{0, 64, 0}, true});
   FakeBackend gpu(true, {12, 1}, "fake:gb10");
   const DeviceIndex device = registry.load(gpu, LoadMode::kBackgroundTwins);
+  // load() has returned with the gate shut: the parent is loaded, the twin not yet built.
   CHECK(registry.handle(device, parent).present());
+  CHECK_FALSE(registry.handle(device, twin).present());
+  CHECK_FALSE(registry.record(twin, "sm_121").has_value());
+  gate.open();
   registry.wait_background();
   CHECK(registry.handle(device, twin).present());
+  REQUIRE(registry.record(twin, "sm_121").has_value());
   CHECK(registry.record(twin, "sm_121")->ok());
+}
+
+TEST_CASE("a registry that waits for all builds every twin before load returns", "[jit][registry]") {
+  test::BuildGate gate;  // never opened: kWaitForAll must not consult it
+  KernelRegistry::Options options = fresh_options();
+  options.background_gate = gate.hold();
+  KernelRegistry registry(jit_test_support::test_sources(), std::move(options));
+  const VariantId twin =
+      registry.declare({"scale_twin", "jit_test_kernels.cuh", "jit_test::to_bf16<64>", KernelParams{0, 64, 0}, true});
+  FakeBackend gpu(true, {12, 1}, "fake:gb10");
+  const DeviceIndex device = registry.load(gpu, LoadMode::kWaitForAll);
+  CHECK(registry.handle(device, twin).present());
 }
 
 TEST_CASE("a host engine adds its own source and builds from it", "[jit][registry]") {

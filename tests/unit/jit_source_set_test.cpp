@@ -1,8 +1,8 @@
 // jit_source_set_test.cpp: source sets, the template directory override, include digests.
 #include <catch2/catch.hpp>
 
+#include "ground/embedded_files.hpp"
 #include "jit_test_support.hpp"
-#include "metrale/embedded_files.hpp"
 #include "metrale/error.hpp"
 #include "metrale/jit/source_set.hpp"
 
@@ -10,8 +10,12 @@ using jit_test_support::ScopedEnv;
 using metrale::SourceSet;
 
 TEST_CASE("included_names finds quoted and angled includes in order", "[jit][source_set]") {
-  const auto names = metrale::included_names("#include \"a.cuh\"\n#  include <b.h>\n#include\t\"c.cuh\"\n#include x\n");
-  REQUIRE(names == std::vector<std::string>{"a.cuh", "c.cuh"});
+  // Blanks may stand before and after '#', as the preprocessor allows; a directive without a
+  // name, or "#include" that does not start a line, is not an include.
+  const auto names = metrale::included_names(
+      "#include \"a.cuh\"\n#  include <b.h>\n#include\t\"c.cuh\"\n#include x\n  #\tinclude \"d.cuh\"\n"
+      "// see #include \"not_me.cuh\"\n#includes \"no.cuh\"");
+  REQUIRE(names == std::vector<std::string>{"a.cuh", "b.h", "c.cuh", "d.cuh"});
   REQUIRE(metrale::included_names("#include <cuda_bf16.h>\n#include \"unterminated\n") ==
           std::vector<std::string>{"cuda_bf16.h"});
 }

@@ -9,10 +9,12 @@
 #include <map>
 #include <sstream>
 
+#include "jit/compiled_entry.hpp"
+#include "jit/compiled_memory_cache.hpp"
 #include "jit_test_support.hpp"
 #include "metrale/jit/kernel_registry.hpp"
-#include "metrale/ops/op_kernels.hpp"
-#include "metrale/target/hardware_loader.hpp"
+#include "ops/op_kernels.hpp"
+#include "target/hardware_loader.hpp"
 
 using namespace metrale;
 

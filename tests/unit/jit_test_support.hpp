@@ -9,9 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "jit/disk_entry_store.hpp"
+#include "jit/entry_store.hpp"
 #include "metrale/error.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
-#include "metrale/jit/entry_store.hpp"
 #include "metrale/jit/source_set.hpp"
 #include "support/scoped_env.hpp"
 
@@ -49,7 +50,7 @@ class FakeBackend final : public metrale::GpuBackend {
 
   metrale::KernelHandle load(const metrale::LoadRequest& request) override {
     std::lock_guard lock(mutex_);
-    if (refuse_kernel == request.kernel) {
+    if (refuse_kernel == request.kernel && (!refuse_params || *refuse_params == request.params)) {
       throw metrale::BackendError("fake refusal of " + refuse_kernel);
     }
     loads.push_back(Load{std::string(request.kernel), request.params, std::string(request.lowered_name),
@@ -68,7 +69,9 @@ class FakeBackend final : public metrale::GpuBackend {
     return loads;
   }
 
+  // load() throws for this kernel: every variant of it, or only the one with refuse_params.
   std::string refuse_kernel;
+  std::optional<metrale::KernelParams> refuse_params;
 
  private:
   bool needs_image_;

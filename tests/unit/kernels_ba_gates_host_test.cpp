@@ -7,6 +7,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "ops/ssm_ba_gates_guard.hpp"
 #include "unit/kernels_support.hpp"
 
 using namespace metrale;

@@ -10,7 +10,8 @@
 #include <sstream>
 #include <string>
 
-#include "metrale/host/tile_collectives.hpp"
+#include "metrale/host/thread_context.hpp"
+#include "ops/ssm_ba_gates_mma_guard.hpp"
 #include "unit/kernels_support.hpp"
 
 using namespace metrale;
@@ -47,7 +48,7 @@ std::vector<float> check_mma(Runtime& runtime, const BaCase& c) {
   CHECK(run.guard_written == 0);
   const double error = kernels_test::ba_relative_frobenius_error(c.shape, run.out, c.oracle());
   INFO("relative Frobenius error against the float64 oracle: " << error);
-  CHECK(error < 1e-5);
+  CHECK(error < metrale::check::kBaGatesMmaMaxRelativeFrobenius);
   return run.out;
 }
 

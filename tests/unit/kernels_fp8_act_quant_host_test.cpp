@@ -9,6 +9,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "ops/fp8_act_quant_floor.hpp"
 #include "unit/kernels_support.hpp"
 
 using namespace metrale;

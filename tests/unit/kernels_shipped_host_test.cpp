@@ -5,11 +5,12 @@
 #include <optional>
 #include <string>
 
-#include "metrale/host/builtin_kernels.hpp"
-#include "metrale/host/host_kernel_table.hpp"
+#include "host/builtin_kernels.hpp"
+#include "host/host_kernel_table.hpp"
 #include "metrale/runtime.hpp"
-#include "metrale/target/hardware_loader.hpp"
+#include "ops/op_kernels.hpp"
 #include "support/isolated_runtime.hpp"
+#include "target/hardware_loader.hpp"
 
 using namespace metrale;
 

@@ -3,8 +3,10 @@
 #include <catch2/catch.hpp>
 #include <set>
 #include <string>
+#include <string_view>
+#include <vector>
 
-#include "metrale/ops/fp8_act_quant_floor.hpp"
+#include "ops/fp8_act_quant_floor.hpp"
 
 using namespace metrale;
 using namespace metrale::ops;
@@ -17,17 +19,6 @@ constexpr KernelHandle kTwin{32};
 Fp8QuantKernels both() { return Fp8QuantKernels{kShared, kTwin}; }
 
 }  // namespace
-
-TEST_CASE("FP8 constants follow the seed", "[ops][fp8]") {
-  CHECK(kFp8QuantMinCtasPerSm == 2);
-  CHECK(kFp8QuantGroups == 8);
-  CHECK(kFp8QuantLanes * kFp8QuantGroups == 128);
-  CHECK(fp8_quant_min_ctas(132) == 264);
-  CHECK(fp8_quant_min_ctas(0) == 2);
-  CHECK(kFp8QuantRejects[0] == "not requested");
-  CHECK(kFp8QuantRejects[1] == "kernel absent from this image (kernels/hopper only)");
-  CHECK(kFp8QuantRejects[2] == "too few CTAs to fill the device at 8 K-groups per CTA");
-}
 
 TEST_CASE("the FP8 grid function gives both kernels' grids", "[ops][fp8]") {
   CHECK(fp8_quant_grid(true, 53, 5120) == Dim3{53, 5, 1});
@@ -54,45 +45,80 @@ TEST_CASE("the FP8 floor table at 132 SMs: 53, 44, 16", "[ops][fp8]") {
   }
 }
 
-TEST_CASE("FP8 guard order: absent twin, then a lone twin runs, then the lever, then the floor", "[ops][fp8]") {
-  CHECK(fp8_act_quant_hopper_reject(false, false, true, 1, 5120, 132) == kFp8QuantRejects[1]);
-  CHECK(fp8_act_quant_hopper_reject(false, false, false, 4096, 5120, 132) == kFp8QuantRejects[1]);
-  // Twin present, shared absent: the twin runs whatever the lever and the floor say.
-  CHECK_FALSE(fp8_act_quant_hopper_reject(false, true, false, 1, 5120, 132).has_value());
-  CHECK_FALSE(fp8_act_quant_hopper_reject(true, true, false, 1, 5120, 132).has_value());
-  CHECK(fp8_act_quant_hopper_reject(false, true, true, 1, 5120, 132) == kFp8QuantRejects[0]);
-  CHECK(fp8_act_quant_hopper_reject(false, true, true, 4096, 5120, 132) == kFp8QuantRejects[0]);
-  CHECK(fp8_act_quant_hopper_reject(true, true, true, 1, 5120, 132) == kFp8QuantTooFewCtas);
-  CHECK_FALSE(fp8_act_quant_hopper_reject(true, true, true, 4096, 5120, 132).has_value());
-}
+namespace {
 
-TEST_CASE("the FP8 pick sets kernel, grid and block from one decision", "[ops][fp8]") {
-  for (bool requested : {false, true}) {
-    for (KernelHandle shared : {KernelHandle{}, kShared}) {
-      for (KernelHandle twin : {KernelHandle{}, kTwin}) {
-        for (std::uint32_t m : {1u, 15u, 16u, 43u, 44u, 52u, 53u, 4096u}) {
-          for (std::uint32_t k : {128u, 1152u, 5120u, 6144u, 17408u}) {
-            for (std::uint32_t sms : {0u, 48u, 132u}) {
-              const Fp8QuantKernels kernels{shared, twin};
-              const Fp8QuantPick pick = fp8_quant_pick(requested, kernels, m, k, sms);
-              const auto reject = fp8_act_quant_hopper_reject(requested, twin.present(), shared.present(), m, k, sms);
-              REQUIRE(pick.reject == reject);
-              REQUIRE(pick.twin == !reject.has_value());
-              REQUIRE(pick.requested == requested);
-              REQUIRE(pick.kernel == (pick.twin ? twin : shared));
-              REQUIRE(pick.grid == fp8_quant_grid(pick.twin, m, k, pick.twin ? 8 : 1));
-              REQUIRE(pick.block == Dim3{pick.twin ? 128u : 16u, 1, 1});
-              if (pick.twin && shared.present()) {
-                // The floor measured the grid this launch uses.
-                REQUIRE(pick.grid.volume() >= fp8_quant_min_ctas(sms));
-                REQUIRE(pick.grid.volume() == fp8_quant_hopper_ctas(m, k));
-              }
-            }
-          }
-        }
-      }
+// The seed's reason strings (002_*.txt, FP8_QUANT_REJECTS), spelled here, not read from the code.
+constexpr std::string_view kNotRequested = "not requested";
+constexpr std::string_view kAbsent = "kernel absent from this image (kernels/hopper only)";
+constexpr std::string_view kTooFew = "too few CTAs to fill the device at 8 K-groups per CTA";
+constexpr std::string_view kTwinRuns = "";
+
+struct Fp8GuardRow {
+  bool requested;
+  bool twin_present;
+  bool shared_present;
+  std::uint32_t m, k, sms;
+  std::string_view expected;  // kTwinRuns: the twin takes the launch
+  Dim3 grid;                  // of the kernel that runs: (M, ceil(K/128/8)) twin, (M, K/128) shared
+};
+
+// Inputs -> outcome from the seed's guard (absent twin; a lone twin runs whatever the lever and the
+// floor say; the lever; the 2 x sm_count CTA floor) and its table: at 132 SMs the twin starts at
+// M = 53 (K 5120), 44 (K 6144), 16 (K 17408).
+constexpr Fp8GuardRow kFp8GuardTable[] = {
+    {false, false, true, 1, 5120, 132, kAbsent, {1, 40, 1}},
+    {true, false, true, 4096, 5120, 132, kAbsent, {4096, 40, 1}},
+    {false, false, false, 4096, 5120, 132, kAbsent, {4096, 40, 1}},
+    {false, true, false, 1, 5120, 132, kTwinRuns, {1, 5, 1}},
+    {true, true, false, 1, 5120, 132, kTwinRuns, {1, 5, 1}},
+    {false, true, true, 1, 5120, 132, kNotRequested, {1, 40, 1}},
+    {false, true, true, 4096, 5120, 132, kNotRequested, {4096, 40, 1}},
+    {true, true, true, 1, 5120, 132, kTooFew, {1, 40, 1}},
+    {true, true, true, 52, 5120, 132, kTooFew, {52, 40, 1}},
+    {true, true, true, 53, 5120, 132, kTwinRuns, {53, 5, 1}},
+    {true, true, true, 43, 6144, 132, kTooFew, {43, 48, 1}},
+    {true, true, true, 44, 6144, 132, kTwinRuns, {44, 6, 1}},
+    {true, true, true, 15, 17408, 132, kTooFew, {15, 136, 1}},
+    {true, true, true, 16, 17408, 132, kTwinRuns, {16, 17, 1}},
+    {true, true, true, 4096, 5120, 132, kTwinRuns, {4096, 5, 1}},
+    {true, true, true, 19, 5120, 48, kTooFew, {19, 40, 1}},  // gb10's 48 SMs: 96 CTAs
+    {true, true, true, 20, 5120, 48, kTwinRuns, {20, 5, 1}},
+    {true, true, true, 1, 1152, 0, kTwinRuns, {1, 2, 1}},  // sm_count 0 counts as 1; 9 groups, a ragged CTA
+    {true, true, true, 1, 128, 1, kTooFew, {1, 1, 1}},
+};
+
+}  // namespace
+
+TEST_CASE("the FP8 guard and pick follow the seed's table of inputs and outcomes", "[ops][fp8]") {
+  for (const Fp8GuardRow& row : kFp8GuardTable) {
+    INFO("requested=" << row.requested << " twin=" << row.twin_present << " shared=" << row.shared_present
+                      << " M=" << row.m << " K=" << row.k << " sms=" << row.sms);
+    const Fp8QuantKernels kernels{row.shared_present ? kShared : KernelHandle{},
+                                  row.twin_present ? kTwin : KernelHandle{}};
+    const auto reject =
+        fp8_act_quant_hopper_reject(row.requested, row.twin_present, row.shared_present, row.m, row.k, row.sms);
+    const Fp8QuantPick pick = fp8_quant_pick(row.requested, kernels, row.m, row.k, row.sms);
+    CHECK(pick.requested == row.requested);
+    CHECK(pick.grid == row.grid);
+    if (row.expected == kTwinRuns) {
+      CHECK_FALSE(reject.has_value());
+      CHECK(pick.twin);
+      CHECK(pick.kernel == kTwin);
+      CHECK(pick.block == Dim3{128, 1, 1});
+      CHECK_FALSE(pick.reject.has_value());
+    } else {
+      CHECK(reject == row.expected);
+      CHECK_FALSE(pick.twin);
+      CHECK(pick.kernel == kernels.shared);
+      CHECK(pick.block == Dim3{16, 1, 1});
+      CHECK(pick.reject == row.expected);
     }
   }
+}
+
+TEST_CASE("the FP8 reasons are listed in the seed's order", "[ops][fp8]") {
+  const std::vector<std::string_view> seed_order{kNotRequested, kAbsent, kTooFew};
+  CHECK(std::vector<std::string_view>(kFp8QuantRejects.begin(), kFp8QuantRejects.end()) == seed_order);
 }
 
 TEST_CASE("every FP8 reason has its own log slot", "[ops][fp8]") {

@@ -133,3 +133,15 @@ TEST_CASE("fp8_act_quant refuses shapes no kernel can take, naming the constrain
       },
       "more than grid.y allows");
 }
+
+TEST_CASE("the FP8 guard sees the target's SM count when the device cannot say", "[ops][fp8]") {
+  test::RecordingGpu unknown(std::nullopt);
+  Fp8QuantKernels kernels{kShared, kTwin};
+  // gb10's 48 SMs: 20 tokens at K = 5120 make 100 twin CTAs >= 96; at the 132-SM default, < 264.
+  kernels.fallback_sm_count = 48;
+  CHECK(fp8_act_quant(unknown, kernels, true, args_for(20, 5120)).twin);
+  kernels.fallback_sm_count = kFallbackSmCount;
+  CHECK_FALSE(fp8_act_quant(unknown, kernels, true, args_for(20, 5120)).twin);
+  test::RecordingGpu known(48);
+  CHECK(fp8_act_quant(known, kernels, true, args_for(20, 5120)).twin);
+}

@@ -1,14 +1,18 @@
 // ops_ssm_ba_gates_guard.cpp: the BA-gates twin's constants, guard, pick, log slots and index
 // mappings, pinned to the seed's numbers.
+#include <array>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <limits>
 #include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
-#include "metrale/ops/ssm_ba_gates_guard.hpp"
-#include "metrale/ops/ssm_ba_gates_mapping.hpp"
+#include "ops/op_verdict.hpp"
+#include "ops/ssm_ba_gates_guard.hpp"
+#include "ops/ssm_ba_gates_mapping.hpp"
 #include "unit/ops_recording_gpu.hpp"
 
 using namespace metrale;
@@ -27,17 +31,6 @@ std::optional<std::string_view> reject_at(std::uint32_t m, std::uint32_t n = 96,
 
 }  // namespace
 
-TEST_CASE("BA gates constants follow the seed", "[ops][ba_gates]") {
-  CHECK(kBaGatesBlock == 256);
-  CHECK(kBaGatesLanes == 64);
-  CHECK(kBaGatesOuts == 4);
-  CHECK(kBaGatesWarps == 8);
-  CHECK(kBaGatesGroups == 8);
-  CHECK(kBaGatesMinCtasPerSm == 2);
-  CHECK(kBaGatesFallbackSmCount == 132);
-  CHECK(kBaGatesLogSlots == 7);
-}
-
 TEST_CASE("the twin reads the activation row 12 times at N = 96", "[ops][ba_gates]") {
   CHECK(ba_gates_twin_row_reads(96, kBaGatesOuts, kBaGatesGroups) == 12);
   CHECK(ba_gates_twin_row_reads(64, kBaGatesOuts, kBaGatesGroups) == 8);
@@ -55,61 +48,85 @@ TEST_CASE("the twin needs 264 tokens at 132 SMs", "[ops][ba_gates]") {
   CHECK_FALSE(reject_at(265).has_value());
 }
 
-TEST_CASE("every BA guard reason fires at its boundary", "[ops][ba_gates]") {
-  CHECK(reject_at(4096, 96, 5120, 5120, false) == kBaGatesRejects[0]);
-  CHECK(reject_at(4096, 96, 5120, 5120, true, false) == kBaGatesRejects[1]);
-  CHECK(reject_at(4096, 0) == kBaGatesRejects[2]);
-  CHECK(reject_at(4096, 96, 0, 0) == kBaGatesRejects[2]);
-  CHECK(reject_at(4096, 1) == std::nullopt);
-  CHECK(reject_at(4096, 96, 5124, 5128) == kBaGatesRejects[3]);
-  CHECK(reject_at(4096, 96, 8, 8) == std::nullopt);
-  CHECK(reject_at(4096, 96, 5120, 5119) == kBaGatesRejects[4]);
-  CHECK(reject_at(4096, 96, 5120, 5120) == std::nullopt);
-  CHECK(reject_at(1, 96, 5120, 5120, true, true, 0) == kBaGatesTooFewTokens);
-  CHECK(reject_at(2, 96, 5120, 5120, true, true, 0) == std::nullopt);
-}
+namespace {
 
-TEST_CASE("BA guard reasons come in the seed's order when several apply", "[ops][ba_gates]") {
-  // Everything wrong at once: each earlier reason hides the later ones.
-  CHECK(reject_at(1, 0, 4, 0, false, false) == kBaGatesRejects[0]);
-  CHECK(reject_at(1, 0, 4, 0, true, false) == kBaGatesRejects[1]);
-  CHECK(reject_at(1, 0, 4, 0, true, true) == kBaGatesRejects[2]);
-  CHECK(reject_at(1, 96, 4, 0, true, true) == kBaGatesRejects[3]);
-  CHECK(reject_at(1, 96, 8, 0, true, true) == kBaGatesRejects[4]);
-  CHECK(reject_at(1, 96, 8, 8, true, true) == kBaGatesRejects[5]);
-  CHECK(kBaGatesRejects[0] == "not requested");
-  CHECK(kBaGatesRejects[1] == "kernel absent from this image (kernels/hopper only)");
-  CHECK(kBaGatesRejects[2] == "empty BA projection");
-  CHECK(kBaGatesRejects[3] == "K is not a multiple of 8 (the uint4 K sweep would drop a tail)");
-  CHECK(kBaGatesRejects[4] == "K_stride < K: the activation row is shorter than the reduction");
-  CHECK(kBaGatesRejects[5] == "too few tokens to fill the device at one CTA per token");
-}
+// The seed's reason strings (000_*.txt, ssm_ba_gates_hopper_reject), spelled here rather than
+// read from kBaGatesRejects, so a changed string or order fails.
+constexpr std::string_view kNotRequested = "not requested";
+constexpr std::string_view kAbsent = "kernel absent from this image (kernels/hopper only)";
+constexpr std::string_view kEmpty = "empty BA projection";
+constexpr std::string_view kKTail = "K is not a multiple of 8 (the uint4 K sweep would drop a tail)";
+constexpr std::string_view kShortRow = "K_stride < K: the activation row is shorter than the reduction";
+constexpr std::string_view kTooFew = "too few tokens to fill the device at one CTA per token";
+constexpr std::string_view kTwinRuns = "";
 
-TEST_CASE("ba_gates_pick returns the twin exactly when the guard says none", "[ops][ba_gates]") {
-  int twins = 0;
-  int parents = 0;
-  for (bool requested : {false, true}) {
-    for (KernelHandle twin : {KernelHandle{}, kTwin}) {
-      for (std::uint32_t m : {0u, 1u, 263u, 264u, 265u, 4096u}) {
-        for (std::uint32_t n : {0u, 64u, 96u}) {
-          for (std::uint32_t k : {0u, 4u, 2048u, 5120u}) {
-            for (std::uint32_t k_stride : {k == 0 ? 0u : k - 1, k, k + 8}) {
-              for (std::uint32_t sms : {0u, 1u, 132u, 148u}) {
-                const auto reject = ssm_ba_gates_hopper_reject(requested, twin.present(), m, n, k, k_stride, sms);
-                const BaGatesPick pick = ba_gates_pick(requested, kParent, twin, m, n, k, k_stride, sms);
-                REQUIRE(pick.reject == reject);
-                REQUIRE(pick.twin == !reject.has_value());
-                REQUIRE(pick.kernel == (pick.twin ? twin : kParent));
-                (pick.twin ? twins : parents) += 1;
-              }
-            }
-          }
-        }
-      }
+struct BaGuardRow {
+  bool requested;
+  bool twin_present;
+  std::uint32_t m, n, k, k_stride, sms;
+  std::string_view expected;  // kTwinRuns: the twin takes the launch
+};
+
+// Inputs -> outcome, from the seed's guard: the order of the tests, the 2 x sm_count token floor
+// (sm_count 0 counts as 1), and the Qwen3.5-27B (N 96, K 5120) and Qwen3-Next (N 64, K 2048) shapes.
+constexpr BaGuardRow kBaGuardTable[] = {
+    {false, true, 4096, 96, 5120, 5120, 132, kNotRequested},
+    {true, false, 4096, 96, 5120, 5120, 132, kAbsent},
+    {true, true, 4096, 0, 5120, 5120, 132, kEmpty},
+    {true, true, 4096, 96, 0, 0, 132, kEmpty},
+    {true, true, 4096, 96, 5124, 5128, 132, kKTail},
+    {true, true, 4096, 96, 5120, 5119, 132, kShortRow},
+    {true, true, 4096, 96, 5120, 5120, 132, kTwinRuns},
+    {true, true, 4096, 96, 8, 8, 132, kTwinRuns},
+    {true, true, 4096, 1, 5120, 5120, 132, kTwinRuns},  // the guard does not check N's parity (the op does)
+    {true, true, 263, 96, 5120, 5120, 132, kTooFew},
+    {true, true, 264, 96, 5120, 5120, 132, kTwinRuns},
+    {true, true, 265, 96, 5120, 5120, 132, kTwinRuns},
+    {true, true, 295, 96, 5120, 5120, 148, kTooFew},
+    {true, true, 296, 96, 5120, 5120, 148, kTwinRuns},
+    {true, true, 95, 64, 2048, 2048, 48, kTooFew},
+    {true, true, 96, 64, 2048, 2048, 48, kTwinRuns},
+    {true, true, 1, 96, 5120, 5120, 0, kTooFew},
+    {true, true, 2, 96, 5120, 5120, 0, kTwinRuns},
+    {true, true, 4096, 96, 5120, 6144, 132, kTwinRuns},  // a padded row
+    // Everything wrong at once: each earlier reason hides the later ones.
+    {false, false, 1, 0, 4, 0, 132, kNotRequested},
+    {true, false, 1, 0, 4, 0, 132, kAbsent},
+    {true, true, 1, 0, 4, 0, 132, kEmpty},
+    {true, true, 1, 96, 4, 0, 132, kKTail},
+    {true, true, 1, 96, 8, 0, 132, kShortRow},
+    {true, true, 1, 96, 8, 8, 132, kTooFew},
+    {false, true, 1, 96, 8, 8, 132, kNotRequested},
+};
+
+}  // namespace
+
+TEST_CASE("the BA guard and pick follow the seed's table of inputs and outcomes", "[ops][ba_gates]") {
+  for (const BaGuardRow& row : kBaGuardTable) {
+    INFO("requested=" << row.requested << " twin=" << row.twin_present << " M=" << row.m << " N=" << row.n
+                      << " K=" << row.k << " K_stride=" << row.k_stride << " sms=" << row.sms);
+    const auto reject =
+        ssm_ba_gates_hopper_reject(row.requested, row.twin_present, row.m, row.n, row.k, row.k_stride, row.sms);
+    const BaGatesPick pick = ba_gates_pick(row.requested, kParent, row.twin_present ? kTwin : KernelHandle{}, row.m,
+                                           row.n, row.k, row.k_stride, row.sms);
+    if (row.expected == kTwinRuns) {
+      CHECK_FALSE(reject.has_value());
+      CHECK(pick.twin);
+      CHECK(pick.kernel == kTwin);
+      CHECK_FALSE(pick.reject.has_value());
+    } else {
+      CHECK(reject == row.expected);
+      CHECK_FALSE(pick.twin);
+      CHECK(pick.kernel == kParent);
+      CHECK(pick.reject == row.expected);
     }
   }
-  CHECK(twins > 0);
-  CHECK(parents > 0);
+}
+
+TEST_CASE("the BA reasons are listed in the order the seed tests them", "[ops][ba_gates]") {
+  // The log slots are indexed by this list, so its order is part of the contract.
+  const std::vector<std::string_view> seed_order{kNotRequested, kAbsent, kEmpty, kKTail, kShortRow, kTooFew};
+  CHECK(std::vector<std::string_view>(kBaGatesRejects.begin(), kBaGatesRejects.end()) == seed_order);
 }
 
 TEST_CASE("every BA reject reason has its own log slot", "[ops][ba_gates]") {
@@ -162,10 +179,30 @@ TEST_CASE("replayed BA call sequences log each outcome once", "[ops][ba_gates]")
   }
 }
 
-TEST_CASE("BA SM count falls back to 132 and is at least 1", "[ops][ba_gates]") {
-  CHECK(ba_gates_sm_count(test::RecordingGpu(std::nullopt)) == 132);
-  CHECK(ba_gates_sm_count(test::RecordingGpu(0u)) == 1);
-  CHECK(ba_gates_sm_count(test::RecordingGpu(148u)) == 148);
+TEST_CASE("the SM count a guard sees: the device's, else the given fallback, at least 1", "[ops][ba_gates]") {
+  CHECK(device_sm_count(test::RecordingGpu(std::nullopt), 48) == 48);
+  CHECK(device_sm_count(test::RecordingGpu(std::nullopt), 0) == 1);
+  CHECK(device_sm_count(test::RecordingGpu(0u), 48) == 1);
+  CHECK(device_sm_count(test::RecordingGpu(148u), 48) == 148);
+}
+
+TEST_CASE("both ops' floors are one formula: 2 CTAs per SM, saturating", "[ops][ba_gates][fp8]") {
+  const std::pair<std::uint32_t, std::uint32_t> table[] = {
+      {0, 2}, {1, 2}, {48, 96}, {132, 264}, {148, 296}, {std::numeric_limits<std::uint32_t>::max(), 0xFFFFFFFFu}};
+  for (const auto& [sms, ctas] : table) {
+    INFO("sm_count " << sms);
+    CHECK(min_ctas(sms) == ctas);
+    CHECK(ba_gates_min_tokens(sms) == ctas);
+  }
+}
+
+TEST_CASE("one log-slot rule for both ops", "[ops][ba_gates][fp8]") {
+  constexpr std::array<std::string_view, 2> kReasons{"first", "second"};
+  CHECK(op_log_slot(std::nullopt, false, kReasons) == OpLogSlot{true, 0});
+  CHECK(op_log_slot(std::nullopt, true, kReasons) == OpLogSlot{true, 0});
+  CHECK(op_log_slot("second", true, kReasons) == OpLogSlot{false, 1});
+  CHECK_FALSE(op_log_slot("second", false, kReasons).has_value());
+  CHECK_FALSE(op_log_slot("other", true, kReasons).has_value());
 }
 
 TEST_CASE("BA index mappings match the kernels' layout", "[ops][ba_gates]") {

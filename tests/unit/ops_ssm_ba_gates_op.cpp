@@ -152,3 +152,52 @@ TEST_CASE("BA launchers refuse variants whose template parameters break the kern
   CHECK(ba_gates_parent_grid(7, 95, KernelParams{256, 64, 0}) == Dim3{7, 24, 1});
   CHECK(ba_gates_twin_grid(7) == Dim3{7, 1, 1});
 }
+
+namespace {
+
+// N = 262152 needs ceil(N / 4) = 65538 parent blocks per token, past grid.y's 65535.
+BaGatesArgs wide_n_args(std::uint32_t m) {
+  BaGatesArgs a = qwen_args(m);
+  a.n = 262152;
+  a.nv = a.n / 2;
+  a.gate_stride = a.n;
+  a.vheads_per_group = 1;
+  a.k = 8;
+  a.k_stride = 8;
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("a shape the parent cannot launch goes to the twin, or is refused before anything runs", "[ops][ba_gates]") {
+  for (const bool requested : {true, false}) {
+    INFO("lever " << requested);
+    test::RecordingGpu gpu;
+    // One token at 132 SMs: the floor (and the lever, when off) would give it to the parent.
+    const BaGatesPick pick = ssm_ba_gates(gpu, BaGatesKernels{kParent, kTwin}, requested, wide_n_args(1));
+    CHECK(pick.twin);
+    REQUIRE(gpu.launches.size() == 1);
+    CHECK(gpu.launches[0].kernel == kTwin);
+    CHECK(gpu.launches[0].config.grid == Dim3{1, 1, 1});
+  }
+  test::RecordingGpu gpu;
+  CHECK_THROWS_WITH(ssm_ba_gates(gpu, BaGatesKernels{kParent, KernelHandle{}}, true, wide_n_args(1)),
+                    Catch::Contains("65538 parent blocks per token") && Catch::Contains("grid.y"));
+  CHECK(gpu.launches.empty());
+  // A launchable N still follows the seed's guard: the parent at one token.
+  const BaGatesPick small = ssm_ba_gates(gpu, BaGatesKernels{kParent, kTwin}, true, qwen_args(1));
+  CHECK_FALSE(small.twin);
+}
+
+TEST_CASE("the guard sees the target's SM count when the device cannot say", "[ops][ba_gates][fp8]") {
+  test::RecordingGpu unknown(std::nullopt);
+  BaGatesKernels kernels{kParent, kTwin};
+  // gb10's 48 SMs: the twin takes 96 tokens; the 132-SM default would refuse them.
+  kernels.fallback_sm_count = 48;
+  CHECK(ssm_ba_gates(unknown, kernels, true, qwen_args(96)).twin);
+  kernels.fallback_sm_count = kFallbackSmCount;
+  CHECK_FALSE(ssm_ba_gates(unknown, kernels, true, qwen_args(96)).twin);
+  // A device that reports its count wins over the fallback.
+  test::RecordingGpu known(48);
+  CHECK(ssm_ba_gates(known, kernels, true, qwen_args(96)).twin);
+}

@@ -9,11 +9,11 @@
 #include <thread>
 #include <vector>
 
-#include "metrale/ops/log_once.hpp"
-#include "metrale/ref/bf16.hpp"
-#include "metrale/ref/fp8_act_quant_ref.hpp"
-#include "metrale/ref/ssm_ba_gates_ref.hpp"
 #include "metrale/runtime.hpp"
+#include "ops/log_once.hpp"
+#include "ref/bf16.hpp"
+#include "ref/fp8_act_quant_ref.hpp"
+#include "ref/ssm_ba_gates_ref.hpp"
 #include "reliability_host_ops.hpp"
 #include "support/isolated_runtime.hpp"
 

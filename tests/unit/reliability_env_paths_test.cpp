@@ -17,11 +17,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "jit/disk_cache.hpp"
 #include "metrale/error.hpp"
-#include "metrale/jit/disk_cache.hpp"
 #include "metrale/jit/source_set.hpp"
-#include "metrale/target/hardware_loader.hpp"
-#include "metrale/target/target_selection.hpp"
+#include "target/hardware_loader.hpp"
+#include "target/target_selection.hpp"
 #include "target_test_support.hpp"
 
 using namespace metrale;

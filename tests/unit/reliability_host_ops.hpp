@@ -13,9 +13,10 @@
 #include <cstring>
 #include <vector>
 
-#include "metrale/host/host_backend.hpp"
+#include "host/host_backend.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
+#include "ops/op_kernels.hpp"
 #include "support/isolated_runtime.hpp"
 
 namespace metrale::reliability_test {

@@ -8,9 +8,9 @@
 #include <cstring>
 #include <vector>
 
-#include "metrale/ref/bf16.hpp"
-#include "metrale/ref/fp8_act_quant_ref.hpp"
-#include "metrale/ref/ssm_ba_gates_ref.hpp"
+#include "ref/bf16.hpp"
+#include "ref/fp8_act_quant_ref.hpp"
+#include "ref/ssm_ba_gates_ref.hpp"
 #include "reliability_host_ops.hpp"
 
 using namespace metrale;

@@ -5,10 +5,12 @@
 #include <vector>
 
 #include "metrale/error.hpp"
-#include "metrale/ref/bf16.hpp"
-#include "metrale/ref/fp8_act_quant_ref.hpp"
-#include "metrale/ref/ssm_ba_gates_ref.hpp"
 #include "metrale/runtime.hpp"
+#include "ops/fp8_act_quant_floor.hpp"
+#include "ref/bf16.hpp"
+#include "ref/fp8_act_quant_ref.hpp"
+#include "ref/ssm_ba_gates_ref.hpp"
+#include "support/build_gate.hpp"
 #include "support/isolated_runtime.hpp"
 
 using namespace metrale;
@@ -75,28 +77,68 @@ TEST_CASE("runtime on the host backend quantises to the reference's bytes", "[ru
 }
 
 TEST_CASE("a runtime with no device says why, and its ops refuse", "[runtime]") {
-  auto runtime = Runtime::open(test::isolated_runtime_options(BackendChoice::kCuda));
+  // Ordinal -1 names no device whether or not this machine has a GPU (no driver: the driver's
+  // reason; a driver: "CUDA device -1 does not exist"), so the test holds both with and without one.
+  RuntimeOptions options = test::isolated_runtime_options(BackendChoice::kCuda);
+  options.device_ordinal = -1;
+  auto runtime = Runtime::open(std::move(options));
   REQUIRE_FALSE(runtime->has_device());
   CHECK_FALSE(runtime->no_device_reason().empty());
+  CHECK(runtime->backend() == nullptr);
   CHECK(runtime->target().name == "hopper");
-  CHECK_THROWS_AS(runtime->fp8_act_quant(ops::Fp8QuantArgs{}), BackendError);
+  CHECK_FALSE(runtime->ba_gates_kernels().parent.present());
+  CHECK_THROWS_WITH(runtime->fp8_act_quant(ops::Fp8QuantArgs{}),
+                    Catch::Matchers::Contains(runtime->no_device_reason()));
+  CHECK_THROWS_AS(runtime->ssm_ba_gates(ops::BaGatesArgs{}), BackendError);
 }
 
 TEST_CASE("a runtime opened with background twins picks the parent until the twin arrives", "[runtime]") {
+  test::BuildGate gate;
   RuntimeOptions options = host_options(2);
   options.load_mode = LoadMode::kBackgroundTwins;
+  options.registry->background_gate = gate.hold();
   auto runtime = Runtime::open(std::move(options));
-  // Parents are loaded when open returns; the twin may or may not be yet.
+  // open() has returned with the gate shut: the parents are loaded, the twins are not.
   CHECK(runtime->ba_gates_kernels().parent.present());
   CHECK(runtime->fp8_quant_kernels().shared.present());
+  CHECK_FALSE(runtime->ba_gates_kernels().twin.present());
   const ops::Fp8QuantKernels early = runtime->fp8_quant_kernels();
+  REQUIRE_FALSE(early.twin.present());
   const ops::Fp8QuantPick early_pick = ops::fp8_quant_pick(true, early, 64, 1024, 2);
-  CHECK(early_pick.twin == early.twin.present());
-  if (!early.twin.present()) {
-    CHECK(early_pick.reject == ops::kFp8QuantRejects[1]);  // kernel absent
-  }
+  CHECK_FALSE(early_pick.twin);
+  CHECK(early_pick.reject == ops::kFp8QuantRejects[1]);  // kernel absent
+  gate.open();
   runtime->registry().wait_background();
   CHECK(runtime->ba_gates_kernels().twin.present());
   CHECK(runtime->fp8_quant_kernels().twin.present());
   CHECK(ops::fp8_quant_pick(true, runtime->fp8_quant_kernels(), 64, 1024, 2).twin);
+}
+
+TEST_CASE("a runtime whose background build failed closes without terminating", "[runtime]") {
+  RuntimeOptions options = host_options(2);
+  options.load_mode = LoadMode::kBackgroundTwins;
+  options.registry->background_gate = [] { throw BackendError("injected background failure"); };
+  auto runtime = Runtime::open(std::move(options));
+  CHECK(runtime->ba_gates_kernels().parent.present());
+  CHECK_FALSE(runtime->ba_gates_kernels().twin.present());
+  // ~Runtime waits for the failed build; before the fix it rethrew from a destructor (terminate).
+  runtime.reset();
+  CHECK(runtime == nullptr);
+}
+
+TEST_CASE("wait_background reports a failed background build", "[runtime]") {
+  RuntimeOptions options = host_options(2);
+  options.load_mode = LoadMode::kBackgroundTwins;
+  options.registry->background_gate = [] { throw BackendError("injected background failure"); };
+  auto runtime = Runtime::open(std::move(options));
+  CHECK_THROWS_WITH(runtime->registry().wait_background(), Catch::Matchers::Contains("injected background failure"));
+  CHECK_FALSE(runtime->fp8_quant_kernels().twin.present());
+}
+
+TEST_CASE("the ops' SM fallback is the target's sm_count, not a constant", "[runtime]") {
+  auto gb10 = Runtime::open(test::isolated_runtime_options(BackendChoice::kHost, 2, "gb10"));
+  CHECK(gb10->ba_gates_kernels().fallback_sm_count == 48);
+  CHECK(gb10->fp8_quant_kernels().fallback_sm_count == 48);
+  auto b200 = Runtime::open(test::isolated_runtime_options(BackendChoice::kHost, 2, "b200"));
+  CHECK(b200->ba_gates_kernels().fallback_sm_count == 148);
 }

@@ -1,8 +1,8 @@
 // The kernel catalog's constraints as a pure function, and METRALE_LOG_LEVEL parsing.
 #include <catch2/catch.hpp>
 
-#include "metrale/log.hpp"
-#include "metrale/target/kernel_catalog.hpp"
+#include "ground/log.hpp"
+#include "target/kernel_catalog.hpp"
 
 using metrale::kernel_params_violation;
 using metrale::KernelParams;

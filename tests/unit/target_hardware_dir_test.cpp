@@ -4,8 +4,8 @@
 #include <sstream>
 
 #include "metrale/error.hpp"
-#include "metrale/target/hardware_loader.hpp"
-#include "metrale/target/target_selection.hpp"
+#include "target/hardware_loader.hpp"
+#include "target/target_selection.hpp"
 #include "target_test_support.hpp"
 
 namespace {

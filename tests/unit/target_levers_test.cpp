@@ -3,9 +3,9 @@
 #include <catch2/catch.hpp>
 #include <map>
 
-#include "metrale/target/hardware_loader.hpp"
 #include "metrale/target/levers.hpp"
-#include "metrale/target/target_selection.hpp"
+#include "target/hardware_loader.hpp"
+#include "target/target_selection.hpp"
 #include "target_test_support.hpp"
 
 using metrale::Provenance;

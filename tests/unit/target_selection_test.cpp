@@ -1,10 +1,10 @@
 // Target selection by compute capability, over the shipped targets.
-#include "metrale/target/target_selection.hpp"
+#include "target/target_selection.hpp"
 
 #include <catch2/catch.hpp>
 
 #include "metrale/error.hpp"
-#include "metrale/target/hardware_loader.hpp"
+#include "target/hardware_loader.hpp"
 
 using metrale::ComputeCapability;
 

@@ -1,10 +1,10 @@
 // Every cell of DESIGN.md's target table, read from the files embedded in the library.
 #include <catch2/catch.hpp>
 
-#include "metrale/target/hardware_loader.hpp"
-#include "metrale/target/kernel_catalog.hpp"
 #include "metrale/target/levers.hpp"
-#include "metrale/target/target_selection.hpp"
+#include "target/hardware_loader.hpp"
+#include "target/kernel_catalog.hpp"
+#include "target/target_selection.hpp"
 
 namespace {
 

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "metrale/error.hpp"
-#include "metrale/target/hardware_loader.hpp"
+#include "target/hardware_loader.hpp"
 
 namespace {
 

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "metrale/gpu/compute_capability.hpp"
-#include "metrale/jit/kernel_params.hpp"
+#include "metrale/gpu/kernel_params.hpp"
 
 using metrale::parse_compute_capability;
 

@@ -12,12 +12,13 @@
 #include <map>
 #include <vector>
 
-#include "metrale/jit/disk_entry_store.hpp"
+#include "jit/compiled_memory_cache.hpp"
+#include "jit/disk_entry_store.hpp"
+#include "jit/nvrtc_compiler.hpp"
 #include "metrale/jit/kernel_registry.hpp"
-#include "metrale/jit/nvrtc_compiler.hpp"
-#include "metrale/ops/op_kernels.hpp"
-#include "metrale/target/hardware_loader.hpp"
-#include "metrale/target/target_selection.hpp"
+#include "ops/op_kernels.hpp"
+#include "target/hardware_loader.hpp"
+#include "target/target_selection.hpp"
 
 namespace {
 
@@ -113,7 +114,7 @@ int main(int argc, char** argv) {
   auto fresh = [&](bool with_store, std::shared_ptr<CompiledMemoryCache> memory = nullptr) {
     KernelRegistry::Options options;
     options.memory = memory ? std::move(memory) : std::make_shared<CompiledMemoryCache>();
-    options.store = with_store ? disk : EntryStore{};
+    options.store = with_store ? std::make_shared<EntryStore>(disk) : nullptr;
     return std::make_unique<KernelRegistry>(sources, std::move(options));
   };
 

@@ -78,7 +78,7 @@ BenchSettings sanity_settings(bool host);
 
 struct KernelResult {
   std::string op;      // "ssm_ba_gates" | "fp8_act_quant"
-  std::string kernel;  // "parent" | "twin" (BA), "shared" | "twin" (FP8)
+  std::string kernel;  // "parent" | "twin" | "mma" (BA), "shared" | "twin" (FP8)
   std::uint32_t m = 0, k = 0, n = 0;
   std::uint64_t bytes = 0;  // the fewest bytes
   double flops = 0;         // arithmetic the op must do (FMA = 2)
@@ -115,7 +115,7 @@ struct BenchReport {
 // later still printed and saved what it measured.
 using ResultSink = std::function<void(KernelResult)>;
 
-// Check then time both kernels of each op at every shape of `settings`, in the order given.
+// Check then time every kernel of each op at every shape of `settings`, in the order given.
 void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& settings, const ResultSink& sink);
 void run_fp8_quant(Runtime& runtime, BenchClock* clock, const BenchSettings& settings, const ResultSink& sink);
 

@@ -15,11 +15,15 @@
 
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
-#include "metrale/ref/bf16.hpp"
-#include "metrale/ref/fp8_act_quant_ref.hpp"
-#include "metrale/ref/ssm_ba_gates_ref.hpp"
 #include "metrale/runtime.hpp"
+#include "ops/fp8_act_quant_floor.hpp"
+#include "ops/op_verdict.hpp"
+#include "ops/ssm_ba_gates_guard.hpp"
+#include "ops/ssm_ba_gates_mma_guard.hpp"
 #include "ops_bench.hpp"
+#include "ref/bf16.hpp"
+#include "ref/fp8_act_quant_ref.hpp"
+#include "ref/ssm_ba_gates_ref.hpp"
 #include "support/ba_gates_check.hpp"
 
 namespace metrale::bench {
@@ -82,6 +86,22 @@ KernelResult new_result(std::string op, std::string kernel, std::uint32_t m, std
   return result;
 }
 
+// The BA kernels the bench runs at every shape, in this order (the twin is compared with the
+// parent's bytes, so the parent goes first).
+enum class BaKernel { kParent, kTwin, kMma };
+
+std::string_view ba_kernel_name(BaKernel which) {
+  switch (which) {
+    case BaKernel::kParent:
+      return "parent";
+    case BaKernel::kTwin:
+      return "twin";
+    case BaKernel::kMma:
+      return "mma";
+  }
+  return "?";
+}
+
 void time_kernel(KernelResult& result, BenchClock* clock, const BenchSettings& settings, int sets,
                  const std::function<void(int)>& launch) {
   if (!result.checked || clock == nullptr || settings.sanity) {
@@ -100,7 +120,6 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
   const ops::BaGatesKernels kernels = runtime.ba_gates_kernels();
   const std::uint32_t n = settings.ba_n, k = settings.ba_k, nv = settings.ba_nv, vpg = settings.ba_vpg;
   const std::uint32_t gate_stride = 2 * nv;
-  const std::uint32_t sm_count = ops::ba_gates_sm_count(gpu);
   const std::uint32_t max_m = *std::max_element(settings.ms.begin(), settings.ms.end());
   const auto x_all = ref::random_bf16(std::size_t(max_m) * k, 1001);
   const auto weight = ref::random_bf16(std::size_t(n) * k, 1002, 0.05f);
@@ -134,20 +153,34 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
     ref::ssm_ba_gates_reference({x_rows, weight, a_log, dt_bias}, {rows_m, n, k, k, gate_stride, nv, vpg}, expected);
 
     std::vector<float> parent_out;
-    const ops::BaGatesPick pick = ops::ba_gates_pick(true, kernels.parent, kernels.twin, m, n, k, k, sm_count);
-    for (const bool twin : {false, true}) {
-      const KernelHandle handle = twin ? kernels.twin : kernels.parent;
+    // The op's own choice with both levers on (the tensor-core guard first, then the twin's).
+    const ops::BaGatesPick pick = ops::ba_gates_pick_with_mma(ops::ba_gates_mma_query(gpu, kernels, true, args_of(0)),
+                                                              kernels.mma, true, kernels.parent, kernels.twin);
+    std::vector<double> oracle;  // the float64 oracle of the sampled rows, for the tensor-core kernel
+    for (const BaKernel which : {BaKernel::kParent, BaKernel::kTwin, BaKernel::kMma}) {
+      const KernelHandle handle = which == BaKernel::kParent ? kernels.parent
+                                  : which == BaKernel::kTwin ? kernels.twin
+                                                             : kernels.mma;
       if (handle.value == 0) {
         continue;  // not shipped by this target
       }
-      KernelResult result = new_result("ssm_ba_gates", twin ? "twin" : "parent", m, k, n);
+      KernelResult result = new_result("ssm_ba_gates", std::string(ba_kernel_name(which)), m, k, n);
       result.bytes = x_bytes + w_bytes + 2 * vec_bytes + out_bytes;
       result.flops = 2.0 * m * n * k;
-      result.picked = pick.twin == twin;
+      result.picked = which == BaKernel::kMma ? pick.mma : !pick.mma && pick.twin == (which == BaKernel::kTwin);
       result.input_sets = sets;
       auto launch = [&](int s) {
-        twin ? ops::launch_ba_gates_twin(gpu, handle, kernels.twin_params, args_of(s))
-             : ops::launch_ba_gates_parent(gpu, handle, kernels.parent_params, args_of(s));
+        switch (which) {
+          case BaKernel::kParent:
+            ops::launch_ba_gates_parent(gpu, handle, kernels.parent_params, args_of(s));
+            break;
+          case BaKernel::kTwin:
+            ops::launch_ba_gates_twin(gpu, handle, kernels.twin_params, args_of(s));
+            break;
+          case BaKernel::kMma:
+            ops::launch_ba_gates_mma(gpu, handle, kernels.mma_params, args_of(s));
+            break;
+        }
       };
       std::vector<float> got(std::size_t(m) * gate_stride);
       std::uint32_t poison_bits = kPoisonBits;
@@ -164,20 +197,38 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
       if (unwritten != 0) {
         note = fmt::format("{} of {} outputs unwritten", unwritten, got.size());
       }
-      const check::BaRunCheck verdict = check::check_ba_run(
-          got, rows, expected, gate_stride, nv, twin ? std::span<const float>(parent_out) : std::span<const float>());
-      if (note.empty()) {
-        note = verdict.failure;
-      }
-      result.checked = note.empty();
-      result.check_note = result.checked ? fmt::format(
-                                               "poison scan + {} rows within {:g} relative of the reference "
-                                               "(worst {:.2g}){}",
-                                               rows.size(), check::kBaGatesMaxRelativeGap, verdict.worst_gap,
-                                               twin ? " + twin bytes == parent bytes" : "")
-                                         : note;
-      if (!twin) {
-        parent_out = std::move(got);
+      if (which == BaKernel::kMma) {
+        // Another summation order: judged by its error against the float64 oracle, not bytes.
+        if (oracle.empty()) {
+          oracle = ref::ssm_ba_gates_oracle({x_rows, weight, a_log, dt_bias}, {rows_m, n, k, k, gate_stride, nv, vpg});
+        }
+        const check::BaRunCheck verdict = check::check_ba_mma_run(got, rows, oracle, gate_stride, nv);
+        if (note.empty()) {
+          note = verdict.failure;
+        }
+        result.checked = note.empty();
+        result.check_note = result.checked ? fmt::format(
+                                                 "poison scan + {} rows within {:g} relative Frobenius error of "
+                                                 "the float64 oracle ({:.2g})",
+                                                 rows.size(), check::kBaGatesMmaMaxRelativeFrobenius, verdict.worst_gap)
+                                           : note;
+      } else {
+        const bool twin = which == BaKernel::kTwin;
+        const check::BaRunCheck verdict = check::check_ba_run(
+            got, rows, expected, gate_stride, nv, twin ? std::span<const float>(parent_out) : std::span<const float>());
+        if (note.empty()) {
+          note = verdict.failure;
+        }
+        result.checked = note.empty();
+        result.check_note = result.checked ? fmt::format(
+                                                 "poison scan + {} rows within {:g} relative of the reference "
+                                                 "(worst {:.2g}){}",
+                                                 rows.size(), check::kBaGatesMaxRelativeGap, verdict.worst_gap,
+                                                 twin ? " + twin bytes == parent bytes" : "")
+                                           : note;
+        if (!twin) {
+          parent_out = std::move(got);
+        }
       }
       time_kernel(result, clock, settings, sets, launch);
       sink(std::move(result));
@@ -188,7 +239,7 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
 void run_fp8_quant(Runtime& runtime, BenchClock* clock, const BenchSettings& settings, const ResultSink& sink) {
   GpuBackend& gpu = *runtime.backend();
   const ops::Fp8QuantKernels kernels = runtime.fp8_quant_kernels();
-  const std::uint32_t sm_count = ops::ba_gates_sm_count(gpu);
+  const std::uint32_t sm_count = ops::device_sm_count(gpu, kFallbackSmCount);
   const std::uint32_t max_m = *std::max_element(settings.ms.begin(), settings.ms.end());
   for (const std::uint32_t k : settings.fp8_ks) {
     const auto x_all = ref::random_bf16(std::size_t(max_m) * k, 2000 + k, 4.0f);

@@ -10,8 +10,8 @@
 #include <chrono>
 #include <string>
 
+#include "gpu/cuda_driver.hpp"
 #include "metrale/error.hpp"
-#include "metrale/gpu/cuda_driver.hpp"
 #include "ops_bench.hpp"
 
 namespace metrale::bench {

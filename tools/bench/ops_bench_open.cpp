@@ -10,7 +10,8 @@
 #include <chrono>
 #include <filesystem>
 
-#include "metrale/jit/disk_entry_store.hpp"
+#include "jit/compiled_memory_cache.hpp"
+#include "jit/disk_entry_store.hpp"
 #include "metrale/runtime.hpp"
 #include "ops_bench.hpp"
 #include "support/temp_dir.hpp"
@@ -54,7 +55,8 @@ RuntimeOptions open_options(bool host, const std::filesystem::path& dir, std::sh
   RuntimeOptions options;
   options.backend = host ? BackendChoice::kHost : BackendChoice::kCuda;
   options.registry.emplace();
-  options.registry->store = disk_entry_store(std::make_shared<DiskCache>(DiskCache::open_at(dir)));
+  options.registry->store =
+      std::make_shared<EntryStore>(disk_entry_store(std::make_shared<DiskCache>(DiskCache::open_at(dir))));
   options.registry->memory = std::move(memory);
   return options;
 }

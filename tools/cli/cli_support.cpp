@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "metrale/target/target_selection.hpp"
+#include "target/target_selection.hpp"
 
 namespace metrale::cli {
 

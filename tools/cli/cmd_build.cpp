@@ -21,21 +21,21 @@
 #include <vector>
 
 #include "cli_support.hpp"
+#include "gpu/cuda_backend.hpp"
+#include "jit/bundle.hpp"
+#include "jit/compiled_entry.hpp"
+#include "jit/nvrtc_compiler.hpp"
 #include "metrale/error.hpp"
-#include "metrale/gpu/cuda_backend.hpp"
-#include "metrale/jit/bundle.hpp"
 #include "metrale/jit/kernel_registry.hpp"
-#include "metrale/jit/nvrtc_compiler.hpp"
-#include "metrale/ops/op_kernels.hpp"
-#include "metrale/target/hardware_loader.hpp"
-#include "metrale/target/target_selection.hpp"
+#include "ops/op_kernels.hpp"
+#include "target/hardware_loader.hpp"
+#include "target/target_selection.hpp"
 
 namespace metrale::cli {
 namespace {
 
 // What generic is compiled for when no device names an arch: a common recent SM.
 constexpr std::string_view kRepresentativeGenericArch = "sm_89";
-constexpr std::string_view kDefaultTarget = "hopper";
 
 struct BuildOptions {
   std::string target;

@@ -14,8 +14,8 @@
 #include <string>
 
 #include "cli_support.hpp"
+#include "jit/bundle.hpp"
 #include "metrale/error.hpp"
-#include "metrale/jit/bundle.hpp"
 
 namespace metrale::cli {
 namespace {

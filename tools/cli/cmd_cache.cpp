@@ -9,8 +9,8 @@
 #include <string>
 
 #include "command.hpp"
+#include "jit/disk_cache.hpp"
 #include "metrale/error.hpp"
-#include "metrale/jit/disk_cache.hpp"
 
 namespace metrale::cli {
 namespace {

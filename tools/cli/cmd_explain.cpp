@@ -17,9 +17,13 @@
 #include "metrale/error.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
-#include "metrale/target/hardware_loader.hpp"
 #include "metrale/target/levers.hpp"
-#include "metrale/target/target_selection.hpp"
+#include "ops/fp8_act_quant_floor.hpp"
+#include "ops/op_kernels.hpp"
+#include "ops/ssm_ba_gates_guard.hpp"
+#include "ops/ssm_ba_gates_mma_guard.hpp"
+#include "target/hardware_loader.hpp"
+#include "target/target_selection.hpp"
 
 namespace metrale::cli {
 namespace {
@@ -91,7 +95,7 @@ Context resolve(const ExplainOptions& options, LeverValue Levers::*lever_field) 
   Context context{*target, false, "", 0};
   std::tie(context.requested, context.lever_origin) = lever_value(*target, lever_field, options.lever, "--lever");
   // The ops fall back to the Hopper SM count when the device cannot say; generic has none of its own.
-  context.sm_count = options.sm_count.value_or(target->sm_count.value_or(ops::kBaGatesFallbackSmCount));
+  context.sm_count = options.sm_count.value_or(target->sm_count.value_or(kFallbackSmCount));
   return context;
 }
 

@@ -20,9 +20,9 @@
 
 #include "cli_support.hpp"
 #include "metrale/error.hpp"
-#include "metrale/ref/bf16.hpp"
-#include "metrale/ref/fp8_act_quant_ref.hpp"
 #include "op_runner.hpp"
+#include "ref/bf16.hpp"
+#include "ref/fp8_act_quant_ref.hpp"
 
 namespace metrale::cli {
 namespace {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "command.hpp"
-#include "metrale/target/hardware_loader.hpp"
 #include "metrale/target/levers.hpp"
+#include "target/hardware_loader.hpp"
 
 namespace metrale::cli {
 namespace {

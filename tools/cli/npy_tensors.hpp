@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "metrale/io/npy.hpp"
+#include "ground/npy.hpp"
 
 namespace metrale::cli {
 

@@ -7,9 +7,11 @@
 #include <cstring>
 
 #include "cli_support.hpp"
+#include "gpu/cuda_backend.hpp"
 #include "metrale/error.hpp"
-#include "metrale/gpu/cuda_backend.hpp"
-#include "metrale/target/hardware_loader.hpp"
+#include "ops/op_kernels.hpp"
+#include "ops/ssm_ba_gates_guard.hpp"
+#include "target/hardware_loader.hpp"
 
 namespace metrale::cli {
 namespace {
@@ -73,7 +75,7 @@ std::unique_ptr<Runtime> open_device_or_host(const std::string& target) {
   if (!target.empty()) {
     const HardwareTarget& named = require_target(load_targets(), target);
     options.target = target;
-    options.host_sm_count = named.sm_count.value_or(ops::kBaGatesFallbackSmCount);
+    options.host_sm_count = named.sm_count.value_or(kFallbackSmCount);
   }
   CudaBackendOpen opened = CudaBackend::open(options.device_ordinal);
   if (opened.backend) {

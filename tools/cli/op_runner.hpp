@@ -14,8 +14,8 @@
 
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
-#include "metrale/ref/ssm_ba_gates_ref.hpp"
 #include "metrale/runtime.hpp"
+#include "ref/ssm_ba_gates_ref.hpp"
 
 namespace metrale::cli {
 

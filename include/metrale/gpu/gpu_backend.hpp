@@ -15,10 +15,14 @@
 #include "metrale/gpu/compute_capability.hpp"
 #include "metrale/gpu/device_ptr.hpp"
 #include "metrale/gpu/kernel_handle.hpp"
+#include "metrale/gpu/kernel_params.hpp"
 #include "metrale/gpu/launch_config.hpp"
-#include "metrale/jit/kernel_params.hpp"
 
 namespace metrale {
+
+// The SM count the guards assume when the device cannot say and no target gives one: the hopper
+// target's (a wrong value moves only the guards' thresholds, never the results).
+inline constexpr std::uint32_t kFallbackSmCount = 132;
 
 enum class ImageKind { kCubin, kPtx };
 

@@ -47,6 +47,10 @@ class KernelLaunch {
     return *this;
   }
 
+  // An argument given by address and size (1 to 16 bytes), as a C caller holds it; an
+  // ArgumentError names the argument's position otherwise.
+  KernelLaunch& arg_bytes(const void* value, std::size_t size);
+
   // Throws BackendError for an absent handle or a backend failure.
   void launch(std::uint64_t stream = 0);
 

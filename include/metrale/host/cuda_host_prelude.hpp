@@ -4,7 +4,8 @@
 // Invariants:
 // - The templates stay plain CUDA C++: nothing here asks them for an emulation branch. The one
 //   exception is confined to templates/metrale_arith.cuh: inline PTX (wmma, cp.async) has no
-//   host meaning, so its few wrappers call tile_collectives.hpp / plain copies off the device.
+//   host meaning, so its few wrappers call thread_context.hpp's tile collectives and plain copies
+//   off the device.
 // - CUDA's own host-side headers supply the bf16/fp8/vector types and their conversions; this
 //   file defines only what those headers leave device-only.
 // - __shared__ is `static thread_local`: one OS thread runs one block at a time, all of that
@@ -33,7 +34,6 @@
 #include <type_traits>
 
 #include "metrale/host/thread_context.hpp"
-#include "metrale/host/tile_collectives.hpp"
 
 // --- keywords -----------------------------------------------------------------------------
 // A kernel is `inline`, so a template header may be included by several host translation units

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "metrale/gpu/gpu_backend.hpp"
-#include "metrale/jit/kernel_params.hpp"
+#include "metrale/gpu/kernel_params.hpp"
 
 namespace metrale {
 

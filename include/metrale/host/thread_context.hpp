@@ -1,5 +1,6 @@
 // metrale/host/thread_context.hpp: what a kernel compiled for the host sees of "its" GPU
-// thread: its coordinates and the two kinds of sync point (block barrier, warp collective).
+// thread: its coordinates and the two kinds of sync point (block barrier, warp collective),
+// and the warp collectives over whole 16x16 tiles that stand for PTX wmma (below).
 // The prelude (cuda_host_prelude.hpp) maps threadIdx, __syncthreads, __shfl_*_sync, ... here.
 // Invariants: the coordinates pointer is set by the block scheduler before every switch into a
 // fiber and only read on that fiber's OS thread; a sync point never returns until the scheduler
@@ -43,7 +44,7 @@ class CallSite {
 };
 
 // The warp collectives, one per CUDA intrinsic family; kTile is a whole-warp matrix-tile
-// operation (the wmma emulation, metrale/host/tile_collectives.hpp).
+// operation (the wmma emulation, metrale/host/thread_context.hpp).
 enum class WarpOp : std::uint8_t { kShflIdx, kShflUp, kShflDown, kShflXor, kBallot, kAny, kAll, kSyncWarp, kTile };
 
 // A kTile collective's body: runs once, when all 32 lanes arrived, with each lane's operand
@@ -94,5 +95,46 @@ void sync_threads(const ::metrale::host::CallSite& site);
 // A warp collective: waits until every lane the mask names arrived at this same site with the
 // same mask and width; returns this lane's result bits.
 std::uint64_t warp_sync(const WarpSyncRequest& request);
+
+// ---- tile collectives: the host backend's PTX wmma ----
+// m16n16k16, bf16 inputs, fp32 accumulators, as warp collectives over whole 16x16 tiles;
+// templates/metrale_arith.cuh calls these where the device runs inline PTX. Invariants:
+// - each function is one warp collective: all 32 lanes call it at the same site, and the body
+//   runs once for the warp, with every lane's operands (as .sync.aligned requires on the GPU);
+// - the tile pointer and ldm must be the same on every lane, the pointer 32-byte aligned and
+//   ldm a whole number of 16-byte rows; otherwise the launch fails naming the rule;
+// - what one lane's fragment holds is private to this emulation: only these functions read or
+//   write fragments, so a kernel that would need the GPU's per-lane layout cannot agree with
+//   itself here (the element order is a documented implementation detail of tile_collectives.cpp);
+// - a product of two bf16 is exact in fp32; D = C + sum over k in order 0..15 with fmaf, so a
+//   host run is deterministic (the GPU's order is unspecified; tests bound the difference).
+
+// A lane's share of a 16x16 bf16 operand tile: 8 elements packed two per word.
+using TileBf16Fragment = std::uint32_t[4];
+// A lane's share of a 16x16 fp32 accumulator tile: 8 elements.
+using TileF32Fragment = float[8];
+
+// wmma.load.a.sync.aligned.row.m16n16k16.bf16: A[r][c] = tile[r * ldm + c].
+void tile_load_a_bf16_row(TileBf16Fragment& a, const void* tile, std::uint32_t ldm,
+                          ::metrale::host::CallSite site = ::metrale::host::CallSite::current());
+
+// wmma.load.b.sync.aligned.col.m16n16k16.bf16: B[k][n] = tile[n * ldm + k].
+void tile_load_b_bf16_col(TileBf16Fragment& b, const void* tile, std::uint32_t ldm,
+                          ::metrale::host::CallSite site = ::metrale::host::CallSite::current());
+
+// wmma.mma.sync.aligned.row.col.m16n16k16.f32.bf16.bf16.f32: D = A B + C (d may alias c).
+void tile_mma_bf16_f32(TileF32Fragment& d, const TileBf16Fragment& a, const TileBf16Fragment& b,
+                       const TileF32Fragment& c, ::metrale::host::CallSite site = ::metrale::host::CallSite::current());
+
+// wmma.store.d.sync.aligned.row.m16n16k16.f32: tile[r * ldm + c] = D[r][c].
+void tile_store_f32_row(float* tile, const TileF32Fragment& d, std::uint32_t ldm,
+                        ::metrale::host::CallSite site = ::metrale::host::CallSite::current());
+
+// The counting hook: called exactly once per emulated 16x16x16 MMA (2 * 16^3 FLOP), by the
+// collective's body. It feeds tile_mma_count(); a FLOP/profile recorder hooks in here.
+void record_tile_mma();
+
+// 16x16x16 MMAs emulated by this process so far (all threads).
+std::uint64_t tile_mma_count();
 
 }  // namespace metrale::host

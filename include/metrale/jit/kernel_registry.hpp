@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -23,17 +24,24 @@
 #include <vector>
 
 #include "metrale/gpu/gpu_backend.hpp"
-#include "metrale/jit/bundle.hpp"
-#include "metrale/jit/compiled_entry.hpp"
-#include "metrale/jit/compiled_memory_cache.hpp"
-#include "metrale/jit/disk_entry_store.hpp"
-#include "metrale/jit/entry_store.hpp"
-#include "metrale/jit/handle_table.hpp"
-#include "metrale/jit/kernel_params.hpp"
+#include "metrale/gpu/kernel_params.hpp"
 #include "metrale/jit/source_set.hpp"
 
 namespace metrale {
 
+// The cache internals stay behind pointers (src/jit/), so an engine's build never sees them.
+struct CompiledEntry;
+class CompiledMemoryCache;
+struct EntryStore;
+class HandleTable;
+class BundleSet;  // ahead-of-time bundles (src/jit/bundle.hpp)
+struct BundleKeyFields;
+
+// The disk cache (METRALE_CACHE_DIR, XDG_CACHE_HOME, ~/.cache/metrale), opened once per process.
+std::shared_ptr<const EntryStore> default_entry_store();
+// The compiled entries every registry of this process shares by default.
+std::shared_ptr<CompiledMemoryCache> process_memory_cache();
+// METRALE_BUNDLE_DIR of the process, opened once; null when unset.
 std::shared_ptr<const BundleSet> default_bundle_set();
 
 struct KernelVariant {
@@ -60,7 +68,7 @@ struct BuildRecord {
   std::shared_ptr<const CompiledEntry> entry;  // null on the host backend
   std::string load_error;                      // a backend's refusal, when loading failed
 
-  [[nodiscard]] bool ok() const { return load_error.empty() && (entry == nullptr || entry->ok); }
+  [[nodiscard]] bool ok() const;
 };
 
 struct RegistryStats {
@@ -81,10 +89,13 @@ enum class LoadMode {
 class KernelRegistry {
  public:
   struct Options {
-    EntryStore store = default_disk_entry_store();  // EntryStore{}: memory only
-    std::shared_ptr<CompiledMemoryCache> memory = CompiledMemoryCache::process();
-    std::vector<std::string> extra_options;  // appended to the NVRTC options
-    std::size_t parallelism = 0;             // 0: the hardware threads
+    std::shared_ptr<const EntryStore> store = default_entry_store();       // null: memory only
+    std::shared_ptr<CompiledMemoryCache> memory = process_memory_cache();  // null: a private one
+    std::vector<std::string> extra_options;                                // appended to the NVRTC options
+    std::size_t parallelism = 0;                                           // 0: the hardware threads
+    // Runs on the background thread before the deferred variants build (kBackgroundTwins only),
+    // so a test can hold it and see a twin absent after load() returns; empty: no gate.
+    std::function<void()> background_gate;
     // Ahead-of-time bundles, looked in after memory and before `store` and NVRTC. Default:
     // METRALE_BUNDLE_DIR (':'-separated directories); null: none.
     std::shared_ptr<const BundleSet> bundles = default_bundle_set();
@@ -115,13 +126,12 @@ class KernelRegistry {
   // nothing compiled for a backend that needs no image) and loads it; returns the device's
   // index for handle(). Errors of single variants are records, not exceptions.
   DeviceIndex load(GpuBackend& backend, LoadMode mode = LoadMode::kWaitForAll);
-  // Waits until every background build started by load() has finished.
+  // Waits until every background build started by load() has finished; rethrows the first
+  // exception one of them threw (the others are still waited for).
   void wait_background();
 
   // The launch path: lock-free; 0 when absent.
-  [[nodiscard]] KernelHandle handle(DeviceIndex device, VariantId id) const noexcept {
-    return handles_.get(id, device);
-  }
+  [[nodiscard]] KernelHandle handle(DeviceIndex device, VariantId id) const noexcept;
   [[nodiscard]] std::optional<DeviceIndex> device_index(const GpuBackend& backend) const;
 
   // The latest record of `id` on the arch ("host" for a host backend).
@@ -149,7 +159,7 @@ class KernelRegistry {
   mutable std::mutex variants_mutex_;
   std::vector<KernelVariant> variants_;
 
-  HandleTable handles_;
+  std::unique_ptr<HandleTable> handles_;
   mutable std::mutex devices_mutex_;
   std::vector<const GpuBackend*> devices_;
 

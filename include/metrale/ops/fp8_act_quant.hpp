@@ -6,20 +6,46 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "metrale/gpu/device_ptr.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
-#include "metrale/ops/fp8_act_quant_floor.hpp"
-#include "metrale/target/kernel_catalog.hpp"
+#include "metrale/gpu/kernel_handle.hpp"
+#include "metrale/gpu/kernel_params.hpp"
+#include "metrale/gpu/launch_config.hpp"
 
 namespace metrale::ops {
 
-inline constexpr std::string_view kFp8QuantSharedKernel = kFp8ActQuant;
-inline constexpr std::string_view kFp8QuantTwinKernel = kFp8ActQuantHopper;
-inline constexpr std::string_view kFp8QuantSharedTemplate = "metrale::kernels::per_token_group_quant_fp8";
-inline constexpr std::string_view kFp8QuantTwinTemplate = "metrale::kernels::per_token_group_quant_fp8_hopper";
-inline constexpr std::string_view kFp8QuantTemplateFile = "fp8_act_quant.cuh";
+// Elements per quantisation group.
+inline constexpr std::uint32_t kFp8QuantGroupSize = 128;
+// Lanes per group (16 lanes x 8 bf16 = 128 elements).
+inline constexpr std::uint32_t kFp8QuantLanes = 16;
+// K-groups per twin CTA; the twin's block is kFp8QuantLanes x kFp8QuantGroups = 128 threads.
+inline constexpr std::uint32_t kFp8QuantGroups = 8;
+
+// The handles a target built (0 = absent) and their template parameters ({LANES, GROUPS}).
+struct Fp8QuantKernels {
+  KernelHandle shared;
+  KernelHandle twin;
+  KernelParams shared_params{0, kFp8QuantLanes, 1};
+  KernelParams twin_params{0, kFp8QuantLanes, kFp8QuantGroups};
+  // The target's sm_count: what the guard sees when the device cannot say.
+  std::uint32_t fallback_sm_count = kFallbackSmCount;
+};
+
+// Which kernel a launch runs, on what grid and block, and why the other did not.
+struct Fp8QuantPick {
+  KernelHandle kernel;
+  Dim3 grid;
+  Dim3 block;
+  // True when `kernel` is the twin.
+  bool twin = false;
+  // nullopt when the twin runs; the refusal reason otherwise.
+  std::optional<std::string_view> reject;
+  // The lever value the pick was made with.
+  bool requested = false;
+};
 
 // Row-major scales are [M][K/128]; column-major scales have strides (1, m_aligned), the
 // layout DeepGEMM-style GEMMs read (m_aligned a multiple of 4, >= M).

@@ -6,29 +6,48 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 #include "metrale/gpu/device_ptr.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
 #include "metrale/gpu/kernel_handle.hpp"
+#include "metrale/gpu/kernel_params.hpp"
 #include "metrale/gpu/launch_config.hpp"
-#include "metrale/jit/kernel_params.hpp"
-#include "metrale/ops/ssm_ba_gates_guard.hpp"
-#include "metrale/ops/ssm_ba_gates_mma_guard.hpp"
-#include "metrale/target/kernel_catalog.hpp"
 
 namespace metrale::ops {
 
-// The kernel names and the template name expressions the registry builds ({BLOCK, LANES} and
-// {BLOCK, LANES, GROUPS}).
-inline constexpr std::string_view kBaGatesParentKernel = kSsmBaGates;
-inline constexpr std::string_view kBaGatesTwinKernel = kSsmBaGatesHopper;
-inline constexpr std::string_view kBaGatesParentTemplate = "metrale::kernels::dense_gemm_ba_gates_prefill";
-inline constexpr std::string_view kBaGatesTwinTemplate = "metrale::kernels::dense_gemm_ba_gates_prefill_hopper";
-inline constexpr std::string_view kBaGatesTemplateFile = "ssm_ba_gates.cuh";
-// The tensor-core kernel: {BLOCK, TOKENS} (TOKENS is KernelParams::lanes).
-inline constexpr std::string_view kBaGatesMmaKernel = kSsmBaGatesMma;
-inline constexpr std::string_view kBaGatesMmaTemplate = "metrale::kernels::ssm_ba_gates_mma";
-inline constexpr std::string_view kBaGatesMmaTemplateFile = "ssm_ba_gates_mma.cuh";
+// Threads per block, as in the parent; the reduction order depends on it, on kBaGatesLanes and
+// on kBaGatesOuts.
+inline constexpr std::uint32_t kBaGatesBlock = 256;
+// Threads that reduce one output (two warps).
+inline constexpr std::uint32_t kBaGatesLanes = 64;
+inline constexpr std::uint32_t kBaGatesOuts = kBaGatesBlock / kBaGatesLanes;
+// Warps per block: the width of one row of the twin's cross-warp scratch.
+inline constexpr std::uint32_t kBaGatesWarps = kBaGatesBlock / 32;
+// Output groups a twin thread accumulates per read of the activation row: the row is read
+// ceil(ceil(N/4)/8) * 4 times per token, 12 at N = 96.
+inline constexpr std::uint32_t kBaGatesGroups = 8;
+
+// The tensor-core kernel (ssm_ba_gates_mma), shipped as 256 threads (8 warps) owning 64 tokens x
+// every output (N <= 128); its guard: ops/ssm_ba_gates_mma_guard.hpp.
+inline constexpr std::uint32_t kBaGatesMmaBlock = 256;
+inline constexpr std::uint32_t kBaGatesMmaTokens = 64;
+inline constexpr std::uint32_t kBaGatesMmaMaxN = 128;
+
+// The kernel a launch runs, and why the others did not.
+struct BaGatesPick {
+  KernelHandle kernel;
+  // True when `kernel` is the twin.
+  bool twin = false;
+  // nullopt when the twin (or the tensor-core kernel) runs; the twin guard's reason when the
+  // parent does.
+  std::optional<std::string_view> reject;
+  // True when `kernel` is ssm_ba_gates_mma; the twin guard then was not consulted.
+  bool mma = false;
+  // The tensor-core guard's reason when it declined; nullopt when it ran or was not consulted.
+  std::optional<std::string_view> mma_reject{};
+};
 
 // The handles a target built (0 = absent) and the template parameters they were built with.
 struct BaGatesKernels {
@@ -36,6 +55,8 @@ struct BaGatesKernels {
   KernelHandle twin;
   KernelParams parent_params{kBaGatesBlock, kBaGatesLanes, 0};
   KernelParams twin_params{kBaGatesBlock, kBaGatesLanes, kBaGatesGroups};
+  // The target's sm_count: what the guard sees when the device cannot say.
+  std::uint32_t fallback_sm_count = kFallbackSmCount;
   KernelHandle mma{};
   KernelParams mma_params{kBaGatesMmaBlock, kBaGatesMmaTokens, 0};
 };
@@ -60,7 +81,7 @@ struct BaGatesArgs {
 void validate_ba_gates_args(const BaGatesArgs& args);
 
 // Checks a variant's template parameters against the kernel catalog's rules
-// (metrale/target/kernel_catalog.hpp); throws ArgumentError naming the variant and the rule.
+// (target/kernel_catalog.hpp); throws ArgumentError naming the variant and the rule.
 void validate_ba_gates_params(const KernelParams& params, bool twin);
 
 // The parent's grid: (M, ceil(N / (BLOCK / LANES))).
@@ -77,10 +98,6 @@ void launch_ba_gates_twin(GpuBackend& gpu, KernelHandle kernel, const KernelPara
 // Also throws ArgumentError for N > 128, which the tensor-core kernel cannot take.
 void launch_ba_gates_mma(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
                          std::uint64_t stream = 0);
-
-// The tensor-core guard's query for these arguments on `gpu` (SM count, compute capability).
-BaGatesMmaQuery ba_gates_mma_query(const GpuBackend& gpu, const BaGatesKernels& kernels, bool tensor_core,
-                                   const BaGatesArgs& args);
 
 // The op: validates, runs the guards with the device's SM count (the tensor-core guard first,
 // then the twin's), picks, logs each verdict once per slot and launches. Throws ArgumentError

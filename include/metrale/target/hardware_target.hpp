@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "metrale/gpu/compute_capability.hpp"
-#include "metrale/jit/kernel_params.hpp"
+#include "metrale/gpu/kernel_params.hpp"
 
 namespace metrale {
 

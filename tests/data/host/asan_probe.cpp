@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "host/host_backend.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
-#include "metrale/host/host_backend.hpp"
 
 // clang-format off
 #include "metrale/host/cuda_host_prelude.hpp"

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "metrale/gpu/gpu_backend.hpp"
-#include "metrale/ref/bf16.hpp"
+#include "ref/bf16.hpp"
 #include "support/isolated_runtime.hpp"
 
 namespace metrale_test {

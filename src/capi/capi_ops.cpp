@@ -1,0 +1,185 @@
+// capi_ops.cpp: metrale_ssm_ba_gates and metrale_fp8_act_quant: the C arguments become the
+// ops' arguments; the guard picks (METRALE_KERNEL_AUTO) or the caller forces one kernel.
+// Invariants: a forced kernel keeps the op's validation (nothing launches on a refusal) and
+// is an argument error when the target did not build it; the pick is written only after the
+// launch returned.
+#include <fmt/format.h>
+
+#include "capi_call.hpp"
+#include "capi_pick.hpp"
+#include "capi_runtime.hpp"
+#include "metrale/ops/fp8_act_quant.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
+#include "ops/op_kernels.hpp"
+
+namespace metrale::capi {
+namespace {
+
+constexpr std::string_view kForced = "forced by the caller's kernel choice";
+
+// `tensor_core`: whether the op has a tensor-core kernel (BA gates) that METRALE_KERNEL_MMA names.
+void require_choice(metrale_kernel_choice choice, bool tensor_core) {
+  if (choice == METRALE_KERNEL_MMA && !tensor_core) {
+    throw CapiError(METRALE_ERROR_ARGUMENT, "args.kernel MMA (3): only the BA-gates op has a tensor-core kernel");
+  }
+  if (choice != METRALE_KERNEL_AUTO && choice != METRALE_KERNEL_TWIN && choice != METRALE_KERNEL_PARENT &&
+      choice != METRALE_KERNEL_MMA) {
+    throw CapiError(
+        METRALE_ERROR_ARGUMENT,
+        fmt::format("args.kernel {} is not AUTO (0), TWIN (1), PARENT (2) or MMA (3)", static_cast<int>(choice)));
+  }
+}
+
+KernelHandle require_built(const Runtime& runtime, KernelHandle handle, std::string_view kernel) {
+  if (!handle.present()) {
+    throw CapiError(
+        METRALE_ERROR_ARGUMENT,
+        fmt::format("args.kernel: target {} does not ship {} (or it failed to build)", runtime.target().name, kernel));
+  }
+  return handle;
+}
+
+ops::BaGatesArgs ba_gates_args(const metrale_ba_gates_args& a) {
+  return ops::BaGatesArgs{DevicePtr{a.x},
+                          DevicePtr{a.weight},
+                          DevicePtr{a.a_log},
+                          DevicePtr{a.dt_bias},
+                          DevicePtr{a.gate_out},
+                          a.m,
+                          a.n,
+                          a.k,
+                          a.k_stride,
+                          a.gate_stride,
+                          a.nv,
+                          a.vheads_per_group};
+}
+
+metrale_pick run_ba_gates(metrale_runtime* handle, const metrale_ba_gates_args& c_args, std::uint64_t stream) {
+  require_choice(c_args.kernel, true);
+  GpuBackend& gpu = device_of(handle);
+  Runtime& runtime = runtime_of(handle);
+  const ops::BaGatesArgs args = ba_gates_args(c_args);
+  if (c_args.kernel == METRALE_KERNEL_AUTO) {
+    return ba_gates_pick_of(runtime.ssm_ba_gates(args, stream));
+  }
+  const ops::BaGatesKernels kernels = runtime.ba_gates_kernels();
+  ops::validate_ba_gates_args(args);
+  if (c_args.kernel == METRALE_KERNEL_MMA) {
+    ops::launch_ba_gates_mma(gpu, require_built(runtime, kernels.mma, ops::kBaGatesMmaKernel), kernels.mma_params, args,
+                             stream);
+    metrale_pick pick = to_pick(ops::kBaGatesMmaKernel, false, std::nullopt);
+    pick.tensor_core = 1;
+    return pick;
+  }
+  if (c_args.kernel == METRALE_KERNEL_TWIN) {
+    ops::launch_ba_gates_twin(gpu, require_built(runtime, kernels.twin, ops::kBaGatesTwinKernel), kernels.twin_params,
+                              args, stream);
+    return to_pick(ops::kBaGatesTwinKernel, true, std::nullopt);
+  }
+  ops::launch_ba_gates_parent(gpu, require_built(runtime, kernels.parent, ops::kBaGatesParentKernel),
+                              kernels.parent_params, args, stream);
+  return to_pick(ops::kBaGatesParentKernel, false, kForced);
+}
+
+ops::Fp8QuantArgs fp8_args(const metrale_fp8_quant_args& a) {
+  if (a.scale_layout != METRALE_SCALES_ROW_MAJOR && a.scale_layout != METRALE_SCALES_COLUMN_MAJOR) {
+    throw CapiError(METRALE_ERROR_ARGUMENT, fmt::format("args.scale_layout {} is not ROW_MAJOR (0) or COLUMN_MAJOR (1)",
+                                                        static_cast<int>(a.scale_layout)));
+  }
+  return ops::Fp8QuantArgs{DevicePtr{a.x},
+                           DevicePtr{a.q},
+                           DevicePtr{a.scales},
+                           a.m,
+                           a.k,
+                           a.x_row_stride,
+                           a.scale_layout == METRALE_SCALES_COLUMN_MAJOR ? ops::Fp8ScaleLayout::kColumnMajor
+                                                                         : ops::Fp8ScaleLayout::kRowMajor,
+                           a.m_aligned,
+                           a.pow2_scales != 0 ? ops::Fp8ScaleKind::kPow2 : ops::Fp8ScaleKind::kFp32};
+}
+
+metrale_pick run_fp8_quant(metrale_runtime* handle, const metrale_fp8_quant_args& c_args, std::uint64_t stream) {
+  require_choice(c_args.kernel, false);
+  GpuBackend& gpu = device_of(handle);
+  Runtime& runtime = runtime_of(handle);
+  const ops::Fp8QuantArgs args = fp8_args(c_args);
+  ops::Fp8QuantPick pick;
+  if (c_args.kernel == METRALE_KERNEL_AUTO) {
+    pick = runtime.fp8_act_quant(args, stream);
+  } else {
+    // Forcing keeps the op's validation and grid: the pick, given only one kernel, takes it.
+    ops::Fp8QuantKernels kernels = runtime.fp8_quant_kernels();
+    const bool twin = c_args.kernel == METRALE_KERNEL_TWIN;
+    if (twin) {
+      require_built(runtime, kernels.twin, ops::kFp8QuantTwinKernel);
+      kernels.shared = KernelHandle{};
+    } else {
+      require_built(runtime, kernels.shared, ops::kFp8QuantSharedKernel);
+      kernels.twin = KernelHandle{};
+    }
+    pick = ops::fp8_act_quant(gpu, kernels, twin, args, stream);
+    if (!twin) {
+      pick.reject = kForced;
+    }
+  }
+  return to_pick(pick.twin ? ops::kFp8QuantTwinKernel : ops::kFp8QuantSharedKernel, pick.twin, pick.reject);
+}
+
+}  // namespace
+
+metrale_pick to_pick(std::string_view kernel, bool twin, const std::optional<std::string_view>& reason) {
+  return metrale_pick{intern(kernel), twin ? 1 : 0, reason ? intern(*reason) : nullptr, 0, nullptr};
+}
+
+metrale_pick ba_gates_pick_of(const ops::BaGatesPick& pick) {
+  const std::string_view kernel =
+      pick.mma ? ops::kBaGatesMmaKernel : (pick.twin ? ops::kBaGatesTwinKernel : ops::kBaGatesParentKernel);
+  metrale_pick out = to_pick(kernel, pick.twin, pick.mma ? std::nullopt : pick.reject);
+  out.tensor_core = pick.mma ? 1 : 0;
+  out.tensor_core_reason = pick.mma_reject ? intern(*pick.mma_reject) : nullptr;
+  return out;
+}
+
+}  // namespace metrale::capi
+
+extern "C" {
+
+void metrale_ba_gates_args_init(metrale_ba_gates_args* args) {
+  if (args != nullptr) {
+    *args = metrale_ba_gates_args{};
+    args->struct_size = sizeof(metrale_ba_gates_args);
+  }
+}
+
+metrale_status metrale_ssm_ba_gates(metrale_runtime* runtime, const metrale_ba_gates_args* args, uint64_t stream,
+                                    metrale_pick* pick) {
+  using namespace metrale::capi;
+  return capi_call("metrale_ssm_ba_gates", [&] {
+    require_struct(args, "args");
+    const metrale_pick ran = run_ba_gates(runtime, *args, stream);
+    if (pick != nullptr) {
+      *pick = ran;
+    }
+  });
+}
+
+void metrale_fp8_quant_args_init(metrale_fp8_quant_args* args) {
+  if (args != nullptr) {
+    *args = metrale_fp8_quant_args{};
+    args->struct_size = sizeof(metrale_fp8_quant_args);
+  }
+}
+
+metrale_status metrale_fp8_act_quant(metrale_runtime* runtime, const metrale_fp8_quant_args* args, uint64_t stream,
+                                     metrale_pick* pick) {
+  using namespace metrale::capi;
+  return capi_call("metrale_fp8_act_quant", [&] {
+    require_struct(args, "args");
+    const metrale_pick ran = run_fp8_quant(runtime, *args, stream);
+    if (pick != nullptr) {
+      *pick = ran;
+    }
+  });
+}
+
+}  // extern "C"

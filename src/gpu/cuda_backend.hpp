@@ -1,0 +1,70 @@
+// gpu/cuda_backend.hpp: GpuBackend on one CUDA device through the dlopen'ed driver.
+// Invariants: every call makes the device's primary context current first, so one process
+// may drive several devices from any thread; a module image is loaded once per device
+// (deduplicated by its hash), and its functions stay valid until the backend is destroyed;
+// every driver failure is a BackendError naming the call and cuGetErrorName.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "gpu/cuda_context_scope.hpp"
+#include "gpu/cuda_driver.hpp"
+#include "metrale/gpu/gpu_backend.hpp"
+
+namespace metrale {
+
+class CudaBackend;
+
+// A backend, or the reason there is none ("no device" is a state, not an error).
+struct CudaBackendOpen {
+  std::unique_ptr<CudaBackend> backend;
+  std::string reason;
+};
+
+class CudaBackend final : public GpuBackend {
+ public:
+  // Opens device `ordinal`; the reason says why not (no driver, no such device, ...).
+  static CudaBackendOpen open(int ordinal);
+  ~CudaBackend() override;
+
+  [[nodiscard]] std::string describe() const override;
+  [[nodiscard]] std::string device_key() const override;
+  [[nodiscard]] bool needs_compiled_image() const override { return true; }
+  [[nodiscard]] std::optional<std::uint32_t> sm_count() const override { return sm_count_; }
+  [[nodiscard]] std::optional<ComputeCapability> compute_capability() const override { return capability_; }
+
+  KernelHandle load(const LoadRequest& request) override;
+  void launch(KernelHandle kernel, const LaunchConfig& config, std::span<const KernelArg> args) override;
+
+  DevicePtr alloc(std::size_t bytes) override;
+  void free(DevicePtr ptr) override;
+  void copy_to_device(DevicePtr dst, const void* src, std::size_t bytes) override;
+  void copy_to_host(void* dst, DevicePtr src, std::size_t bytes) override;
+  void synchronize(std::uint64_t stream) override;
+
+  [[nodiscard]] std::size_t loaded_module_count() const;
+
+ private:
+  CudaBackend(const CudaDriver& driver, int ordinal, CUdevice device, CUcontext context);
+  // Our context, current until the returned scope ends; then the caller's again.
+  [[nodiscard]] CudaContextScope make_current() const;
+  void check(CUresult result, const char* call) const;
+
+  const CudaDriver& driver_;
+  int ordinal_;
+  CUdevice device_;
+  CUcontext context_;
+  std::string name_;
+  std::optional<std::uint32_t> sm_count_;
+  std::optional<ComputeCapability> capability_;
+  mutable std::mutex modules_mutex_;
+  std::unordered_map<std::uint64_t, CUmodule> modules_;  // by image hash
+};
+
+}  // namespace metrale

@@ -1,0 +1,21 @@
+// host/launch_limits.hpp: which launch shapes the host backend accepts. They are the
+// CUDA limits every supported GPU shares, so a launch that runs here would also launch there.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "metrale/gpu/launch_config.hpp"
+
+namespace metrale::host {
+
+inline constexpr std::uint32_t kMaxThreadsPerBlock = 1024;
+inline constexpr std::uint32_t kMaxBlockDimZ = 64;
+inline constexpr std::uint32_t kMaxGridDimX = 0x7fffffffU;
+inline constexpr std::uint32_t kMaxGridDimYZ = 65535;
+
+// Why `config` cannot launch on the host backend, or nullopt. Pure.
+std::optional<std::string> launch_config_problem(const LaunchConfig& config);
+
+}  // namespace metrale::host

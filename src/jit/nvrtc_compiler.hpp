@@ -1,0 +1,57 @@
+// jit/nvrtc_compiler.hpp: one NVRTC compilation as a value.
+// Input: a source of a SourceSet, the name expressions to instantiate, the arch. Output:
+// PTX, CUBIN (real sm_XY only), lowered names, the log with its errors quoted, resources per
+// entry function, compile time. Invariants: a compile error is data (ok == false), never an
+// exception, and so is a missing NVRTC; the options always carry -std=c++17, --fmad=false (kernels use explicit fma so
+// GPU, host and CPU reference agree bit for bit), -default-device, the arch and -I<cuda include>.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jit/compile_report.hpp"
+#include "metrale/jit/source_set.hpp"
+
+namespace metrale {
+
+struct CompileRequest {
+  std::string source_name;  // a member of `sources`; compiled as the program's main file
+  const SourceSet* sources = nullptr;
+  std::vector<std::string> name_expressions;
+  std::string arch;  // "sm_90" or "compute_89"
+  std::vector<std::string> extra_options;
+};
+
+struct CompileResult {
+  bool ok = false;
+  std::string ptx;
+  std::string cubin;                       // empty for a compute_XY arch
+  std::vector<std::string> lowered_names;  // one per name expression; empty strings when !ok
+  std::string log;                         // NVRTC's log, annotated with quoted source lines
+  std::vector<SourceDiagnostic> diagnostics;
+  std::vector<KernelResources> resources;  // per entry function (CUBIN builds only)
+  std::vector<std::string> options;
+  double compile_ms = 0.0;
+
+  [[nodiscard]] const KernelResources* resources_for(std::string_view lowered_name) const;
+};
+
+// The full option list for one arch (pure apart from `cuda_include`, which is passed in).
+std::vector<std::string> nvrtc_options(std::string_view arch, std::string_view cuda_include,
+                                       const std::vector<std::string>& extra_options);
+
+CompileResult compile_with_nvrtc(const CompileRequest& request);
+
+// What a key says when no NVRTC was found.
+inline constexpr const char* kNoNvrtcVersion = "none";
+// "13-0+1a2b3c4d": the NVRTC version and the identity of the libnvrtc file loaded, for cache
+// keys and file names; kNoNvrtcVersion without NVRTC. Loads NVRTC (dlopen) on first use.
+const std::string& nvrtc_version();
+// Whether libnvrtc was found and loaded (loads it on first use), and why not.
+bool nvrtc_available();
+const std::string& nvrtc_unavailable_reason();
+// nvrtcGetSupportedArchs, e.g. {75, 80, 86, ..., 120, 121}; empty without NVRTC.
+const std::vector<int>& nvrtc_supported_archs();
+
+}  // namespace metrale

@@ -1,0 +1,34 @@
+// ops/op_verdict.hpp: what both ops' twin decisions share: the CTA floor (a twin takes a launch
+// only when its grid reaches kMinCtasPerSm CTAs per SM), the SM count a guard sees (the device's,
+// else the target's), and the log slot a verdict claims.
+// Invariants: one formula for the floor (ba_gates_min_tokens and fp8_quant_min_ctas are this one);
+// every SM count a guard sees is at least 1; a slot exists only for the twin, or for a reason in
+// the op's list when the lever asked for the twin.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "metrale/gpu/gpu_backend.hpp"
+#include "ops/log_once.hpp"
+
+namespace metrale::ops {
+
+// CTAs per SM a twin's grid must reach. A judgement, not a contract: set high, it only sends more
+// launches to the parent, which computes the same bits.
+inline constexpr std::uint32_t kMinCtasPerSm = 2;
+
+// kMinCtasPerSm x sm_count (0 counts as 1), saturating. Pure.
+std::uint32_t min_ctas(std::uint32_t sm_count);
+
+// The device's SM count, else `fallback` (the target's sm_count); at least 1.
+std::uint32_t device_sm_count(const GpuBackend& gpu, std::uint32_t fallback);
+
+// The slot of a verdict: the twin's when nothing refused it; the reason's index in `rejects` when
+// the lever asked for the twin; nullopt otherwise (lever off, or a reason not in the list). Pure.
+std::optional<OpLogSlot> op_log_slot(std::optional<std::string_view> reject, bool requested,
+                                     std::span<const std::string_view> rejects);
+
+}  // namespace metrale::ops

@@ -1,0 +1,16 @@
+# The C ABI from C: a C99 program that includes only metrale/metrale.h and links libmetrale.so.
+add_executable(metrale_capi_host_ops ${PROJECT_SOURCE_DIR}/tests/capi/capi_host_ops.c)
+set_target_properties(metrale_capi_host_ops PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+target_compile_options(metrale_capi_host_ops PRIVATE -Wall -Wextra -Wpedantic $<$<BOOL:${METRALE_WERROR}>:-Werror>)
+target_link_libraries(metrale_capi_host_ops PRIVATE metrale_c m)
+add_test(NAME capi_c99_host_ops COMMAND metrale_capi_host_ops)
+set_tests_properties(capi_c99_host_ops PROPERTIES ENVIRONMENT "METRALE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache"
+                                                  PASS_REGULAR_EXPRESSION "all C ABI checks passed")
+
+# The README's C, Python and Rust examples are the tested files' marked regions, verbatim.
+find_package(Python 3.9 COMPONENTS Interpreter QUIET)
+if(Python_Interpreter_FOUND)
+  add_test(NAME readme_examples_are_tested COMMAND ${Python_EXECUTABLE}
+                                                   ${PROJECT_SOURCE_DIR}/tests/scripts/check_readme_examples.py
+                                                   ${PROJECT_SOURCE_DIR})
+endif()
