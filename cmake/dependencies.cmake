@@ -11,12 +11,14 @@ macro(metrale_require package debian_package)
 endmacro()
 
 metrale_require(CUDAToolkit "cuda-toolkit (NVIDIA's CUDA 13 toolkit in /usr/local/cuda)")
-# NVRTC by path, not CUDA::nvrtc: that imported target drags in libcuda, which must never be
-# linked (the driver is loaded with dlopen so that machines without a GPU still run).
+# NVRTC is never linked: it is loaded with dlopen on the first compile (src/jit/nvrtc_library.cpp),
+# so a process served from bundles or the cache runs without the toolkit. The library found
+# here is only the last place the loader tries, after the soname on the loader's search path.
 find_library(METRALE_NVRTC_LIBRARY nvrtc HINTS ${CUDAToolkit_LIBRARY_DIR})
 if(NOT METRALE_NVRTC_LIBRARY)
   message(FATAL_ERROR "metrale-jit needs NVRTC from the CUDA toolkit (libnvrtc not found under ${CUDAToolkit_LIBRARY_DIR})")
 endif()
+get_filename_component(METRALE_NVRTC_BUILD_PATH "${METRALE_NVRTC_LIBRARY}" REALPATH)
 metrale_require(fmt libfmt-dev)
 metrale_require(spdlog libspdlog-dev)
 metrale_require(tomlplusplus libtomlplusplus-dev)
@@ -31,5 +33,5 @@ endif()
 # xxHash is inlined (XXH_INLINE_ALL); the shared libraries of the others are bundled next to
 # the binaries by tools/device_check.sh for a device machine that lacks them.
 set(METRALE_PUBLIC_DEPS spdlog::spdlog fmt::fmt nlohmann_json::nlohmann_json)
-set(METRALE_PRIVATE_DEPS tomlplusplus::tomlplusplus Boost::context ${METRALE_NVRTC_LIBRARY} Threads::Threads ${CMAKE_DL_LIBS})
+set(METRALE_PRIVATE_DEPS tomlplusplus::tomlplusplus Boost::context Threads::Threads ${CMAKE_DL_LIBS})
 include_directories(SYSTEM ${METRALE_XXHASH_INCLUDE_DIR})

@@ -46,6 +46,9 @@ struct RuntimeOptions {
   // The disk cache's directory instead of METRALE_CACHE_DIR / XDG_CACHE_HOME / ~/.cache/metrale
   // (an unusable one means memory only, with one warning); ignored when `registry` is given.
   std::optional<std::string> cache_dir;
+  // Ahead-of-time bundles (directories written by `metrale-jit build --bundle`), looked in
+  // before the disk cache and NVRTC, followed by those of METRALE_BUNDLE_DIR (':'-separated).
+  std::vector<std::string> bundle_dirs;
 };
 
 class Runtime {

@@ -68,8 +68,10 @@ std::string_view cache_path_refusal_name(CachePathRefusal refusal) {
 
 namespace {
 
+// Root's files are trusted too: root can replace this process's code anyway, and a cache
+// prepared by root in an image (read-only for the users) is the shared-cache case.
 CachePathRefusal ownership_refusal(const struct stat& info, uid_t current_user) {
-  if (info.st_uid != current_user) {
+  if (info.st_uid != current_user && info.st_uid != 0) {
     return CachePathRefusal::owned_by_other_user;
   }
   if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {

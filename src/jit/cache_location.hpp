@@ -1,9 +1,11 @@
 // jit/cache_location.hpp: where the disk cache lives and whether a path may be trusted.
 // Pure decisions only (no file system access): the caller passes the environment and the
 // stat() fields, so every rule is testable without touching the disk.
-// Invariants: a cache directory must be a directory owned by the current user and not
-// writable by group or others; an entry must be a regular file owned by the current user and
-// not writable by group or others. A planted CUBIN would run arbitrary code on the GPU.
+// Invariants: a cache directory must be a directory owned by the current user or by root and
+// not writable by group or others; an entry must be a regular file owned by the current user
+// or by root and not writable by group or others (a root-owned cache in an image is shared
+// read-only: its entries must be made readable, e.g. chmod -R a+rX). A planted CUBIN would run arbitrary code on the
+// GPU.
 #pragma once
 
 #include <sys/stat.h>

@@ -1,7 +1,32 @@
-// compiled_memory_cache.cpp: claim-or-wait on one map of shared futures.
+// compiled_memory_cache.cpp: claim-or-wait on one map of shared futures, bounded FIFO.
 #include "jit/compiled_memory_cache.hpp"
 
+#include <algorithm>
+#include <chrono>
+
 namespace metrale {
+
+CompiledMemoryCache::CompiledMemoryCache(std::size_t max_entries)
+    : max_entries_(std::max<std::size_t>(max_entries, 1)) {}
+
+void CompiledMemoryCache::evict_locked() {
+  // Drops the oldest fulfilled keys; pending ones go back in order, still owned by their claim.
+  std::deque<std::string> pending;
+  while (entries_.size() > max_entries_ && !order_.empty()) {
+    std::string key = std::move(order_.front());
+    order_.pop_front();
+    auto it = entries_.find(key);
+    if (it == entries_.end()) {
+      continue;
+    }
+    if (it->second.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      entries_.erase(it);
+    } else {
+      pending.push_back(std::move(key));
+    }
+  }
+  order_.insert(order_.begin(), pending.begin(), pending.end());
+}
 
 CompiledMemoryCache::Claim CompiledMemoryCache::claim(const std::string& key) {
   std::lock_guard lock(mutex_);
@@ -11,6 +36,10 @@ CompiledMemoryCache::Claim CompiledMemoryCache::claim(const std::string& key) {
   auto promise = std::make_shared<std::promise<EntryPtr>>();
   std::shared_future<EntryPtr> future = promise->get_future().share();
   entries_.emplace(key, future);
+  order_.push_back(key);
+  if (entries_.size() > max_entries_) {
+    evict_locked();
+  }
   return Claim{std::move(future), std::move(promise)};
 }
 
@@ -22,6 +51,7 @@ std::size_t CompiledMemoryCache::size() const {
 void CompiledMemoryCache::clear() {
   std::lock_guard lock(mutex_);
   entries_.clear();
+  order_.clear();
 }
 
 const std::shared_ptr<CompiledMemoryCache>& CompiledMemoryCache::process() {

@@ -21,6 +21,7 @@ namespace {
 
 std::atomic<bool> g_disabled_warned{false};
 std::atomic<bool> g_write_failure_warned{false};
+std::atomic<bool> g_read_only_warned{false};
 
 constexpr auto kStaleTempAge = std::chrono::hours(1);
 
@@ -117,7 +118,16 @@ DiskCache DiskCache::open_at(const std::filesystem::path& dir) {
     return refuse("refusing cache directory " + describe_refusal(refusal, clean, info, me));
   }
   ignore_file_size_signal();
-  return DiskCache(clean, {});
+  DiskCache cache(clean, {});
+  if (::access(clean.c_str(), W_OK) != 0) {
+    // A shared cache (root's, or this user's made read-only): read it, store nothing.
+    cache.counters_->writes_stopped.store(true, std::memory_order_relaxed);
+    warn_once(g_read_only_warned,
+              fmt::format("cache directory {} (owned by uid {}) is not writable by this user (uid {}): kernels are "
+                          "read from it, new ones will not be stored",
+                          clean.string(), info.st_uid, me));
+  }
+  return cache;
 }
 
 bool DiskCache::writable() const { return enabled() && !counters_->writes_stopped.load(std::memory_order_relaxed); }
@@ -161,6 +171,36 @@ std::optional<CacheSections> DiskCache::load(const CacheKey& key) {
   }
   counters_->hits.fetch_add(1, std::memory_order_relaxed);
   return std::move(parsed.sections);
+}
+
+std::optional<CacheSections> DiskCache::load_from_any_compiler(const CacheKey& key) {
+  if (!enabled()) {
+    return miss();
+  }
+  CacheKey unversioned = key;
+  unversioned.nvrtc_version.clear();
+  const std::string name = unversioned.file_name();
+  const std::string prefix = name.substr(0, name.rfind(".nvrtc_.") + std::string_view(".nvrtc").size());
+  const auto candidates =
+      files_named(dir_, [&](const std::string& file) { return file.starts_with(prefix) && is_cache_entry_name(file); });
+  // Newest compiler first, by name (sorted ascending); a tie in version is broken by the digest.
+  for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
+    CacheReadResult read = read_cache_file(*it, ::geteuid());
+    if (read.status != CacheReadStatus::ok) {
+      continue;
+    }
+    CacheEntryParse parsed = parse_cache_entry(as_byte_span(read.bytes), nullptr);
+    if (!parsed.ok() || parsed.key.file_name() != it->filename().string()) {
+      continue;  // a bad entry is load()'s to report and remove
+    }
+    CacheKey stored = parsed.key;
+    stored.nvrtc_version.clear();
+    if (stored == unversioned) {
+      counters_->hits.fetch_add(1, std::memory_order_relaxed);
+      return std::move(parsed.sections);
+    }
+  }
+  return miss();
 }
 
 bool DiskCache::store(const CacheKey& key, const CacheSections& sections) {

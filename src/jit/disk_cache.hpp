@@ -3,7 +3,8 @@
 // Invariants:
 // - Never a crash and never a wrong or foreign kernel: an entry is returned only if its
 //   checksum holds, its stored key equals the requested one, and it is a regular file owned
-//   by the current user in a directory owned by the current user and not writable by others.
+//   by the current user (or root) in a directory owned by the current user (or root) and not
+//   writable by others. A directory this user cannot write is read, never written (one warning).
 // - A bad entry is removed (and so rebuilt by the caller); an untrusted one is skipped.
 // - An unusable directory or a failing write means memory only: disabled() or writes
 //   stopped, with one warning per process, the path and the errno text.
@@ -68,6 +69,11 @@ class DiskCache {
 
   // nullopt on a miss or a bad entry (removed, reason logged at warn) or an untrusted one (skipped).
   std::optional<CacheSections> load(const CacheKey& key);
+  // For a process without NVRTC: the entry whose key equals `key` in every field but the
+  // compiler's, written by any NVRTC (the newest version's by name when several are). A
+  // CUBIN is machine code for its arch whichever compiler built it; with a compiler present,
+  // load() keys by that compiler so an upgrade recompiles.
+  std::optional<CacheSections> load_from_any_compiler(const CacheKey& key);
   // False on failure (one warning per process). Throws ArgumentError for sections the format
   // cannot hold (empty or repeated names, sizes past the limits).
   bool store(const CacheKey& key, const CacheSections& sections);

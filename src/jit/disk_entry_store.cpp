@@ -2,6 +2,7 @@
 #include "jit/disk_entry_store.hpp"
 
 #include "ground/log.hpp"
+#include "jit/nvrtc_compiler.hpp"
 #include "metrale/error.hpp"
 
 namespace metrale {
@@ -19,7 +20,11 @@ EntryStore disk_entry_store(const std::shared_ptr<DiskCache>& cache) {
   if (cache == nullptr || !cache->enabled()) {
     return {};
   }
-  return EntryStore{[cache](const EntryKey& key) { return cache->load(to_cache_key(key)); },
+  return EntryStore{[cache](const EntryKey& key) {
+                      // Without NVRTC (nothing could be compiled anyway) any compiler's entry will do.
+                      return key.nvrtc_version == kNoNvrtcVersion ? cache->load_from_any_compiler(to_cache_key(key))
+                                                                  : cache->load(to_cache_key(key));
+                    },
                     [cache](const EntryKey& key, const EntrySections& sections) {
                       try {
                         return cache->store(to_cache_key(key), sections);

@@ -19,10 +19,14 @@
 
 namespace metrale {
 
+std::shared_ptr<const BundleSet> default_bundle_set() { return BundleSet::from_environment(); }
+
 std::string_view to_string(BuildOrigin origin) {
   switch (origin) {
     case BuildOrigin::kMemory:
       return "memory";
+    case BuildOrigin::kBundle:
+      return "bundle";
     case BuildOrigin::kDisk:
       return "disk";
     case BuildOrigin::kNvrtc:
@@ -155,8 +159,13 @@ std::vector<BuildRecord> KernelRegistry::build_ids(std::string_view arch, std::s
     EntryKey key = detail::make_entry_key(declared, arch, *snapshot, options_.extra_options);
     jobs.push_back(detail::BuildJob{id, std::move(declared), std::move(key)});
   }
-  const detail::BuildContext context{*snapshot, *options_.memory,       *options_.store,
-                                     arch,      options_.extra_options, options_.parallelism};
+  const detail::BuildContext context{*snapshot,
+                                     *options_.memory,
+                                     *options_.store,
+                                     arch,
+                                     options_.extra_options,
+                                     options_.parallelism,
+                                     options_.bundles.get()};
   const detail::BuildSummary summary = detail::build_variants(jobs, context);
   counters_.nvrtc_programs += summary.programs;
   counters_.nvrtc_compiles += summary.compiled_variants;
@@ -167,6 +176,8 @@ std::vector<BuildRecord> KernelRegistry::build_ids(std::string_view arch, std::s
     const detail::BuildOutcome& outcome = summary.outcomes[i];
     if (outcome.origin == BuildOrigin::kMemory) {
       ++counters_.memory_hits;
+    } else if (outcome.origin == BuildOrigin::kBundle) {
+      ++counters_.bundle_hits;
     } else if (outcome.origin == BuildOrigin::kDisk) {
       ++counters_.disk_hits;
     }
@@ -182,6 +193,10 @@ std::vector<BuildRecord> KernelRegistry::build_ids(std::string_view arch, std::s
   return built;
 }
 
+BundleKeyFields KernelRegistry::bundle_key(VariantId id, std::string_view arch) const {
+  return detail::make_bundle_key(variant(id), arch, *sources(), options_.extra_options);
+}
+
 std::optional<std::string> KernelRegistry::arch_for(const GpuBackend& backend) {
   if (!backend.needs_compiled_image()) {
     return std::nullopt;
@@ -189,6 +204,10 @@ std::optional<std::string> KernelRegistry::arch_for(const GpuBackend& backend) {
   const std::optional<ComputeCapability> capability = backend.compute_capability();
   if (!capability) {
     return std::nullopt;
+  }
+  // Without NVRTC nothing can be compiled: look for the device's own SM in bundles and caches.
+  if (!nvrtc_available()) {
+    return capability->sm_arch();
   }
   const std::optional<CompileTarget> target = choose_compile_target(*capability, nvrtc_supported_archs());
   return target ? std::optional<std::string>(target->arch) : std::nullopt;
@@ -259,7 +278,13 @@ void KernelRegistry::load_ids(GpuBackend& backend, DeviceIndex device, std::span
     }
     return;
   }
-  const std::optional<std::string> arch = arch_for(backend);
+  // A bundle built for the device's own SM answers the arch question without NVRTC, so a
+  // process served from bundles never loads it; otherwise NVRTC says which archs it targets.
+  const std::optional<ComputeCapability> capability = backend.compute_capability();
+  const std::optional<std::string> arch =
+      capability && options_.bundles && options_.bundles->has_arch(capability->sm_arch())
+          ? std::optional<std::string>(capability->sm_arch())
+          : arch_for(backend);
   if (!arch) {
     logger().warn("{}: NVRTC {} cannot target this device; every kernel handle stays absent", backend.describe(),
                   nvrtc_version());
@@ -326,9 +351,13 @@ std::vector<BuildRecord> KernelRegistry::records() const {
 }
 
 RegistryStats KernelRegistry::stats() const {
-  return RegistryStats{counters_.memory_hits.load(),    counters_.disk_hits.load(),
-                       counters_.nvrtc_compiles.load(), counters_.nvrtc_programs.load(),
-                       counters_.failures.load(),       static_cast<double>(counters_.compile_us.load()) / 1000.0};
+  return RegistryStats{counters_.memory_hits.load(),
+                       counters_.bundle_hits.load(),
+                       counters_.disk_hits.load(),
+                       counters_.nvrtc_compiles.load(),
+                       counters_.nvrtc_programs.load(),
+                       counters_.failures.load(),
+                       static_cast<double>(counters_.compile_us.load()) / 1000.0};
 }
 
 }  // namespace metrale

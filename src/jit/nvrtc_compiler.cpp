@@ -1,19 +1,20 @@
-// nvrtc_compiler.cpp: the NVRTC calls behind compile_with_nvrtc. Every NVRTC object is
-// owned by a guard so an early return never leaks a program.
+// nvrtc_compiler.cpp: the NVRTC calls behind compile_with_nvrtc, through the library loaded
+// on first use (nvrtc_library.hpp). Every NVRTC object is owned by a guard so an early return
+// never leaks a program; without NVRTC a compile is a failure whose log says so.
 #include "jit/nvrtc_compiler.hpp"
-
-#include <nvrtc.h>
 
 #include <chrono>
 #include <memory>
 
 #include "jit/compile_target.hpp"
+#include "jit/nvrtc_library.hpp"
 
 namespace metrale {
 namespace {
 
 struct ProgramDeleter {
-  void operator()(_nvrtcProgram* program) const { nvrtcDestroyProgram(&program); }
+  const NvrtcApi* api;
+  void operator()(_nvrtcProgram* program) const { api->destroy_program(&program); }
 };
 using ProgramPtr = std::unique_ptr<_nvrtcProgram, ProgramDeleter>;
 
@@ -23,13 +24,13 @@ CompileResult failure(CompileResult result, std::string message) {
   return result;
 }
 
-std::string program_log(nvrtcProgram program) {
+std::string program_log(const NvrtcApi& api, nvrtcProgram program) {
   std::size_t size = 0;
-  if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) {
+  if (api.get_program_log_size(program, &size) != NVRTC_SUCCESS || size <= 1) {
     return {};
   }
   std::string log(size, '\0');
-  nvrtcGetProgramLog(program, log.data());
+  api.get_program_log(program, log.data());
   log.resize(size - 1);  // the terminating NUL
   return log;
 }
@@ -68,6 +69,11 @@ CompileResult compile_with_nvrtc(const CompileRequest& request) {
   if (main_text == nullptr) {
     return failure(std::move(result), "source '" + request.source_name + "' is not in the source set");
   }
+  const NvrtcLibrary& library = nvrtc_library();
+  if (!library.available()) {
+    return failure(std::move(result), library.reason);
+  }
+  const NvrtcApi& api = *library.api;
   const std::optional<std::string>& include_dir = cuda_include_dir();
   result.options = nvrtc_options(request.arch, include_dir.value_or(""), request.extra_options);
 
@@ -82,49 +88,50 @@ CompileResult compile_with_nvrtc(const CompileRequest& request) {
   }
   nvrtcProgram raw = nullptr;
   nvrtcResult status =
-      nvrtcCreateProgram(&raw, main_text->c_str(), request.source_name.c_str(), static_cast<int>(header_texts.size()),
+      api.create_program(&raw, main_text->c_str(), request.source_name.c_str(), static_cast<int>(header_texts.size()),
                          header_texts.data(), header_names.data());
   if (status != NVRTC_SUCCESS) {
-    return failure(std::move(result), std::string("nvrtcCreateProgram: ") + nvrtcGetErrorString(status));
+    return failure(std::move(result), std::string("nvrtcCreateProgram: ") + api.get_error_string(status));
   }
-  ProgramPtr program(raw);
+  ProgramPtr program(raw, ProgramDeleter{&api});
   for (const std::string& expression : request.name_expressions) {
-    status = nvrtcAddNameExpression(raw, expression.c_str());
+    status = api.add_name_expression(raw, expression.c_str());
     if (status != NVRTC_SUCCESS) {
-      return failure(std::move(result), "nvrtcAddNameExpression('" + expression + "'): " + nvrtcGetErrorString(status));
+      return failure(std::move(result),
+                     "nvrtcAddNameExpression('" + expression + "'): " + api.get_error_string(status));
     }
   }
   std::vector<const char*> option_pointers;
   for (const std::string& option : result.options) {
     option_pointers.push_back(option.c_str());
   }
-  status = nvrtcCompileProgram(raw, static_cast<int>(option_pointers.size()), option_pointers.data());
-  const std::string raw_log = program_log(raw);
+  status = api.compile_program(raw, static_cast<int>(option_pointers.size()), option_pointers.data());
+  const std::string raw_log = program_log(api, raw);
   result.diagnostics = parse_diagnostics(raw_log, *request.sources);
   result.log = annotated_log(raw_log, result.diagnostics);
   result.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (status != NVRTC_SUCCESS) {
-    return failure(std::move(result), std::string("nvrtcCompileProgram: ") + nvrtcGetErrorString(status));
+    return failure(std::move(result), std::string("nvrtcCompileProgram: ") + api.get_error_string(status));
   }
   result.resources = parse_ptxas_resources(raw_log);
   for (std::size_t i = 0; i < request.name_expressions.size(); ++i) {
     const char* lowered = nullptr;
-    status = nvrtcGetLoweredName(raw, request.name_expressions[i].c_str(), &lowered);
+    status = api.get_lowered_name(raw, request.name_expressions[i].c_str(), &lowered);
     if (status != NVRTC_SUCCESS || lowered == nullptr) {
       return failure(std::move(result),
-                     "nvrtcGetLoweredName('" + request.name_expressions[i] + "'): " + nvrtcGetErrorString(status));
+                     "nvrtcGetLoweredName('" + request.name_expressions[i] + "'): " + api.get_error_string(status));
     }
     result.lowered_names[i] = lowered;
   }
   std::size_t size = 0;
-  if (nvrtcGetPTXSize(raw, &size) == NVRTC_SUCCESS && size > 1) {
+  if (api.get_ptx_size(raw, &size) == NVRTC_SUCCESS && size > 1) {
     result.ptx.resize(size);
-    nvrtcGetPTX(raw, result.ptx.data());
+    api.get_ptx(raw, result.ptx.data());
     result.ptx.resize(size - 1);
   }
-  if (request.arch.starts_with("sm_") && nvrtcGetCUBINSize(raw, &size) == NVRTC_SUCCESS && size > 0) {
+  if (request.arch.starts_with("sm_") && api.get_cubin_size(raw, &size) == NVRTC_SUCCESS && size > 0) {
     result.cubin.resize(size);
-    nvrtcGetCUBIN(raw, result.cubin.data());
+    api.get_cubin(raw, result.cubin.data());
   }
   result.ok = true;
   result.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -133,21 +140,24 @@ CompileResult compile_with_nvrtc(const CompileRequest& request) {
 
 const std::string& nvrtc_version() {
   static const std::string version = [] {
-    int major = 0;
-    int minor = 0;
-    nvrtcVersion(&major, &minor);
-    return std::to_string(major) + "-" + std::to_string(minor);
+    const NvrtcLibrary& library = nvrtc_library();
+    return library.available() ? library.identity : std::string(kNoNvrtcVersion);
   }();
   return version;
 }
+
+bool nvrtc_available() { return nvrtc_library().available(); }
+
+const std::string& nvrtc_unavailable_reason() { return nvrtc_library().reason; }
 
 const std::vector<int>& nvrtc_supported_archs() {
   static const std::vector<int> archs = [] {
     int count = 0;
     std::vector<int> out;
-    if (nvrtcGetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
+    const NvrtcLibrary& library = nvrtc_library();
+    if (library.available() && library.api->get_num_supported_archs(&count) == NVRTC_SUCCESS && count > 0) {
       out.resize(static_cast<std::size_t>(count));
-      nvrtcGetSupportedArchs(out.data());
+      library.api->get_supported_archs(out.data());
     }
     return out;
   }();

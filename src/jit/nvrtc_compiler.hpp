@@ -2,7 +2,7 @@
 // Input: a source of a SourceSet, the name expressions to instantiate, the arch. Output:
 // PTX, CUBIN (real sm_XY only), lowered names, the log with its errors quoted, resources per
 // entry function, compile time. Invariants: a compile error is data (ok == false), never an
-// exception; the options always carry -std=c++17, --fmad=false (kernels use explicit fma so
+// exception, and so is a missing NVRTC; the options always carry -std=c++17, --fmad=false (kernels use explicit fma so
 // GPU, host and CPU reference agree bit for bit), -default-device, the arch and -I<cuda include>.
 #pragma once
 
@@ -43,9 +43,15 @@ std::vector<std::string> nvrtc_options(std::string_view arch, std::string_view c
 
 CompileResult compile_with_nvrtc(const CompileRequest& request);
 
-// "13-0": the NVRTC version, for cache keys and file names.
+// What a key says when no NVRTC was found.
+inline constexpr const char* kNoNvrtcVersion = "none";
+// "13-0+1a2b3c4d": the NVRTC version and the identity of the libnvrtc file loaded, for cache
+// keys and file names; kNoNvrtcVersion without NVRTC. Loads NVRTC (dlopen) on first use.
 const std::string& nvrtc_version();
-// nvrtcGetSupportedArchs, e.g. {75, 80, 86, ..., 120, 121}.
+// Whether libnvrtc was found and loaded (loads it on first use), and why not.
+bool nvrtc_available();
+const std::string& nvrtc_unavailable_reason();
+// nvrtcGetSupportedArchs, e.g. {75, 80, 86, ..., 120, 121}; empty without NVRTC.
 const std::vector<int>& nvrtc_supported_archs();
 
 }  // namespace metrale

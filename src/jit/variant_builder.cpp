@@ -101,7 +101,7 @@ GroupResult compile_group(std::span<const BuildJob* const> group, std::span<std:
     }
     entry->compile_ms = result.compile_ms;
     entry->batch_size = group.size();
-    if (context.store.enabled() && !context.store.store(job.key, entry_to_sections(*entry))) {
+    if (context.store.enabled() && !context.store.store(with_compiler(job.key), entry_to_sections(*entry))) {
       logger().debug("kernel {}: the compiled entry was not stored on disk", job.variant.kernel);
     }
     promises[i]->set_value(std::move(entry));
@@ -113,7 +113,7 @@ EntryPtr load_from_store(const BuildJob& job, const BuildContext& context) {
   if (!context.store.enabled()) {
     return nullptr;
   }
-  std::optional<EntrySections> sections = context.store.load(job.key);
+  std::optional<EntrySections> sections = context.store.load(with_compiler(job.key));
   if (!sections) {
     return nullptr;
   }
@@ -132,10 +132,25 @@ EntryKey make_entry_key(const KernelVariant& variant, std::string_view arch, con
   return EntryKey{variant.kernel,
                   variant.params.tag(),
                   std::string(arch),
-                  nvrtc_version(),
+                  {},
                   join_options(nvrtc_options(arch, cuda_include_dir().value_or(""), extra_options)),
                   sources.digest(variant.source).value_or(""),
                   variant.name_expression};
+}
+
+EntryKey with_compiler(EntryKey key) {
+  key.nvrtc_version = nvrtc_version();
+  return key;
+}
+
+BundleKeyFields make_bundle_key(const KernelVariant& variant, std::string_view arch, const SourceSet& sources,
+                                const std::vector<std::string>& extra_options) {
+  return BundleKeyFields{variant.kernel,
+                         variant.params.tag(),
+                         std::string(arch),
+                         variant.name_expression,
+                         join_options(nvrtc_options(arch, "", extra_options)),
+                         sources.digest(variant.source).value_or("")};
 }
 
 std::vector<std::vector<std::size_t>> group_by_source(std::span<const BuildJob> jobs,
@@ -168,6 +183,14 @@ BuildSummary build_variants(std::span<const BuildJob> jobs, const BuildContext& 
       continue;
     }
     owned[i] = claim.promise;
+    if (context.bundles != nullptr) {
+      if (std::optional<CompiledEntry> bundled = context.bundles->find(
+              make_bundle_key(jobs[i].variant, context.arch, context.sources, context.extra_options))) {
+        summary.outcomes[i].origin = BuildOrigin::kBundle;
+        owned[i]->set_value(std::make_shared<const CompiledEntry>(std::move(*bundled)));
+        continue;
+      }
+    }
     if (EntryPtr stored = load_from_store(jobs[i], context)) {
       summary.outcomes[i].origin = BuildOrigin::kDisk;
       owned[i]->set_value(std::move(stored));
@@ -177,6 +200,15 @@ BuildSummary build_variants(std::span<const BuildJob> jobs, const BuildContext& 
     misses.push_back(i);
   }
 
+  if (!misses.empty() && !nvrtc_available()) {
+    // Nothing can compile: each miss is an absent handle whose record says why.
+    for (const std::size_t i : misses) {
+      logger().debug("kernel {} ({}) for {}: {}", jobs[i].variant.kernel, jobs[i].variant.params.tag(), context.arch,
+                     nvrtc_unavailable_reason());
+      owned[i]->set_value(failed_entry(context.arch, nvrtc_unavailable_reason(), 0.0, 1));
+    }
+    misses.clear();
+  }
   const std::vector<std::vector<std::size_t>> groups = group_by_source(jobs, misses);
   std::vector<GroupResult> results(groups.size());
   run_parallel(groups.size(), context.parallelism, [&](std::size_t g) {

@@ -1,4 +1,7 @@
-// variant_builder.hpp (private): memory cache -> entry store -> NVRTC for a list of variants.
+// variant_builder.hpp (private): memory cache -> bundles -> entry store -> NVRTC for a list
+// of variants. NVRTC is asked for nothing (not even its version, which keys the disk cache)
+// until a variant misses memory and the bundles, so a process served from bundles never
+// loads it.
 // Invariants: every claimed memory-cache key is fulfilled, even when compiling throws; the
 // misses of one source share one NVRTC program, and when that program fails with several
 // name expressions each is retried alone, so one bad instantiation cannot take down its
@@ -11,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "jit/bundle.hpp"
 #include "jit/compiled_entry.hpp"
 #include "jit/compiled_memory_cache.hpp"
 #include "jit/entry_store.hpp"
@@ -44,11 +48,20 @@ struct BuildContext {
   std::string_view arch;
   const std::vector<std::string>& extra_options;
   std::size_t parallelism = 1;
+  const BundleSet* bundles = nullptr;  // null: none
 };
 
-// The key of one variant for `arch` (the option list and source digest included).
+// The key of one variant for `arch` (the option list and source digest included). Its
+// nvrtc_version is left empty: with_compiler() fills it when the disk or NVRTC is consulted.
 EntryKey make_entry_key(const KernelVariant& variant, std::string_view arch, const SourceSet& sources,
                         const std::vector<std::string>& extra_options);
+
+// The key with nvrtc_version() filled (loads NVRTC on first use).
+EntryKey with_compiler(EntryKey key);
+// The bundle key of one variant for `arch` (no compiler, no toolkit path). Pure apart from
+// nothing: the options are computed with an empty include directory.
+BundleKeyFields make_bundle_key(const KernelVariant& variant, std::string_view arch, const SourceSet& sources,
+                                const std::vector<std::string>& extra_options);
 
 BuildSummary build_variants(std::span<const BuildJob> jobs, const BuildContext& context);
 

@@ -6,6 +6,7 @@
 #include "gpu/cuda_backend.hpp"
 #include "ground/log.hpp"
 #include "host/host_backend.hpp"
+#include "jit/bundle.hpp"
 #include "jit/disk_entry_store.hpp"
 #include "metrale/error.hpp"
 #include "ops/op_kernels.hpp"
@@ -95,13 +96,24 @@ void Runtime::initialise(RuntimeOptions& options) {
   levers_ = resolve_levers(target_, options.env);
   SourceSet sources;
   sources.add_embedded_templates(options.env);
-  if (!options.registry && options.cache_dir) {
-    options.registry.emplace();
-    options.registry->store = std::make_shared<const EntryStore>(
+  const bool given = options.registry.has_value();
+  KernelRegistry::Options registry_options = given ? std::move(*options.registry) : KernelRegistry::Options{};
+  if (!given && options.cache_dir) {
+    registry_options.store = std::make_shared<const EntryStore>(
         disk_entry_store(std::make_shared<DiskCache>(DiskCache::open_at(*options.cache_dir))));
   }
-  registry_ = options.registry ? std::make_unique<KernelRegistry>(std::move(sources), std::move(*options.registry))
-                               : std::make_unique<KernelRegistry>(std::move(sources));
+  std::vector<std::filesystem::path> bundle_dirs(options.bundle_dirs.begin(), options.bundle_dirs.end());
+  if (const std::optional<std::string> listed = options.env("METRALE_BUNDLE_DIR")) {
+    for (std::filesystem::path& dir : BundleSet::split_dirs(*listed)) {
+      bundle_dirs.push_back(std::move(dir));
+    }
+  }
+  if (!bundle_dirs.empty()) {
+    registry_options.bundles = std::make_shared<const BundleSet>(bundle_dirs);
+  } else if (!given) {
+    registry_options.bundles = nullptr;  // the environment given names none
+  }
+  registry_ = std::make_unique<KernelRegistry>(std::move(sources), std::move(registry_options));
   variant_ids_ = ops::declare_target_kernels(*registry_, target_);
   const ops::BaGatesKernels ba_defaults;
   const ops::Fp8QuantKernels fp8_defaults;

@@ -2,7 +2,9 @@
 // compiles every kernel variant a target ships through the KernelRegistry (memory cache,
 // disk cache, then NVRTC, so a build also fills the cache), optionally writes
 // DIR/<target>/<kernel>.<params>.<arch>.ptx and .cubin, and prints one row per kernel with
-// the resources ptxas reported. Exit 1 when a shipped kernel fails, with the compiler's log.
+// the resources ptxas reported. --bundle writes an ahead-of-time bundle (bundle.hpp) that
+// a runtime reads through RuntimeOptions::bundle_dirs or METRALE_BUNDLE_DIR; a variant that
+// several targets ship is written once. Exit 1 when a shipped kernel fails, with the compiler's log.
 // Which targets at which arch is a pure decision (plan_builds); the device only informs it.
 // The variants of one template file compile as one NVRTC program, so their CUBINs (and the
 // table's sizes) are the same image holding every entry of that program.
@@ -14,12 +16,15 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "cli_support.hpp"
 #include "gpu/cuda_backend.hpp"
+#include "jit/bundle.hpp"
 #include "jit/compiled_entry.hpp"
+#include "jit/nvrtc_compiler.hpp"
 #include "metrale/error.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 #include "ops/op_kernels.hpp"
@@ -36,6 +41,7 @@ struct BuildOptions {
   std::string target;
   bool all_targets = false;
   std::string out;
+  std::string bundle;
   bool json = false;
 };
 
@@ -130,6 +136,30 @@ void write_outputs(const std::filesystem::path& out_dir, KernelRow& row) {
     row.cubin_file = dir / (stem + ".cubin");
     write_file(row.cubin_file, *entry->cubin);
   }
+}
+
+// Writes every successful variant once (by bundle key), in build order.
+std::size_t write_bundle_of(const KernelRegistry& registry, const std::vector<KernelRow>& rows,
+                            const std::filesystem::path& dir) {
+  std::vector<BundleImage> images;
+  std::set<std::string> written;
+  for (const KernelRow& row : rows) {
+    const CompiledEntry* entry = row.record.entry.get();
+    if (entry == nullptr || !entry->ok) {
+      continue;
+    }
+    BundleEntry described;
+    described.fields = registry.bundle_key(row.record.id, row.record.arch);
+    if (!written.insert(described.fields.digest()).second) {
+      continue;
+    }
+    described.lowered_name = entry->lowered_name;
+    described.built_by_nvrtc = nvrtc_version();
+    described.resources = entry->resources;
+    images.push_back(BundleImage{std::move(described), entry->cubin, entry->ptx});
+  }
+  write_bundle(dir, images);
+  return images.size();
 }
 
 std::size_t cubin_bytes(const BuildRecord& record) {
@@ -254,6 +284,7 @@ int build(const BuildOptions& options) {
     }
   }
   const bool any_failed = print_failures(rows) > 0;
+  const std::size_t bundled = options.bundle.empty() ? 0 : write_bundle_of(registry, rows, options.bundle);
   const auto failed = std::count_if(rows.begin(), rows.end(), [](const KernelRow& row) { return !row.record.ok(); });
   if (options.json) {
     nlohmann::json out = nlohmann::json::array();
@@ -264,11 +295,15 @@ int build(const BuildOptions& options) {
   } else {
     const RegistryStats stats = registry.stats();
     std::fputs(rows_text(rows).c_str(), stdout);
-    std::fputs(fmt::format("{} kernels, {} failed: {} compiled by NVRTC, {} from the disk cache, {} from memory{}\n",
-                           rows.size(), failed, stats.nvrtc_compiles, stats.disk_hits, stats.memory_hits,
-                           options.out.empty() ? "" : "; files under " + options.out)
+    std::fputs(fmt::format("{} kernels, {} failed: {} compiled by NVRTC, {} from bundles, {} from the disk cache, {} "
+                           "from memory{}\n",
+                           rows.size(), failed, stats.nvrtc_compiles, stats.bundle_hits, stats.disk_hits,
+                           stats.memory_hits, options.out.empty() ? "" : "; files under " + options.out)
                    .c_str(),
                stdout);
+    if (!options.bundle.empty()) {
+      std::fputs(fmt::format("bundle {}: {} entries\n", options.bundle, bundled).c_str(), stdout);
+    }
   }
   return any_failed ? kFailed : kDone;
 }
@@ -280,6 +315,8 @@ void setup_build(CLI::App& app, CommandContext& context) {
   command->add_option("--target", options->target, "Target name (default: the device's, else hopper)");
   command->add_flag("--all-targets", options->all_targets, "Build every target");
   command->add_option("--out", options->out, "Write DIR/<target>/<kernel>.<params>.<arch>.ptx and .cubin");
+  command->add_option("--bundle", options->bundle,
+                      "Write an ahead-of-time bundle (bundle.json, CUBIN and PTX per variant) to DIR");
   command->add_flag("--json", options->json, "Print JSON instead of a table");
   command->callback([options, &context] { run_command(context, [&] { return build(*options); }); });
 }

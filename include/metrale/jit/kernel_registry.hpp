@@ -34,11 +34,15 @@ struct CompiledEntry;
 class CompiledMemoryCache;
 struct EntryStore;
 class HandleTable;
+class BundleSet;  // ahead-of-time bundles (src/jit/bundle.hpp)
+struct BundleKeyFields;
 
 // The disk cache (METRALE_CACHE_DIR, XDG_CACHE_HOME, ~/.cache/metrale), opened once per process.
 std::shared_ptr<const EntryStore> default_entry_store();
 // The compiled entries every registry of this process shares by default.
 std::shared_ptr<CompiledMemoryCache> process_memory_cache();
+// METRALE_BUNDLE_DIR of the process, opened once; null when unset.
+std::shared_ptr<const BundleSet> default_bundle_set();
 
 struct KernelVariant {
   std::string kernel;           // "ssm_ba_gates_hopper": unique with `params`
@@ -51,7 +55,7 @@ struct KernelVariant {
 using VariantId = std::uint32_t;
 using DeviceIndex = std::uint32_t;
 
-enum class BuildOrigin { kMemory, kDisk, kNvrtc, kHost };
+enum class BuildOrigin { kMemory, kBundle, kDisk, kNvrtc, kHost };
 std::string_view to_string(BuildOrigin origin);
 
 // One variant built for one arch (or loaded on the host), for the CLI's build table.
@@ -69,6 +73,7 @@ struct BuildRecord {
 
 struct RegistryStats {
   std::uint64_t memory_hits = 0;
+  std::uint64_t bundle_hits = 0;
   std::uint64_t disk_hits = 0;
   std::uint64_t nvrtc_compiles = 0;  // variants compiled (misses)
   std::uint64_t nvrtc_programs = 0;  // NVRTC programs run (a batch is one)
@@ -91,6 +96,9 @@ class KernelRegistry {
     // Runs on the background thread before the deferred variants build (kBackgroundTwins only),
     // so a test can hold it and see a twin absent after load() returns; empty: no gate.
     std::function<void()> background_gate;
+    // Ahead-of-time bundles, looked in after memory and before `store` and NVRTC. Default:
+    // METRALE_BUNDLE_DIR (':'-separated directories); null: none.
+    std::shared_ptr<const BundleSet> bundles = default_bundle_set();
   };
 
   explicit KernelRegistry(SourceSet sources);
@@ -131,6 +139,9 @@ class KernelRegistry {
   [[nodiscard]] std::vector<BuildRecord> records() const;
   [[nodiscard]] RegistryStats stats() const;
 
+  // The key a bundle entry of `id` for `arch` is written under and looked up by.
+  [[nodiscard]] BundleKeyFields bundle_key(VariantId id, std::string_view arch) const;
+
   // The arch a backend's variants are compiled for; nullopt for a backend needing no image
   // or one whose compute capability NVRTC cannot target.
   [[nodiscard]] static std::optional<std::string> arch_for(const GpuBackend& backend);
@@ -157,6 +168,7 @@ class KernelRegistry {
 
   struct Counters {
     std::atomic<std::uint64_t> memory_hits{0};
+    std::atomic<std::uint64_t> bundle_hits{0};
     std::atomic<std::uint64_t> disk_hits{0};
     std::atomic<std::uint64_t> nvrtc_compiles{0};
     std::atomic<std::uint64_t> nvrtc_programs{0};

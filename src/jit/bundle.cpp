@@ -1,0 +1,352 @@
+// bundle.cpp: the bundle manifest, its entry checks, the writer and the set a process reads.
+#include "jit/bundle.hpp"
+
+#define XXH_INLINE_ALL
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "ground/log.hpp"
+#include "metrale/error.hpp"
+
+namespace metrale {
+namespace {
+
+constexpr std::string_view kFormatName = "metrale-bundle";
+
+void append_length_prefixed(std::string& out, const std::string& field) {
+  const std::uint64_t length = field.size();
+  for (int i = 0; i < 8; ++i) {
+    out.push_back(static_cast<char>((length >> (8 * i)) & 0xFFu));
+  }
+  out += field;
+}
+
+std::optional<std::string> read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return std::nullopt;
+  }
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return in.bad() ? std::nullopt : std::optional<std::string>(bytes.str());
+}
+
+void write_file(const std::filesystem::path& path, std::string_view bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) {
+    throw Error(fmt::format("cannot write {}", path.string()));
+  }
+}
+
+std::string index_of(const std::string& kernel, const std::string& params, const std::string& arch) {
+  return kernel + '\x1f' + params + '\x1f' + arch;
+}
+
+// A file name is a plain name inside the bundle: no separator, no "..", never hidden.
+bool plain_file_name(const std::string& name) {
+  return !name.empty() && name.front() != '.' && name.find('/') == std::string::npos;
+}
+
+std::string file_problem(const std::filesystem::path& dir, const std::string& name, const std::string& checksum,
+                         std::string_view what, std::string* bytes_out) {
+  if (!plain_file_name(name)) {
+    return fmt::format("{} file name '{}' is not a plain file name", what, name);
+  }
+  std::optional<std::string> bytes = read_file(dir / name);
+  if (!bytes) {
+    return fmt::format("{} file {} cannot be read", what, (dir / name).string());
+  }
+  if (const std::string actual = bundle_checksum(*bytes); actual != checksum) {
+    return fmt::format("{} file {} has checksum {}, the manifest says {}", what, name, actual, checksum);
+  }
+  *bytes_out = std::move(*bytes);
+  return {};
+}
+
+}  // namespace
+
+std::string BundleKeyFields::digest() const {
+  std::string buffer;
+  for (const std::string* field : {&kernel, &params_tag, &arch, &name_expression, &options, &source_digest}) {
+    append_length_prefixed(buffer, *field);
+  }
+  const XXH128_hash_t hash = XXH3_128bits(buffer.data(), buffer.size());
+  return fmt::format("{:016x}{:016x}", hash.high64, hash.low64);
+}
+
+std::string BundleEntry::entry_checksum() const {
+  std::string buffer;
+  for (const std::string* field : {&key, &lowered_name, &cubin_file, &cubin_xxh3, &ptx_file, &ptx_xxh3}) {
+    append_length_prefixed(buffer, *field);
+  }
+  return bundle_checksum(buffer);
+}
+
+std::string BundleEntry::label() const {
+  return fmt::format("{} {} {}", fields.kernel, fields.params_tag, fields.arch);
+}
+
+std::string bundle_checksum(std::string_view bytes) {
+  return fmt::format("{:016x}", XXH3_64bits(bytes.data(), bytes.size()));
+}
+
+std::optional<std::string> cubin_elf_arch(std::string_view bytes) {
+  constexpr std::size_t kFlagsOffset = 48;  // e_flags in an ELF64 header
+  if (bytes.size() < kFlagsOffset + 4 ||
+      bytes.substr(0, 4) !=
+          "\x7f"
+          "ELF" ||
+      bytes[4] != 2) {
+    return std::nullopt;
+  }
+  std::uint32_t flags = 0;
+  for (std::size_t i = 0; i < 4; ++i) {
+    flags |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[kFlagsOffset + i])) << (8 * i);
+  }
+  // CUDA's ELF ABI version 8 (CUDA 12.8+) moved the SM number from bits 0-7 to bits 8-15.
+  const auto abi_version = static_cast<unsigned char>(bytes[8]);
+  const std::uint32_t sm = abi_version >= 8 ? (flags >> 8) & 0xFFu : flags & 0xFFu;
+  return fmt::format("sm_{}", sm);
+}
+
+std::string manifest_to_json(const BundleManifest& manifest) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const BundleEntry& entry : manifest.entries) {
+    nlohmann::json row{{"kernel", entry.fields.kernel},
+                       {"params", entry.fields.params_tag},
+                       {"arch", entry.fields.arch},
+                       {"name_expression", entry.fields.name_expression},
+                       {"options", entry.fields.options},
+                       {"source_digest", entry.fields.source_digest},
+                       {"key", entry.key},
+                       {"lowered_name", entry.lowered_name},
+                       {"built_by_nvrtc", entry.built_by_nvrtc},
+                       {"ptx_file", entry.ptx_file},
+                       {"ptx_xxh3", entry.ptx_xxh3},
+                       {"cubin_file", entry.cubin_file},
+                       {"cubin_xxh3", entry.cubin_xxh3},
+                       {"entry_xxh3", entry.entry_xxh3}};
+    if (entry.resources) {
+      row["resources"] = {{"registers", entry.resources->registers},
+                          {"shared_bytes", entry.resources->shared_bytes},
+                          {"stack_bytes", entry.resources->stack_bytes},
+                          {"spill_stores", entry.resources->spill_stores},
+                          {"spill_loads", entry.resources->spill_loads}};
+    }
+    entries.push_back(std::move(row));
+  }
+  const nlohmann::json out{{"format", kFormatName},
+                           {"version", kBundleFormatVersion},
+                           {"library", manifest.library},
+                           {"entries", std::move(entries)}};
+  return out.dump(2) + "\n";
+}
+
+BundleManifest manifest_from_json(const std::string& text, const std::string& where) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& error) {
+    throw ConfigError(fmt::format("{}: not JSON: {}", where, error.what()));
+  }
+  if (!doc.is_object() || doc.value("format", "") != kFormatName) {
+    throw ConfigError(fmt::format("{}: not a metrale bundle manifest (\"format\" is not \"{}\")", where, kFormatName));
+  }
+  if (doc.value("version", 0) != kBundleFormatVersion) {
+    throw ConfigError(fmt::format("{}: bundle format version {} (this library reads {})", where,
+                                  doc.value("version", 0), kBundleFormatVersion));
+  }
+  BundleManifest manifest;
+  manifest.library = doc.value("library", "");
+  if (!doc.contains("entries") || !doc["entries"].is_array()) {
+    throw ConfigError(fmt::format("{}: \"entries\" is missing or not an array", where));
+  }
+  std::size_t index = 0;
+  for (const nlohmann::json& row : doc["entries"]) {
+    try {
+      BundleEntry entry;
+      entry.fields = BundleKeyFields{row.at("kernel").get<std::string>(),  row.at("params").get<std::string>(),
+                                     row.at("arch").get<std::string>(),    row.at("name_expression").get<std::string>(),
+                                     row.at("options").get<std::string>(), row.at("source_digest").get<std::string>()};
+      entry.key = row.at("key").get<std::string>();
+      entry.lowered_name = row.at("lowered_name").get<std::string>();
+      entry.built_by_nvrtc = row.value("built_by_nvrtc", "");
+      entry.ptx_file = row.value("ptx_file", "");
+      entry.ptx_xxh3 = row.value("ptx_xxh3", "");
+      entry.cubin_file = row.value("cubin_file", "");
+      entry.cubin_xxh3 = row.value("cubin_xxh3", "");
+      entry.entry_xxh3 = row.value("entry_xxh3", "");
+      if (row.contains("resources")) {
+        const nlohmann::json& r = row["resources"];
+        entry.resources = KernelResources{entry.lowered_name,
+                                          r.at("registers").get<int>(),
+                                          r.at("spill_stores").get<int>(),
+                                          r.at("spill_loads").get<int>(),
+                                          r.at("shared_bytes").get<int>(),
+                                          r.at("stack_bytes").get<int>()};
+      }
+      manifest.entries.push_back(std::move(entry));
+    } catch (const nlohmann::json::exception& error) {
+      throw ConfigError(fmt::format("{}: entry {}: {}", where, index, error.what()));
+    }
+    ++index;
+  }
+  return manifest;
+}
+
+std::string bundle_entry_problem(const std::filesystem::path& dir, const BundleEntry& entry, CompiledEntry* loaded) {
+  if (const std::string digest = entry.fields.digest(); digest != entry.key) {
+    return fmt::format("its key {} is not the digest of its fields ({}): the manifest was edited", entry.key, digest);
+  }
+  if (const std::string checksum = entry.entry_checksum(); checksum != entry.entry_xxh3) {
+    return fmt::format("its entry checksum {} is not {} (lowered name, file names or checksums edited)",
+                       entry.entry_xxh3, checksum);
+  }
+  if (entry.cubin_file.empty() && entry.ptx_file.empty()) {
+    return "it names neither a CUBIN nor a PTX file";
+  }
+  std::string cubin;
+  std::string ptx;
+  if (!entry.cubin_file.empty()) {
+    if (std::string problem = file_problem(dir, entry.cubin_file, entry.cubin_xxh3, "CUBIN", &cubin);
+        !problem.empty()) {
+      return problem;
+    }
+    const std::optional<std::string> arch = cubin_elf_arch(cubin);
+    if (arch != entry.fields.arch) {
+      return fmt::format("its CUBIN is built for {}, the manifest says {}", arch.value_or("no known arch"),
+                         entry.fields.arch);
+    }
+  }
+  if (!entry.ptx_file.empty()) {
+    if (std::string problem = file_problem(dir, entry.ptx_file, entry.ptx_xxh3, "PTX", &ptx); !problem.empty()) {
+      return problem;
+    }
+  }
+  if (loaded != nullptr) {
+    loaded->ok = true;
+    loaded->arch = entry.fields.arch;
+    loaded->lowered_name = entry.lowered_name;
+    loaded->cubin = std::make_shared<const std::string>(std::move(cubin));
+    loaded->ptx = std::make_shared<const std::string>(std::move(ptx));
+    loaded->resources = entry.resources;
+  }
+  return {};
+}
+
+void write_bundle(const std::filesystem::path& dir, const std::vector<BundleImage>& images) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    throw Error(fmt::format("cannot create {}: {}", dir.string(), error.message()));
+  }
+  BundleManifest manifest{"metrale-jit", {}};
+  for (const BundleImage& image : images) {
+    BundleEntry entry = image.entry;
+    entry.key = entry.fields.digest();
+    const std::string stem = fmt::format("{}.{}.{}.{}", entry.fields.kernel, entry.fields.params_tag, entry.fields.arch,
+                                         entry.key.substr(0, 8));
+    if (image.cubin && !image.cubin->empty()) {
+      entry.cubin_file = stem + ".cubin";
+      entry.cubin_xxh3 = bundle_checksum(*image.cubin);
+      write_file(dir / entry.cubin_file, *image.cubin);
+    }
+    if (image.ptx && !image.ptx->empty()) {
+      entry.ptx_file = stem + ".ptx";
+      entry.ptx_xxh3 = bundle_checksum(*image.ptx);
+      write_file(dir / entry.ptx_file, *image.ptx);
+    }
+    entry.entry_xxh3 = entry.entry_checksum();
+    manifest.entries.push_back(std::move(entry));
+  }
+  write_file(dir / kBundleManifestName, manifest_to_json(manifest));
+}
+
+std::vector<std::filesystem::path> BundleSet::split_dirs(std::string_view list) {
+  std::vector<std::filesystem::path> out;
+  while (!list.empty()) {
+    const std::size_t colon = list.find(':');
+    const std::string_view part = list.substr(0, colon);
+    if (!part.empty()) {
+      out.emplace_back(std::string(part));
+    }
+    list = colon == std::string_view::npos ? std::string_view() : list.substr(colon + 1);
+  }
+  return out;
+}
+
+BundleSet::BundleSet(const std::vector<std::filesystem::path>& dirs) {
+  for (const std::filesystem::path& dir : dirs) {
+    const std::filesystem::path manifest_path = dir / kBundleManifestName;
+    const std::optional<std::string> text = read_file(manifest_path);
+    if (!text) {
+      logger().warn("bundle {}: {} cannot be read; the bundle is skipped", dir.string(), manifest_path.string());
+      continue;
+    }
+    try {
+      for (BundleEntry& entry : manifest_from_json(*text, manifest_path.string()).entries) {
+        const std::string index = index_of(entry.fields.kernel, entry.fields.params_tag, entry.fields.arch);
+        entries_.emplace(index, Located{dir, std::move(entry)});
+      }
+    } catch (const ConfigError& error) {
+      logger().warn("bundle {} is skipped: {}", dir.string(), error.what());
+    }
+  }
+}
+
+std::shared_ptr<const BundleSet> BundleSet::from_environment() {
+  static const std::shared_ptr<const BundleSet> bundles = []() -> std::shared_ptr<const BundleSet> {
+    const char* value = std::getenv("METRALE_BUNDLE_DIR");
+    if (value == nullptr || *value == '\0') {
+      return nullptr;
+    }
+    return std::make_shared<const BundleSet>(split_dirs(value));
+  }();
+  return bundles;
+}
+
+bool BundleSet::has_arch(std::string_view arch) const {
+  return std::any_of(entries_.begin(), entries_.end(),
+                     [&](const auto& indexed) { return indexed.second.entry.fields.arch == arch; });
+}
+
+void BundleSet::warn_once(const Located& located, const std::string& problem) const {
+  std::lock_guard lock(warned_mutex_);
+  if (warned_.insert(located.dir.string() + '\x1f' + located.entry.key + '\x1f' + located.entry.label()).second) {
+    logger().warn("bundle {}: entry {} is skipped: {}", located.dir.string(), located.entry.label(), problem);
+  }
+}
+
+std::optional<CompiledEntry> BundleSet::find(const BundleKeyFields& fields) const {
+  const std::string wanted = fields.digest();
+  auto [first, last] = entries_.equal_range(index_of(fields.kernel, fields.params_tag, fields.arch));
+  for (auto it = first; it != last; ++it) {
+    const Located& located = it->second;
+    if (located.entry.fields.name_expression != fields.name_expression) {
+      continue;  // another instantiation under the same kernel name: not this variant
+    }
+    if (located.entry.key != wanted) {
+      const bool stale = located.entry.fields.source_digest != fields.source_digest;
+      warn_once(located, fmt::format("its key {} is not this library's {} ({})", located.entry.key, wanted,
+                                     stale ? "the template source differs" : "the compile options differ"));
+      continue;
+    }
+    CompiledEntry entry;
+    if (const std::string problem = bundle_entry_problem(located.dir, located.entry, &entry); !problem.empty()) {
+      warn_once(located, problem);
+      continue;
+    }
+    return entry;
+  }
+  return std::nullopt;
+}
+
+}  // namespace metrale

@@ -1,0 +1,123 @@
+// bundle.hpp (private): ahead-of-time kernel bundles. A bundle is a directory holding
+// bundle.json (the manifest a person can read) and, per variant, its CUBIN and PTX files.
+// The registry looks in bundles after memory and before the disk cache and NVRTC.
+// The bundle key is the variant's key without the compiler: kernel, params, arch, name
+// expression, the source digest and the options as NVRTC would get them without the toolkit's
+// include path. A CUBIN is machine code for its arch whichever NVRTC built it, so a runtime
+// without NVRTC can still check that an entry is what it would compile; the builder's NVRTC is
+// recorded for information only.
+// Invariants: an entry is used only if its manifest key equals the digest of its own fields,
+// its entry checksum holds (so an edited lowered name cannot pick a sibling kernel of the
+// same image),
+// and its key is the one the runtime computes, its arch is the one asked for (and, for a CUBIN, the
+// arch in the image's ELF header), and every file's XXH3-64 matches; anything else is
+// skipped with one warning naming the bundle and the entry, never loaded. Trust is by
+// content: a bundle may be read-only and owned by anyone.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "jit/compiled_entry.hpp"
+
+namespace metrale {
+
+inline constexpr const char* kBundleManifestName = "bundle.json";
+inline constexpr int kBundleFormatVersion = 1;
+
+// What the bundle key covers (see the file comment).
+struct BundleKeyFields {
+  std::string kernel;
+  std::string params_tag;
+  std::string arch;
+  std::string name_expression;
+  std::string options;  // nvrtc_options(arch, "", extra) joined
+  std::string source_digest;
+
+  // XXH3-128 over the length-prefixed fields, 32 hex digits. Pure.
+  [[nodiscard]] std::string digest() const;
+};
+
+struct BundleEntry {
+  BundleKeyFields fields;
+  std::string key;  // fields.digest() when written
+  std::string lowered_name;
+  std::string built_by_nvrtc;          // information only
+  std::string cubin_file, cubin_xxh3;  // relative to the bundle; empty for a PTX-only arch
+  std::string ptx_file, ptx_xxh3;
+  std::optional<KernelResources> resources;
+  std::string entry_xxh3;  // over the key, lowered name, file names and checksums
+
+  // What entry_xxh3 must be. Pure.
+  [[nodiscard]] std::string entry_checksum() const;
+  // "ssm_ba_gates_hopper b256l64g8 sm_90"
+  [[nodiscard]] std::string label() const;
+};
+
+struct BundleManifest {
+  std::string library;  // "metrale-jit 0.1.0"
+  std::vector<BundleEntry> entries;
+};
+
+// Pure (de)serialisation. parse throws ConfigError naming the file and what is wrong.
+std::string manifest_to_json(const BundleManifest& manifest);
+BundleManifest manifest_from_json(const std::string& text, const std::string& where);
+
+// XXH3-64 as 16 hex digits. Pure.
+std::string bundle_checksum(std::string_view bytes);
+// The "sm_XY" an ELF CUBIN is built for, from its header; nullopt when not an ELF CUBIN. Pure.
+std::optional<std::string> cubin_elf_arch(std::string_view bytes);
+
+// Why one entry of a bundle cannot be used ("" when it can): manifest key, files, checksums
+// and the CUBIN's arch. Reads the entry's files under `dir`.
+std::string bundle_entry_problem(const std::filesystem::path& dir, const BundleEntry& entry,
+                                 CompiledEntry* loaded = nullptr);
+
+// Writes DIR/bundle.json and the entry files (names derived from the label), replacing a
+// manifest already there. Throws Error naming the path on failure.
+struct BundleImage {
+  BundleEntry entry;  // fields, lowered name, nvrtc and resources filled by the caller
+  std::shared_ptr<const std::string> cubin, ptx;
+};
+void write_bundle(const std::filesystem::path& dir, const std::vector<BundleImage>& images);
+
+// The bundles a process reads. Thread-safe after construction.
+class BundleSet {
+ public:
+  // Opens each directory's manifest; a missing or unreadable one is a warning, not an error.
+  explicit BundleSet(const std::vector<std::filesystem::path>& dirs);
+  // METRALE_BUNDLE_DIR (':'-separated) of the process, opened once; null when unset.
+  static std::shared_ptr<const BundleSet> from_environment();
+  // Splits a ':'-separated list, dropping empty parts. Pure.
+  static std::vector<std::filesystem::path> split_dirs(std::string_view list);
+
+  [[nodiscard]] bool empty() const { return entries_.empty(); }
+  [[nodiscard]] std::size_t entry_count() const { return entries_.size(); }
+  // Whether any entry is for `arch` ("sm_90").
+  [[nodiscard]] bool has_arch(std::string_view arch) const;
+
+  // The entry for this variant and arch when a bundle holds a valid one whose key is `key`;
+  // otherwise nullopt, with one warning per bad entry naming it.
+  [[nodiscard]] std::optional<CompiledEntry> find(const BundleKeyFields& fields) const;
+
+ private:
+  struct Located {
+    std::filesystem::path dir;
+    BundleEntry entry;
+  };
+  void warn_once(const Located& located, const std::string& problem) const;
+
+  std::multimap<std::string, Located> entries_;  // by kernel \x1f params \x1f arch
+  mutable std::mutex warned_mutex_;
+  mutable std::set<std::string> warned_;
+};
+
+}  // namespace metrale

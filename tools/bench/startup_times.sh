@@ -1,0 +1,35 @@
+#!/bin/bash
+# startup_times.sh: whole-process wall times (ms, median of RUNS, default 7) of the CLI
+# acquiring the hopper kernel set, side by side in one run:
+#   cold             `build --target hopper` on an empty disk cache (NVRTC compiles)
+#   warm             the same on the disk cache the cold run filled
+#   bundle           an empty disk cache and METRALE_BUNDLE_DIR (NVRTC reachable, never loaded)
+#   bundle_no_nvrtc  the same with NVRTC hidden (METRALE_NVRTC_LIBRARY=/nonexistent)
+#   library_only     `targets`: a process that loads the library and the targets, no kernels
+# Usage: tools/bench/startup_times.sh build/tools/metrale-jit
+set -euo pipefail
+CLI=$1
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+export METRALE_LOG_LEVEL=warn
+ms() {
+  local start
+  start=$(date +%s%N)
+  "$@" >/dev/null 2>&1 || { echo "FAILED: $*" >&2; exit 1; }
+  echo $((($(date +%s%N) - start) / 1000000))
+}
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+METRALE_CACHE_DIR=$W/seed "$CLI" build --target hopper --bundle "$W/bundle" >/dev/null
+for _ in $(seq "${RUNS:-7}"); do
+  rm -rf "$W/cold" "$W/empty"
+  echo "cold $(METRALE_CACHE_DIR=$W/cold ms "$CLI" build --target hopper)"
+  echo "warm $(METRALE_CACHE_DIR=$W/seed ms "$CLI" build --target hopper)"
+  echo "bundle $(METRALE_CACHE_DIR=$W/empty METRALE_BUNDLE_DIR=$W/bundle ms "$CLI" build --target hopper)"
+  rm -rf "$W/empty"
+  echo "bundle_no_nvrtc $(METRALE_CACHE_DIR=$W/empty METRALE_BUNDLE_DIR=$W/bundle METRALE_NVRTC_LIBRARY=/nonexistent \
+    ms "$CLI" build --target hopper)"
+  echo "library_only $(ms "$CLI" targets)"
+done >"$W/times"
+for kind in cold warm bundle bundle_no_nvrtc library_only; do
+  echo "$kind $(grep "^$kind " "$W/times" | awk '{print $2}' | median)"
+done
