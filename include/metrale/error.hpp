@@ -26,6 +26,13 @@ class ArgumentError : public Error {
   using Error::Error;
 };
 
+// The caller forced a kernel (Runtime's KernelChoice) that the target did not build, or that
+// the op does not have; nothing was launched.
+class KernelChoiceError : public ArgumentError {
+ public:
+  using ArgumentError::ArgumentError;
+};
+
 // A backend (CUDA driver or host emulation) refused or failed an operation.
 class BackendError : public Error {
  public:

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "metrale/environment.hpp"
@@ -28,6 +29,13 @@ enum class BackendChoice {
   kCuda,  // the CUDA device; "no device" when there is none
   kHost,  // the host backend: the same templates, run on the CPU
 };
+
+// Which kernel an op call runs: kGuard lets the op's guards pick; the others force one kernel
+// (kParent is the FP8 shared kernel; kMma the BA tensor-core kernel, which FP8 lacks).
+enum class KernelChoice { kGuard, kParent, kTwin, kMma };
+
+// The pick's reject when a forced kernel other than a twin ran.
+inline constexpr std::string_view kForcedKernelReason = "forced by the caller's kernel choice";
 
 struct RuntimeOptions {
   BackendChoice backend = BackendChoice::kAuto;
@@ -78,6 +86,14 @@ class Runtime {
   // kernel can take and BackendError when there is no device.
   ops::BaGatesPick ssm_ba_gates(const ops::BaGatesArgs& args, std::uint64_t stream = 0);
   ops::Fp8QuantPick fp8_act_quant(const ops::Fp8QuantArgs& args, std::uint64_t stream = 0);
+
+  // The same with the caller's choice: kGuard is the op above; a forced kernel keeps the op's
+  // validation (and, for FP8, its grid) and the pick reports it (reject kForcedKernelReason for
+  // a forced parent / shared kernel, nullopt for a twin or the tensor-core kernel). Throws
+  // KernelChoiceError, before anything launches, when the target did not build the forced
+  // kernel (naming target and kernel) and for kMma on FP8.
+  ops::BaGatesPick ssm_ba_gates(const ops::BaGatesArgs& args, std::uint64_t stream, KernelChoice choice);
+  ops::Fp8QuantPick fp8_act_quant(const ops::Fp8QuantArgs& args, std::uint64_t stream, KernelChoice choice);
 
  private:
   Runtime() = default;

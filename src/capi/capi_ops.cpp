@@ -1,13 +1,14 @@
 // capi_ops.cpp: metrale_ssm_ba_gates and metrale_fp8_act_quant: the C arguments become the
 // ops' arguments; the guard picks (METRALE_KERNEL_AUTO) or the caller forces one kernel.
-// Invariants: a forced kernel keeps the op's validation (nothing launches on a refusal) and
-// is an argument error when the target did not build it; the pick is written only after the
-// launch returned.
+// Invariants: forcing is the runtime's (Runtime::ssm_ba_gates / fp8_act_quant with a
+// KernelChoice); its refusals are METRALE_ERROR_ARGUMENT naming args.kernel; the pick is
+// written only after the launch returned.
 #include <fmt/format.h>
 
 #include "capi_call.hpp"
 #include "capi_pick.hpp"
 #include "capi_runtime.hpp"
+#include "metrale/error.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/op_kernels.hpp"
@@ -15,28 +16,30 @@
 namespace metrale::capi {
 namespace {
 
-constexpr std::string_view kForced = "forced by the caller's kernel choice";
-
-// `tensor_core`: whether the op has a tensor-core kernel (BA gates) that METRALE_KERNEL_MMA names.
-void require_choice(metrale_kernel_choice choice, bool tensor_core) {
-  if (choice == METRALE_KERNEL_MMA && !tensor_core) {
-    throw CapiError(METRALE_ERROR_ARGUMENT, "args.kernel MMA (3): only the BA-gates op has a tensor-core kernel");
+// The C choice as the runtime's; FP8's refusal of MMA is the runtime's (KernelChoiceError).
+KernelChoice kernel_choice(metrale_kernel_choice choice) {
+  switch (choice) {
+    case METRALE_KERNEL_AUTO:
+      return KernelChoice::kGuard;
+    case METRALE_KERNEL_TWIN:
+      return KernelChoice::kTwin;
+    case METRALE_KERNEL_PARENT:
+      return KernelChoice::kParent;
+    case METRALE_KERNEL_MMA:
+      return KernelChoice::kMma;
   }
-  if (choice != METRALE_KERNEL_AUTO && choice != METRALE_KERNEL_TWIN && choice != METRALE_KERNEL_PARENT &&
-      choice != METRALE_KERNEL_MMA) {
-    throw CapiError(
-        METRALE_ERROR_ARGUMENT,
-        fmt::format("args.kernel {} is not AUTO (0), TWIN (1), PARENT (2) or MMA (3)", static_cast<int>(choice)));
-  }
+  throw CapiError(METRALE_ERROR_ARGUMENT, fmt::format("args.kernel {} is not AUTO (0), TWIN (1), PARENT (2) or MMA (3)",
+                                                      static_cast<int>(choice)));
 }
 
-KernelHandle require_built(const Runtime& runtime, KernelHandle handle, std::string_view kernel) {
-  if (!handle.present()) {
-    throw CapiError(
-        METRALE_ERROR_ARGUMENT,
-        fmt::format("args.kernel: target {} does not ship {} (or it failed to build)", runtime.target().name, kernel));
+// Runs `op` with the forced-kernel refusals named after the C argument that asked for them.
+template <typename Op>
+auto with_kernel_arg(Op&& op) {
+  try {
+    return op();
+  } catch (const KernelChoiceError& error) {
+    throw CapiError(METRALE_ERROR_ARGUMENT, fmt::format("args.kernel: {}", error.what()));
   }
-  return handle;
 }
 
 ops::BaGatesArgs ba_gates_args(const metrale_ba_gates_args& a) {
@@ -55,30 +58,11 @@ ops::BaGatesArgs ba_gates_args(const metrale_ba_gates_args& a) {
 }
 
 metrale_pick run_ba_gates(metrale_runtime* handle, const metrale_ba_gates_args& c_args, std::uint64_t stream) {
-  require_choice(c_args.kernel, true);
-  GpuBackend& gpu = device_of(handle);
+  const KernelChoice choice = kernel_choice(c_args.kernel);
+  device_of(handle);  // no device: METRALE_ERROR_NO_DEVICE, before the arguments are read
   Runtime& runtime = runtime_of(handle);
   const ops::BaGatesArgs args = ba_gates_args(c_args);
-  if (c_args.kernel == METRALE_KERNEL_AUTO) {
-    return ba_gates_pick_of(runtime.ssm_ba_gates(args, stream));
-  }
-  const ops::BaGatesKernels kernels = runtime.ba_gates_kernels();
-  ops::validate_ba_gates_args(args);
-  if (c_args.kernel == METRALE_KERNEL_MMA) {
-    ops::launch_ba_gates_mma(gpu, require_built(runtime, kernels.mma, ops::kBaGatesMmaKernel), kernels.mma_params, args,
-                             stream);
-    metrale_pick pick = to_pick(ops::kBaGatesMmaKernel, false, std::nullopt);
-    pick.tensor_core = 1;
-    return pick;
-  }
-  if (c_args.kernel == METRALE_KERNEL_TWIN) {
-    ops::launch_ba_gates_twin(gpu, require_built(runtime, kernels.twin, ops::kBaGatesTwinKernel), kernels.twin_params,
-                              args, stream);
-    return to_pick(ops::kBaGatesTwinKernel, true, std::nullopt);
-  }
-  ops::launch_ba_gates_parent(gpu, require_built(runtime, kernels.parent, ops::kBaGatesParentKernel),
-                              kernels.parent_params, args, stream);
-  return to_pick(ops::kBaGatesParentKernel, false, kForced);
+  return ba_gates_pick_of(with_kernel_arg([&] { return runtime.ssm_ba_gates(args, stream, choice); }));
 }
 
 ops::Fp8QuantArgs fp8_args(const metrale_fp8_quant_args& a) {
@@ -99,29 +83,11 @@ ops::Fp8QuantArgs fp8_args(const metrale_fp8_quant_args& a) {
 }
 
 metrale_pick run_fp8_quant(metrale_runtime* handle, const metrale_fp8_quant_args& c_args, std::uint64_t stream) {
-  require_choice(c_args.kernel, false);
-  GpuBackend& gpu = device_of(handle);
+  const KernelChoice choice = kernel_choice(c_args.kernel);
+  device_of(handle);  // no device: METRALE_ERROR_NO_DEVICE, before the arguments are read
   Runtime& runtime = runtime_of(handle);
   const ops::Fp8QuantArgs args = fp8_args(c_args);
-  ops::Fp8QuantPick pick;
-  if (c_args.kernel == METRALE_KERNEL_AUTO) {
-    pick = runtime.fp8_act_quant(args, stream);
-  } else {
-    // Forcing keeps the op's validation and grid: the pick, given only one kernel, takes it.
-    ops::Fp8QuantKernels kernels = runtime.fp8_quant_kernels();
-    const bool twin = c_args.kernel == METRALE_KERNEL_TWIN;
-    if (twin) {
-      require_built(runtime, kernels.twin, ops::kFp8QuantTwinKernel);
-      kernels.shared = KernelHandle{};
-    } else {
-      require_built(runtime, kernels.shared, ops::kFp8QuantSharedKernel);
-      kernels.twin = KernelHandle{};
-    }
-    pick = ops::fp8_act_quant(gpu, kernels, twin, args, stream);
-    if (!twin) {
-      pick.reject = kForced;
-    }
-  }
+  const ops::Fp8QuantPick pick = with_kernel_arg([&] { return runtime.fp8_act_quant(args, stream, choice); });
   return to_pick(pick.twin ? ops::kFp8QuantTwinKernel : ops::kFp8QuantSharedKernel, pick.twin, pick.reject);
 }
 

@@ -1,4 +1,6 @@
 // op_runner.cpp: device buffers, poison, launch (guarded or forced) and download for both ops.
+// Forcing is the runtime's (Runtime::ssm_ba_gates / fp8_act_quant with a KernelChoice); this
+// file only words its refusals and reasons for the command line.
 #include "op_runner.hpp"
 
 #include <fmt/format.h>
@@ -10,7 +12,6 @@
 #include "gpu/cuda_backend.hpp"
 #include "metrale/error.hpp"
 #include "ops/op_kernels.hpp"
-#include "ops/ssm_ba_gates_guard.hpp"
 #include "target/hardware_loader.hpp"
 
 namespace metrale::cli {
@@ -58,15 +59,26 @@ GpuBackend& device_of(Runtime& runtime) {
   return *runtime.backend();
 }
 
-KernelHandle require_shipped(Runtime& runtime, KernelHandle handle, std::string_view kernel) {
-  if (!handle.present()) {
-    throw UsageError(
-        fmt::format("--kernel: target {} does not ship {} (or it failed to build)", runtime.target().name, kernel));
+constexpr std::string_view kForced = "forced by --kernel";
+
+// Runs the op through the runtime's forced dispatch; a kernel the target lacks (or the op does
+// not have) is the caller's mistake here: a UsageError (exit 2; selftest's SKIP).
+template <typename Op>
+auto forced_or_usage(Op&& op) {
+  try {
+    return op();
+  } catch (const KernelChoiceError& error) {
+    throw UsageError(fmt::format("--kernel: {}", error.what()));
   }
-  return handle;
 }
 
-constexpr std::string_view kForced = "forced by --kernel";
+// The runtime's forced reason, worded for the command line.
+std::optional<std::string> reject_text(std::optional<std::string_view> reject) {
+  if (!reject) {
+    return std::nullopt;
+  }
+  return std::string(*reject == kForcedKernelReason ? kForced : *reject);
+}
 
 }  // namespace
 
@@ -113,37 +125,14 @@ BaGatesResult run_ba_gates(Runtime& runtime, const BaGatesProblem& problem, Kern
   const DeviceBuffer gate_out(gpu, poison);
   const ops::BaGatesArgs args{x.ptr(), weight.ptr(), a_log.ptr(), dt_bias.ptr(), gate_out.ptr(), s.m,
                               s.n,     s.k,          s.k_stride,  s.gate_stride, s.nv,           s.vheads_per_group};
-  const ops::BaGatesKernels kernels = runtime.ba_gates_kernels();
+  const ops::BaGatesPick pick = forced_or_usage([&] { return runtime.ssm_ba_gates(args, 0, choice); });
   BaGatesResult result;
-  switch (choice) {
-    case KernelChoice::kGuard: {
-      const ops::BaGatesPick pick = runtime.ssm_ba_gates(args);
-      if (pick.mma) {
-        result.ran = {std::string(ops::kBaGatesMmaKernel), false, "none: the tensor-core kernel runs"};
-      } else {
-        result.ran = {std::string(pick.twin ? ops::kBaGatesTwinKernel : ops::kBaGatesParentKernel), pick.twin,
-                      pick.reject ? std::optional<std::string>(*pick.reject) : std::nullopt};
-      }
-      break;
-    }
-    case KernelChoice::kMma:
-      ops::validate_ba_gates_args(args);
-      ops::launch_ba_gates_mma(gpu, require_shipped(runtime, kernels.mma, ops::kBaGatesMmaKernel), kernels.mma_params,
-                               args);
-      result.ran = {std::string(ops::kBaGatesMmaKernel), false, std::string(kForced)};
-      break;
-    case KernelChoice::kTwin:
-      ops::validate_ba_gates_args(args);
-      ops::launch_ba_gates_twin(gpu, require_shipped(runtime, kernels.twin, ops::kBaGatesTwinKernel),
-                                kernels.twin_params, args);
-      result.ran = {std::string(ops::kBaGatesTwinKernel), true, std::nullopt};
-      break;
-    case KernelChoice::kParent:
-      ops::validate_ba_gates_args(args);
-      ops::launch_ba_gates_parent(gpu, require_shipped(runtime, kernels.parent, ops::kBaGatesParentKernel),
-                                  kernels.parent_params, args);
-      result.ran = {std::string(ops::kBaGatesParentKernel), false, std::string(kForced)};
-      break;
+  if (pick.mma) {
+    result.ran = {std::string(ops::kBaGatesMmaKernel), false,
+                  std::string(choice == KernelChoice::kGuard ? "none: the tensor-core kernel runs" : kForced)};
+  } else {
+    result.ran = {std::string(pick.twin ? ops::kBaGatesTwinKernel : ops::kBaGatesParentKernel), pick.twin,
+                  reject_text(pick.reject)};
   }
   gpu.synchronize(0);
   result.gate_out = gate_out.download<float>();
@@ -161,31 +150,11 @@ Fp8Result run_fp8_quant(Runtime& runtime, const Fp8Problem& problem, KernelChoic
   const DeviceBuffer scales(gpu, std::vector<float>(scale_count, std::bit_cast<float>(kPoisonFloatBits)));
   const ops::Fp8QuantArgs args{x.ptr(),   q.ptr(),        scales.ptr(),      problem.m,         problem.k,
                                problem.k, problem.layout, problem.m_aligned, problem.scale_kind};
-  // Forcing keeps the op's validation and grid: the pick, given only one kernel, takes it.
-  ops::Fp8QuantKernels kernels = runtime.fp8_quant_kernels();
-  ops::Fp8QuantPick pick;
-  switch (choice) {
-    case KernelChoice::kGuard:
-      pick = runtime.fp8_act_quant(args);
-      break;
-    case KernelChoice::kTwin:
-      require_shipped(runtime, kernels.twin, ops::kFp8QuantTwinKernel);
-      kernels.shared = KernelHandle{};
-      pick = ops::fp8_act_quant(gpu, kernels, true, args);
-      break;
-    case KernelChoice::kParent:
-      require_shipped(runtime, kernels.shared, ops::kFp8QuantSharedKernel);
-      kernels.twin = KernelHandle{};
-      pick = ops::fp8_act_quant(gpu, kernels, false, args);
-      pick.reject = kForced;
-      break;
-    case KernelChoice::kMma:
-      throw UsageError("--kernel mma: only the BA-gates op has a tensor-core kernel");
-  }
+  const ops::Fp8QuantPick pick = forced_or_usage([&] { return runtime.fp8_act_quant(args, 0, choice); });
   gpu.synchronize(0);
   Fp8Result result;
   result.ran = {std::string(pick.twin ? ops::kFp8QuantTwinKernel : ops::kFp8QuantSharedKernel), pick.twin,
-                pick.reject ? std::optional<std::string>(*pick.reject) : std::nullopt};
+                reject_text(pick.reject)};
   result.q = q.download<std::uint8_t>();
   result.scales = scales.download<float>();
   return result;

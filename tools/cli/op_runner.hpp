@@ -23,9 +23,9 @@ namespace metrale::cli {
 // the guards decide as on that target). `target` empty: the device's target, else hopper.
 std::unique_ptr<Runtime> open_device_or_host(const std::string& target);
 
-// kGuard: the op's own pick; kTwin / kParent / kMma force one (kParent is the FP8 shared
-// kernel; kMma the BA tensor-core kernel).
-enum class KernelChoice { kGuard, kTwin, kParent, kMma };
+// The runtime's choice (metrale/runtime.hpp): kGuard is the op's own pick; kTwin / kParent /
+// kMma force one (kParent is the FP8 shared kernel; kMma the BA tensor-core kernel).
+using metrale::KernelChoice;
 
 // "twin", "parent", "shared" or "mma" -> the choice; "" -> kGuard.
 KernelChoice parse_kernel_choice(std::string_view text);
