@@ -13,15 +13,9 @@
 using namespace metrale;
 using kernels_test::BaCase;
 using kernels_test::BaRun;
+using kernels_test::describe;
 
 namespace {
-
-std::string describe(const ref::BaGatesRefShape& s) {
-  std::ostringstream out;
-  out << "M=" << s.m << " N=" << s.n << " K=" << s.k << " K_stride=" << s.k_stride << " gate_stride=" << s.gate_stride
-      << " nv=" << s.nv << " vheads_per_group=" << s.vheads_per_group;
-  return out.str();
-}
 
 bool same_bytes(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;

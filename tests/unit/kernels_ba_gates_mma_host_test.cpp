@@ -17,15 +17,9 @@
 using namespace metrale;
 using kernels_test::BaCase;
 using kernels_test::BaRun;
+using kernels_test::describe;
 
 namespace {
-
-std::string describe(const ref::BaGatesRefShape& s) {
-  std::ostringstream out;
-  out << "M=" << s.m << " N=" << s.n << " K=" << s.k << " K_stride=" << s.k_stride << " gate_stride=" << s.gate_stride
-      << " nv=" << s.nv << " vheads_per_group=" << s.vheads_per_group;
-  return out.str();
-}
 
 // The MMAs the kernel issues: per token tile of 16, per 16 K (rounded up to the 32-element
 // stage), per output tile of 16.

@@ -16,6 +16,7 @@
 #include <future>
 #include <optional>
 #include <span>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -31,6 +32,14 @@
 #include "support/isolated_runtime.hpp"
 
 namespace kernels_test {
+
+// A BA shape as INFO text: every extent a failing case needs to be reproduced.
+inline std::string describe(const metrale::ref::BaGatesRefShape& s) {
+  std::ostringstream out;
+  out << "M=" << s.m << " N=" << s.n << " K=" << s.k << " K_stride=" << s.k_stride << " gate_stride=" << s.gate_stride
+      << " nv=" << s.nv << " vheads_per_group=" << s.vheads_per_group;
+  return out.str();
+}
 
 inline constexpr std::uint32_t kPoisonBits = 0x7fa5a5a5u;  // a quiet NaN with a payload
 inline constexpr std::uint8_t kPoisonCode = 0x7f;          // e4m3fn NaN: saturating kernels never write it
