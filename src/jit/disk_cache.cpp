@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <span>
+#include <string_view>
+#include <utility>
 
 #include "ground/log.hpp"
 #include "jit/cache_file_io.hpp"
@@ -18,6 +21,25 @@
 namespace metrale {
 
 namespace {
+
+// The NVRTC version an entry's file name carries right after `prefix_size` characters
+// ("13-0+1f2e..." -> {13, 0}), compared as numbers so 13.0 ranks above 9.2; {-1, -1} when it
+// does not parse, which ranks below every real compiler.
+std::pair<long, long> compiler_rank(std::string_view file, std::size_t prefix_size) {
+  const std::string_view rest = file.substr(std::min(prefix_size, file.size()));
+  const char* const end = rest.data() + rest.size();
+  long major = -1;
+  long minor = -1;
+  const auto [after_major, major_error] = std::from_chars(rest.data(), end, major);
+  if (major_error != std::errc{} || after_major == end || *after_major != '-') {
+    return {-1, -1};
+  }
+  const auto [after_minor, minor_error] = std::from_chars(after_major + 1, end, minor);
+  if (minor_error != std::errc{}) {
+    return {-1, -1};
+  }
+  return {major, minor};
+}
 
 std::atomic<bool> g_disabled_warned{false};
 std::atomic<bool> g_write_failure_warned{false};
@@ -181,9 +203,13 @@ std::optional<CacheSections> DiskCache::load_from_any_compiler(const CacheKey& k
   unversioned.nvrtc_version.clear();
   const std::string name = unversioned.file_name();
   const std::string prefix = name.substr(0, name.rfind(".nvrtc_.") + std::string_view(".nvrtc").size());
-  const auto candidates =
+  auto candidates =
       files_named(dir_, [&](const std::string& file) { return file.starts_with(prefix) && is_cache_entry_name(file); });
-  // Newest compiler first, by name (sorted ascending); a tie in version is broken by the digest.
+  // Newest compiler first, by version number (not by name: "9-2" sorts after "13-0" as text); a
+  // tie in version is broken by the rest of the name.
+  std::stable_sort(candidates.begin(), candidates.end(), [&](const auto& a, const auto& b) {
+    return compiler_rank(a.filename().string(), prefix.size()) < compiler_rank(b.filename().string(), prefix.size());
+  });
   for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
     CacheReadResult read = read_cache_file(*it, ::geteuid());
     if (read.status != CacheReadStatus::ok) {

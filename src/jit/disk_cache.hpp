@@ -70,7 +70,7 @@ class DiskCache {
   // nullopt on a miss or a bad entry (removed, reason logged at warn) or an untrusted one (skipped).
   std::optional<CacheSections> load(const CacheKey& key);
   // For a process without NVRTC: the entry whose key equals `key` in every field but the
-  // compiler's, written by any NVRTC (the newest version's by name when several are). A
+  // compiler's, written by any NVRTC (the newest version's, by number, when several are). A
   // CUBIN is machine code for its arch whichever compiler built it; with a compiler present,
   // load() keys by that compiler so an upgrade recompiles.
   std::optional<CacheSections> load_from_any_compiler(const CacheKey& key);

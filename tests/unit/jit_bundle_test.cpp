@@ -111,6 +111,9 @@ TEST_CASE("without NVRTC the disk cache serves an entry any compiler wrote for t
   const CacheSections new_sections = cache_test::sample_sections(rng);
   REQUIRE(cache.store(old_compiler, old_sections));
   REQUIRE(cache.store(new_compiler, new_sections));
+  // An older major version whose name sorts last as text ("9-2" > "13-0"): never preferred.
+  REQUIRE(cache.store(cache_test::sample_key("ssm_ba_gates_hopper", "sm_90", "9-2+00000003"),
+                      cache_test::sample_sections(rng)));
   // Another arch and another source of the same kernel must never be served.
   REQUIRE(cache.store(cache_test::sample_key("ssm_ba_gates_hopper", "sm_89", "13-0+00000002"),
                       cache_test::sample_sections(rng)));
