@@ -1,7 +1,8 @@
 // A minimal host engine built against the installed package with the umbrella header alone:
 // opens a runtime on the host backend, quantises one random bf16 row to FP8 through the op, and
 // checks the group's scale against amax / 448 computed here, so a broken install, a missing
-// public header or a wrong op all fail.
+// public header or a wrong op all fail. first_group_scale() is README's C++ example, verbatim
+// (tests/scripts/check_readme_examples.py).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -22,15 +23,37 @@ float bf16_to_float(std::uint16_t bits) {
 
 }  // namespace
 
+// README: C++ example
+// Quantises one bf16 row of `x.size()` elements (a multiple of 128) to FP8 e4m3 and returns the
+// first group's scale. The host backend runs the same kernels on the CPU; BackendChoice::kAuto
+// takes the GPU when there is one (device pointers then, and a stream).
+float first_group_scale(const std::vector<std::uint16_t>& x) {
+  metrale::RuntimeOptions options;
+  options.backend = metrale::BackendChoice::kHost;
+  options.target = "hopper";
+  auto runtime = metrale::Runtime::open(options);  // selects the target, resolves levers, builds
+
+  metrale::GpuBackend& gpu = *runtime->backend();
+  const auto k = static_cast<std::uint32_t>(x.size());
+  const metrale::DevicePtr dx = gpu.alloc(x.size() * 2);
+  const metrale::DevicePtr dq = gpu.alloc(x.size());
+  const metrale::DevicePtr ds = gpu.alloc(k / 128 * sizeof(float));
+  gpu.copy_to_device(dx, x.data(), x.size() * 2);
+  // Validates, runs the guard, picks the kernel, logs the verdict once, launches.
+  const metrale::ops::Fp8QuantPick pick = runtime->fp8_act_quant(
+      metrale::ops::Fp8QuantArgs{.x = dx, .q = dq, .scales = ds, .m = 1, .k = k, .x_row_stride = k});
+  std::printf("target %s ran %s\n", runtime->target().name.c_str(), pick.twin ? "the twin" : "the shared kernel");
+  float scale = 0.0F;
+  gpu.copy_to_host(&scale, ds, sizeof scale);
+  gpu.free(dx);
+  gpu.free(dq);
+  gpu.free(ds);
+  return scale;
+}
+// README: end
+
 int main() {
   try {
-    metrale::RuntimeOptions options;
-    options.backend = metrale::BackendChoice::kHost;
-    options.target = "hopper";
-    options.host_worker_threads = 1;
-    auto runtime = metrale::Runtime::open(options);
-    std::printf("target %s\n", runtime->target().name.c_str());
-
     constexpr std::uint32_t kK = 128;
     std::vector<std::uint16_t> x(kK);
     std::uint32_t state = 12345;
@@ -40,17 +63,7 @@ int main() {
       value = static_cast<std::uint16_t>(0x3C00U + (state >> 24)) | ((state & 1U) << 15U);  // +-[0.0078, 0.06)
       amax = std::max(amax, std::fabs(bf16_to_float(value)));
     }
-    metrale::GpuBackend& gpu = *runtime->backend();
-    const metrale::DevicePtr dx = gpu.alloc(kK * 2);
-    const metrale::DevicePtr dq = gpu.alloc(kK);
-    const metrale::DevicePtr ds = gpu.alloc(sizeof(float));
-    gpu.copy_to_device(dx, x.data(), kK * 2);
-    const float poison = -1.0F;
-    gpu.copy_to_device(ds, &poison, sizeof poison);
-    runtime->fp8_act_quant(
-        metrale::ops::Fp8QuantArgs{.x = dx, .q = dq, .scales = ds, .m = 1, .k = kK, .x_row_stride = kK});
-    float scale = 0.0F;
-    gpu.copy_to_host(&scale, ds, sizeof scale);
+    const float scale = first_group_scale(x);
     const float expected = amax / 448.0F;
     std::printf("scale %g expected %g\n", static_cast<double>(scale), static_cast<double>(expected));
     if (std::fabs(scale - expected) > 1e-6F * expected) {
@@ -58,9 +71,6 @@ int main() {
                    static_cast<double>(expected));
       return 1;
     }
-    gpu.free(dx);
-    gpu.free(dq);
-    gpu.free(ds);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "consumer: %s\n", e.what());
     return 1;

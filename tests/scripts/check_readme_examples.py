@@ -1,4 +1,4 @@
-"""Every example README.md shows for C, Python and Rust is, line for line, the region of a
+"""Every example README.md shows for C++, C, Python and Rust is, line for line, the region of a
 tested file between its "README: <language> example" and "README: end" markers, so the
 README cannot drift from what the tests run. Usage: check_readme_examples.py ROOT."""
 
@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 EXAMPLES = [
+    ("C++", "tests/consumer/main.cpp"),
     ("C", "tests/capi/capi_host_ops.c"),
     ("Python", "python/tests/test_host_ops.py"),
     ("Rust", "examples/rust-engine/tests/host_ops.rs"),
