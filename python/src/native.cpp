@@ -103,6 +103,21 @@ class NativeRuntime {
     runtime_ = nullptr;
   }
 
+  // One op call through the C ABI with the GIL released (the launch may take a while on the host
+  // backend); a failure raises, else the pick.
+  template <typename Args>
+  nb::dict run_op(metrale_status (*op)(metrale_runtime*, const Args*, uint64_t, metrale_pick*), const Args& args,
+                  std::uint64_t stream) const {
+    metrale_pick pick{};
+    metrale_status status = METRALE_OK;
+    {
+      nb::gil_scoped_release unlocked;
+      status = op(get(), &args, stream, &pick);
+    }
+    check(status);
+    return pick_dict(pick);
+  }
+
   [[nodiscard]] metrale_runtime* get() const {
     if (runtime_ == nullptr) {
       raise_error(METRALE_ERROR_ARGUMENT, "this Runtime is closed");
@@ -144,14 +159,7 @@ class NativeRuntime {
     args.m = m, args.n = n, args.k = k, args.k_stride = k_stride, args.gate_stride = gate_stride;
     args.nv = nv, args.vheads_per_group = vheads_per_group;
     args.kernel = static_cast<metrale_kernel_choice>(kernel);
-    metrale_pick pick{};
-    metrale_status status = METRALE_OK;
-    {
-      nb::gil_scoped_release unlocked;
-      status = metrale_ssm_ba_gates(get(), &args, stream, &pick);
-    }
-    check(status);
-    return pick_dict(pick);
+    return run_op(metrale_ssm_ba_gates, args, stream);
   }
 
   nb::dict fp8_act_quant(std::uint64_t x, std::uint64_t q, std::uint64_t scales, std::uint32_t m, std::uint32_t k,
@@ -164,14 +172,7 @@ class NativeRuntime {
     args.m_aligned = m_aligned;
     args.pow2_scales = pow2_scales ? 1 : 0;
     args.kernel = static_cast<metrale_kernel_choice>(kernel);
-    metrale_pick pick{};
-    metrale_status status = METRALE_OK;
-    {
-      nb::gil_scoped_release unlocked;
-      status = metrale_fp8_act_quant(get(), &args, stream, &pick);
-    }
-    check(status);
-    return pick_dict(pick);
+    return run_op(metrale_fp8_act_quant, args, stream);
   }
 
   nb::dict explain_ssm_ba_gates(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t k_stride) const {

@@ -61,14 +61,14 @@ ops::BaGatesMmaQuery tensor_core_query(const Runtime& runtime, KernelHandle mma,
 metrale_explanation explain_ba(const metrale_runtime* handle, std::uint32_t m, std::uint32_t n, std::uint32_t k,
                                std::uint32_t k_stride, const metrale_explanation& caller) {
   const Runtime& runtime = runtime_of(handle);
-  metrale_explanation out = start(handle, caller, 0);
+  metrale_explanation out = start(handle, caller, kBaGatesTwinLever);
   const ops::BaGatesKernels kernels = runtime.ba_gates_kernels();
   const KernelHandle parent = present_as(runtime, kernels.parent, ops::kBaGatesParentKernel);
   const KernelHandle twin = present_as(runtime, kernels.twin, ops::kBaGatesTwinKernel);
   const KernelHandle mma = present_as(runtime, kernels.mma, ops::kBaGatesMmaKernel);
   const std::uint32_t stride = k_stride == 0 ? k : k_stride;
   const bool requested = out.requested != 0;
-  const bool tc_requested = lever_of(handle, 2).value;
+  const bool tc_requested = lever_of(handle, kBaGatesTensorCoreLever).value;
   const ops::BaGatesPick pick = ops::ba_gates_pick_with_mma(
       tensor_core_query(runtime, mma, tc_requested, out.sm_count, m, n, k, stride), mma, requested, parent, twin);
   out.pick = ba_gates_pick_of(pick);
@@ -90,7 +90,7 @@ metrale_explanation explain_ba(const metrale_runtime* handle, std::uint32_t m, s
 metrale_explanation explain_fp8(const metrale_runtime* handle, std::uint32_t m, std::uint32_t k,
                                 const metrale_explanation& caller) {
   const Runtime& runtime = runtime_of(handle);
-  metrale_explanation out = start(handle, caller, 1);
+  metrale_explanation out = start(handle, caller, kFp8TwinLever);
   ops::Fp8QuantKernels kernels = runtime.fp8_quant_kernels();
   kernels.shared = present_as(runtime, kernels.shared, ops::kFp8QuantSharedKernel);
   kernels.twin = present_as(runtime, kernels.twin, ops::kFp8QuantTwinKernel);

@@ -106,6 +106,18 @@ metrale_pick ba_gates_pick_of(const ops::BaGatesPick& pick) {
   return out;
 }
 
+// The two ops' C entry points: checks the struct, runs, writes the pick only after the launch.
+template <typename Args, typename Run>
+metrale_status call_op(const char* name, const Args* args, metrale_pick* pick, Run run) {
+  return capi_call(name, [&] {
+    require_struct(args, "args");
+    const metrale_pick ran = run(*args);
+    if (pick != nullptr) {
+      *pick = ran;
+    }
+  });
+}
+
 }  // namespace metrale::capi
 
 extern "C" {
@@ -120,13 +132,8 @@ void metrale_ba_gates_args_init(metrale_ba_gates_args* args) {
 metrale_status metrale_ssm_ba_gates(metrale_runtime* runtime, const metrale_ba_gates_args* args, uint64_t stream,
                                     metrale_pick* pick) {
   using namespace metrale::capi;
-  return capi_call("metrale_ssm_ba_gates", [&] {
-    require_struct(args, "args");
-    const metrale_pick ran = run_ba_gates(runtime, *args, stream);
-    if (pick != nullptr) {
-      *pick = ran;
-    }
-  });
+  return call_op("metrale_ssm_ba_gates", args, pick,
+                 [&](const metrale_ba_gates_args& a) { return run_ba_gates(runtime, a, stream); });
 }
 
 void metrale_fp8_quant_args_init(metrale_fp8_quant_args* args) {
@@ -139,13 +146,8 @@ void metrale_fp8_quant_args_init(metrale_fp8_quant_args* args) {
 metrale_status metrale_fp8_act_quant(metrale_runtime* runtime, const metrale_fp8_quant_args* args, uint64_t stream,
                                      metrale_pick* pick) {
   using namespace metrale::capi;
-  return capi_call("metrale_fp8_act_quant", [&] {
-    require_struct(args, "args");
-    const metrale_pick ran = run_fp8_quant(runtime, *args, stream);
-    if (pick != nullptr) {
-      *pick = ran;
-    }
-  });
+  return call_op("metrale_fp8_act_quant", args, pick,
+                 [&](const metrale_fp8_quant_args& a) { return run_fp8_quant(runtime, a, stream); });
 }
 
 }  // extern "C"

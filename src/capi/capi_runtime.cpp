@@ -14,6 +14,10 @@ namespace metrale::capi {
 namespace {
 
 static_assert(kLeverSpecs.size() == METRALE_LEVER_COUNT, "metrale.h describes every lever");
+static_assert(kLeverSpecs[kBaGatesTwinLever].toml_key == "ssm_ba_gates_hopper" &&
+                  kLeverSpecs[kFp8TwinLever].toml_key == "fp8_act_quant_hopper" &&
+                  kLeverSpecs[kBaGatesTensorCoreLever].toml_key == "ssm_ba_gates_tensor_core",
+              "the lever indices name kLeverSpecs' order");
 
 BackendChoice backend_choice(metrale_backend backend) {
   switch (backend) {
@@ -48,9 +52,10 @@ struct LeverOverrides {
 
 LeverOverrides lever_overrides(const metrale_runtime_options& options) {
   LeverOverrides overrides;
-  overrides.values[0] = lever_override(options.ssm_ba_gates_hopper, "ssm_ba_gates_hopper");
-  overrides.values[1] = lever_override(options.fp8_act_quant_hopper, "fp8_act_quant_hopper");
-  overrides.values[2] = lever_override(options.ssm_ba_gates_tensor_core, "ssm_ba_gates_tensor_core");
+  overrides.values[kBaGatesTwinLever] = lever_override(options.ssm_ba_gates_hopper, "ssm_ba_gates_hopper");
+  overrides.values[kFp8TwinLever] = lever_override(options.fp8_act_quant_hopper, "fp8_act_quant_hopper");
+  overrides.values[kBaGatesTensorCoreLever] =
+      lever_override(options.ssm_ba_gates_tensor_core, "ssm_ba_gates_tensor_core");
   return overrides;
 }
 

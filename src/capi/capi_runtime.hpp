@@ -39,5 +39,9 @@ GpuBackend& device_of(metrale_runtime* handle);
 // The lever as described (index 0: ssm_ba_gates_hopper, 1: fp8_act_quant_hopper,
 // 2: ssm_ba_gates_tensor_core: the order of kLeverSpecs).
 const metrale_runtime::Lever& lever_of(const metrale_runtime* handle, std::size_t index);
+// Those indices by name (static_assert'ed against kLeverSpecs in capi_runtime.cpp).
+inline constexpr std::size_t kBaGatesTwinLever = 0;
+inline constexpr std::size_t kFp8TwinLever = 1;
+inline constexpr std::size_t kBaGatesTensorCoreLever = 2;
 
 }  // namespace metrale::capi
