@@ -18,9 +18,12 @@ std::uint16_t bf16_from_float(float value) {
 
 float bf16_to_float(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
 
-std::vector<std::uint16_t> random_bf16(std::size_t count, std::uint64_t seed, float magnitude) {
+namespace {
+
+// `count` bf16 values drawn from `dist`, redrawn while one rounds to +-0 (never zeros).
+template <typename Distribution>
+std::vector<std::uint16_t> random_nonzero_bf16(std::size_t count, std::uint64_t seed, Distribution dist) {
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> dist(-magnitude, magnitude);
   std::vector<std::uint16_t> out(count);
   for (auto& v : out) {
     do {
@@ -30,16 +33,14 @@ std::vector<std::uint16_t> random_bf16(std::size_t count, std::uint64_t seed, fl
   return out;
 }
 
+}  // namespace
+
+std::vector<std::uint16_t> random_bf16(std::size_t count, std::uint64_t seed, float magnitude) {
+  return random_nonzero_bf16(count, seed, std::uniform_real_distribution<float>(-magnitude, magnitude));
+}
+
 std::vector<std::uint16_t> random_normal_bf16(std::size_t count, std::uint64_t seed, float sigma) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> dist(0.0f, sigma);
-  std::vector<std::uint16_t> out(count);
-  for (auto& v : out) {
-    do {
-      v = bf16_from_float(dist(rng));
-    } while ((v & 0x7fffu) == 0);
-  }
-  return out;
+  return random_nonzero_bf16(count, seed, std::normal_distribution<float>(0.0f, sigma));
 }
 
 std::vector<float> random_floats(std::size_t count, std::uint64_t seed, float lo, float hi) {

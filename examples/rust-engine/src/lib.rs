@@ -62,6 +62,17 @@ pub struct Pick {
     pub tensor_core_reason: Option<String>,
 }
 
+/// A pick for the library to fill in.
+fn no_pick() -> ffi::metrale_pick {
+    ffi::metrale_pick {
+        kernel: ptr::null(),
+        twin: 0,
+        reason: ptr::null(),
+        tensor_core: 0,
+        tensor_core_reason: ptr::null(),
+    }
+}
+
 fn pick(p: &ffi::metrale_pick) -> Pick {
     Pick {
         kernel: text(p.kernel).unwrap_or_default(),
@@ -125,13 +136,7 @@ impl Runtime {
         args.gate_out = gate_out.as_mut_ptr() as u64;
         (args.m, args.n, args.k, args.k_stride, args.gate_stride) = (p.m, p.n, p.k, p.k, p.n);
         (args.nv, args.vheads_per_group, args.kernel) = (p.n / 2, p.vheads_per_group, ffi::METRALE_KERNEL_AUTO);
-        let mut ran = ffi::metrale_pick {
-            kernel: ptr::null(),
-            twin: 0,
-            reason: ptr::null(),
-            tensor_core: 0,
-            tensor_core_reason: ptr::null(),
-        };
+        let mut ran = no_pick();
         check(unsafe { ffi::metrale_ssm_ba_gates(self.raw, &args, 0, &mut ran) })?;
         Ok(pick(&ran))
     }
@@ -147,13 +152,7 @@ impl Runtime {
         args.q = q.as_mut_ptr() as u64;
         args.scales = scales.as_mut_ptr() as u64;
         (args.m, args.k, args.x_row_stride) = (m, k, k);
-        let mut ran = ffi::metrale_pick {
-            kernel: ptr::null(),
-            twin: 0,
-            reason: ptr::null(),
-            tensor_core: 0,
-            tensor_core_reason: ptr::null(),
-        };
+        let mut ran = no_pick();
         check(unsafe { ffi::metrale_fp8_act_quant(self.raw, &args, 0, &mut ran) })?;
         Ok(pick(&ran))
     }
