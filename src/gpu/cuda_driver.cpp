@@ -1,47 +1,25 @@
-// cuda_driver.cpp: dlopen of libcuda.so.1 and entry-point resolution. cuGetProcAddress_v2
-// (asked for CUDA_VERSION's ABI) is preferred, since the plain exported names may be
-// older ABIs; when it is absent the versioned export names that cuda.h maps to are used.
+// cuda_driver.cpp: dlopen of libcuda.so.1 and entry-point resolution through cuGetProcAddress_v2,
+// each name at the ABI version of the PFN type it is stored as (see cuda_driver.hpp).
 #include "gpu/cuda_driver.hpp"
 
 #include <dlfcn.h>
 
 #include "ground/log.hpp"
 
-#define METRALE_STRINGIFY_EXPANDED(x) METRALE_STRINGIFY(x)
-#define METRALE_STRINGIFY(x) #x
-
 namespace metrale {
-namespace {
 
-using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
-
-struct Resolver {
-  void* library = nullptr;
-  GetProcAddress get_proc_address = nullptr;
-  std::string missing;
-
-  // `base` is the API name ("cuMemAlloc"); `exported` the versioned symbol cuda.h maps it to.
-  template <typename Fn>
-  void resolve(Fn& out, const char* base, const char* exported) {
-    void* address = nullptr;
-    if (get_proc_address != nullptr) {
-      CUdriverProcAddressQueryResult found{};
-      if (get_proc_address(base, &address, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS ||
-          found != CU_GET_PROC_ADDRESS_SUCCESS) {
-        address = nullptr;
-      }
-    }
-    if (address == nullptr) {
-      address = dlsym(library, exported);
-    }
-    if (address == nullptr && missing.empty()) {
-      missing = base;
-    }
-    out = reinterpret_cast<Fn>(address);
+void* cuda_driver_symbol(CudaGetProcAddress get_proc_address, const char* name, int version) {
+  void* address = nullptr;
+  CUdriverProcAddressQueryResult found{};
+  if (get_proc_address == nullptr ||
+      get_proc_address(name, &address, version, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS ||
+      found != CU_GET_PROC_ADDRESS_SUCCESS) {
+    return nullptr;
   }
-};
+  return address;
+}
 
-#define METRALE_RESOLVE(resolver, field, fn) (resolver).resolve((field), #fn, METRALE_STRINGIFY_EXPANDED(fn))
+namespace {
 
 CudaDriverStatus load_driver() {
   static CudaDriver driver;
@@ -52,32 +30,36 @@ CudaDriverStatus load_driver() {
     status.reason = std::string("libcuda.so.1 could not be loaded: ") + (error != nullptr ? error : "unknown");
     return status;
   }
-  Resolver resolver{library, reinterpret_cast<GetProcAddress>(dlsym(library, "cuGetProcAddress_v2")), {}};
-  METRALE_RESOLVE(resolver, driver.init, cuInit);
-  METRALE_RESOLVE(resolver, driver.device_get_count, cuDeviceGetCount);
-  METRALE_RESOLVE(resolver, driver.device_get, cuDeviceGet);
-  METRALE_RESOLVE(resolver, driver.device_get_attribute, cuDeviceGetAttribute);
-  METRALE_RESOLVE(resolver, driver.device_get_name, cuDeviceGetName);
-  METRALE_RESOLVE(resolver, driver.primary_ctx_retain, cuDevicePrimaryCtxRetain);
-  METRALE_RESOLVE(resolver, driver.primary_ctx_release, cuDevicePrimaryCtxRelease);
-  METRALE_RESOLVE(resolver, driver.ctx_set_current, cuCtxSetCurrent);
-  METRALE_RESOLVE(resolver, driver.ctx_get_current, cuCtxGetCurrent);
-  METRALE_RESOLVE(resolver, driver.ctx_synchronize, cuCtxSynchronize);
-  METRALE_RESOLVE(resolver, driver.module_load_data, cuModuleLoadData);
-  METRALE_RESOLVE(resolver, driver.module_get_function, cuModuleGetFunction);
-  METRALE_RESOLVE(resolver, driver.module_unload, cuModuleUnload);
-  METRALE_RESOLVE(resolver, driver.launch_kernel, cuLaunchKernel);
-  METRALE_RESOLVE(resolver, driver.mem_alloc, cuMemAlloc);
-  METRALE_RESOLVE(resolver, driver.mem_free, cuMemFree);
-  METRALE_RESOLVE(resolver, driver.memcpy_htod, cuMemcpyHtoD);
-  METRALE_RESOLVE(resolver, driver.memcpy_dtoh, cuMemcpyDtoH);
-  METRALE_RESOLVE(resolver, driver.stream_synchronize, cuStreamSynchronize);
-  METRALE_RESOLVE(resolver, driver.get_error_name, cuGetErrorName);
-  METRALE_RESOLVE(resolver, driver.get_error_string, cuGetErrorString);
-  if (!resolver.missing.empty()) {
-    status.reason = "libcuda.so.1 lacks the entry point " + resolver.missing + " (driver too old for CUDA " +
-                    std::to_string(CUDA_VERSION / 1000) + ")";
+  const auto get_proc = reinterpret_cast<CudaGetProcAddress>(dlsym(library, "cuGetProcAddress_v2"));
+  if (get_proc == nullptr) {
+    status.reason = "libcuda.so.1 lacks cuGetProcAddress_v2 (a driver older than CUDA 12.0)";
     return status;  // the library stays loaded: unloading a driver is never safe
+  }
+  const char* missing = nullptr;
+  METRALE_CUDA_SYMBOL(get_proc, driver.init, cuInit, 2000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.device_get_count, cuDeviceGetCount, 2000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.device_get, cuDeviceGet, 2000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.device_get_attribute, cuDeviceGetAttribute, 2000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.device_get_name, cuDeviceGetName, 2000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.primary_ctx_retain, cuDevicePrimaryCtxRetain, 7000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.primary_ctx_release, cuDevicePrimaryCtxRelease, 11000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.ctx_set_current, cuCtxSetCurrent, 4000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.ctx_get_current, cuCtxGetCurrent, 4000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.ctx_synchronize, cuCtxSynchronize, 2000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.module_load_data, cuModuleLoadData, 2000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.module_get_function, cuModuleGetFunction, 2000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.module_unload, cuModuleUnload, 2000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.launch_kernel, cuLaunchKernel, 4000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.mem_alloc, cuMemAlloc, 3020, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.mem_free, cuMemFree, 3020, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.memcpy_htod, cuMemcpyHtoD, 3020, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.memcpy_dtoh, cuMemcpyDtoH, 3020, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.stream_synchronize, cuStreamSynchronize, 2000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.get_error_name, cuGetErrorName, 6000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.get_error_string, cuGetErrorString, 6000, missing);
+  if (missing != nullptr) {
+    status.reason = std::string("libcuda.so.1 lacks the entry point ") + missing;
+    return status;
   }
   if (const CUresult result = driver.init(0); result != CUDA_SUCCESS) {
     status.reason = "cuInit failed: " + driver.describe(result);

@@ -10,6 +10,8 @@
 #include <chrono>
 #include <string>
 
+#include "gpu/cuda_backend.hpp"
+#include "gpu/cuda_context_scope.hpp"
 #include "gpu/cuda_driver.hpp"
 #include "metrale/error.hpp"
 #include "ops_bench.hpp"
@@ -17,44 +19,33 @@
 namespace metrale::bench {
 namespace {
 
-using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
-
-// The few driver entry points only the benchmark needs.
+// The few driver entry points only the benchmark needs, each typed at the ABI it is asked for.
 struct EventApi {
-  decltype(&::cuEventCreate) create = nullptr;
-  decltype(&::cuEventDestroy) destroy = nullptr;
-  decltype(&::cuEventRecord) record = nullptr;
-  decltype(&::cuEventSynchronize) synchronize = nullptr;
-  decltype(&::cuEventElapsedTime) elapsed = nullptr;
-  decltype(&::cuMemcpyDtoDAsync) copy_async = nullptr;
+  PFN_cuEventCreate_v2000 create = nullptr;
+  PFN_cuEventDestroy_v4000 destroy = nullptr;
+  PFN_cuEventRecord_v2000 record = nullptr;
+  PFN_cuEventSynchronize_v2000 synchronize = nullptr;
+  PFN_cuEventElapsedTime_v2000 elapsed = nullptr;
+  PFN_cuMemcpyDtoDAsync_v3020 copy_async = nullptr;
 };
-
-template <typename Fn>
-void resolve(void* library, GetProcAddress get_proc, Fn& out, const char* base) {
-  void* address = nullptr;
-  CUdriverProcAddressQueryResult found{};
-  if (get_proc == nullptr ||
-      get_proc(base, &address, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS ||
-      found != CU_GET_PROC_ADDRESS_SUCCESS || address == nullptr) {
-    throw BackendError(std::string("the CUDA driver lacks ") + base + ", which the benchmark's event timing needs");
-  }
-  (void)library;
-  out = reinterpret_cast<Fn>(address);
-}
 
 EventApi load_event_api() {
   void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   if (library == nullptr) {
     throw BackendError("libcuda.so.1 is not loaded: open a CUDA runtime before the CUDA clock");
   }
-  const auto get_proc = reinterpret_cast<GetProcAddress>(dlsym(library, "cuGetProcAddress_v2"));
+  const auto get_proc = reinterpret_cast<CudaGetProcAddress>(dlsym(library, "cuGetProcAddress_v2"));
   EventApi api;
-  resolve(library, get_proc, api.create, "cuEventCreate");
-  resolve(library, get_proc, api.destroy, "cuEventDestroy");
-  resolve(library, get_proc, api.record, "cuEventRecord");
-  resolve(library, get_proc, api.synchronize, "cuEventSynchronize");
-  resolve(library, get_proc, api.elapsed, "cuEventElapsedTime");
-  resolve(library, get_proc, api.copy_async, "cuMemcpyDtoDAsync");
+  const char* missing = nullptr;
+  METRALE_CUDA_SYMBOL(get_proc, api.create, cuEventCreate, 2000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, api.destroy, cuEventDestroy, 4000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, api.record, cuEventRecord, 2000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, api.synchronize, cuEventSynchronize, 2000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, api.elapsed, cuEventElapsedTime, 2000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, api.copy_async, cuMemcpyDtoDAsync, 3020, missing);
+  if (missing != nullptr) {
+    throw BackendError(std::string("the CUDA driver lacks ") + missing + ", which the benchmark's event timing needs");
+  }
   return api;
 }
 
@@ -73,8 +64,8 @@ constexpr std::size_t kSpacerBytes = 256ull << 20;
 
 class CudaEventClock final : public BenchClock {
  public:
-  explicit CudaEventClock(GpuBackend& gpu) : gpu_(gpu), api_(load_event_api()), spacer_(gpu) {
-    gpu_.synchronize(0);  // makes the device's context current on this thread
+  explicit CudaEventClock(GpuBackend& gpu)
+      : gpu_(gpu), current_(cuda_backend(gpu).make_current()), api_(load_event_api()), spacer_(gpu) {
     spacer_src_ = spacer_.alloc(kSpacerBytes);
     spacer_dst_ = spacer_.alloc(kSpacerBytes);
     events_.resize(std::size_t{2} * kChunk);
@@ -82,6 +73,8 @@ class CudaEventClock final : public BenchClock {
       check(api_.create(&event, CU_EVENT_DEFAULT), "cuEventCreate");
     }
   }
+  CudaEventClock(const CudaEventClock&) = delete;
+  CudaEventClock& operator=(const CudaEventClock&) = delete;
   ~CudaEventClock() override {
     for (CUevent event : events_) {
       api_.destroy(event);
@@ -117,7 +110,18 @@ class CudaEventClock final : public BenchClock {
   }
 
  private:
+  static CudaBackend& cuda_backend(GpuBackend& gpu) {
+    auto* cuda = dynamic_cast<CudaBackend*>(&gpu);
+    if (cuda == nullptr) {
+      throw BackendError("the CUDA clock needs the CUDA backend, not " + gpu.describe());
+    }
+    return *cuda;
+  }
+
   GpuBackend& gpu_;
+  // The device's context stays current on this thread while the clock lives: the event calls
+  // below go to the driver directly, not through the backend's own scopes.
+  CudaContextScope current_;
   EventApi api_;
   DeviceBuffers spacer_;
   DevicePtr spacer_src_, spacer_dst_;
