@@ -50,10 +50,12 @@ class CudaBackend final : public GpuBackend {
 
   [[nodiscard]] std::size_t loaded_module_count() const;
 
+  // Our context, current until the returned scope ends; then the caller's again. Public for
+  // callers that use the driver directly beside the backend (the bench's event clock).
+  [[nodiscard]] CudaContextScope make_current() const;
+
  private:
   CudaBackend(const CudaDriver& driver, int ordinal, CUdevice device, CUcontext context);
-  // Our context, current until the returned scope ends; then the caller's again.
-  [[nodiscard]] CudaContextScope make_current() const;
   void check(CUresult result, const char* call) const;
 
   const CudaDriver& driver_;

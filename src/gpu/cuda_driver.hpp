@@ -48,6 +48,14 @@ struct CudaDriver {
   static const CudaDriverStatus& load();
 };
 
+struct CudaDriverStatus {
+  const CudaDriver* driver = nullptr;  // null in the "no device" state
+  int device_count = 0;
+  std::string reason;  // why there is no device: "libcuda.so.1 not found: ...", "cuInit: ..."
+
+  [[nodiscard]] bool available() const { return driver != nullptr && device_count > 0; }
+};
+
 // cuGetProcAddress_v2 as exported by libcuda.so.1 (CUDA 12.0 and newer drivers).
 using CudaGetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
 
