@@ -103,26 +103,41 @@ __device__ inline void mma_zero(MmaF32Fragment& acc) {
 }
 
 // The whole warp, with the same `tile` and `ldm` (elements, a multiple of 8; `tile` 32-byte
-// aligned): A[r][c] = tile[r * ldm + c].
+// aligned, in shared memory): A[r][c] = tile[r * ldm + c]. The .shared form lets ptxas use
+// ldmatrix; the generic form was plain loads through the generic path.
 __device__ inline void mma_load_a_row(MmaBf16Fragment& a, const unsigned short* tile, unsigned int ldm) {
 #if defined(__CUDA_ARCH__)
-  asm volatile("wmma.load.a.sync.aligned.row.m16n16k16.bf16 {%0, %1, %2, %3}, [%4], %5;\n"
-               : "=r"(a.reg[0]), "=r"(a.reg[1]), "=r"(a.reg[2]), "=r"(a.reg[3])
-               : "l"(tile), "r"(ldm)
-               : "memory");
+  asm volatile(
+      "{\n"
+      "  .reg .u64 s64;\n"
+      "  .reg .u32 s32;\n"
+      "  cvta.to.shared.u64 s64, %4;\n"
+      "  cvt.u32.u64 s32, s64;\n"
+      "  wmma.load.a.sync.aligned.row.m16n16k16.shared.bf16 {%0, %1, %2, %3}, [s32], %5;\n"
+      "}\n"
+      : "=r"(a.reg[0]), "=r"(a.reg[1]), "=r"(a.reg[2]), "=r"(a.reg[3])
+      : "l"(tile), "r"(ldm)
+      : "memory");
 #else
   ::metrale::host::tile_load_a_bf16_row(a.reg, tile, ldm);
 #endif
 }
 
-// The whole warp, as mma_load_a_row: B[k][n] = tile[n * ldm + k] (a row-major [n][k] weight
+// The whole warp, as mma_load_a_row (shared memory): B[k][n] = tile[n * ldm + k] (a row-major [n][k] weight
 // tile is B column-major).
 __device__ inline void mma_load_b_col(MmaBf16Fragment& b, const unsigned short* tile, unsigned int ldm) {
 #if defined(__CUDA_ARCH__)
-  asm volatile("wmma.load.b.sync.aligned.col.m16n16k16.bf16 {%0, %1, %2, %3}, [%4], %5;\n"
-               : "=r"(b.reg[0]), "=r"(b.reg[1]), "=r"(b.reg[2]), "=r"(b.reg[3])
-               : "l"(tile), "r"(ldm)
-               : "memory");
+  asm volatile(
+      "{\n"
+      "  .reg .u64 s64;\n"
+      "  .reg .u32 s32;\n"
+      "  cvta.to.shared.u64 s64, %4;\n"
+      "  cvt.u32.u64 s32, s64;\n"
+      "  wmma.load.b.sync.aligned.col.m16n16k16.shared.bf16 {%0, %1, %2, %3}, [s32], %5;\n"
+      "}\n"
+      : "=r"(b.reg[0]), "=r"(b.reg[1]), "=r"(b.reg[2]), "=r"(b.reg[3])
+      : "l"(tile), "r"(ldm)
+      : "memory");
 #else
   ::metrale::host::tile_load_b_bf16_col(b.reg, tile, ldm);
 #endif
@@ -219,9 +234,26 @@ __device__ inline float fp8_scale_for(float amax, bool pow2_scale) {
   return pow2_scale ? fp8_group_scale_pow2(amax) : fp8_group_scale(amax);
 }
 
+// v / scale rounded to nearest even, as the IEEE division gives it, from the group's correctly
+// rounded reciprocal `inv_scale` = __frcp_rn(scale): q0 = v * inv_scale is within 1 ulp, and one
+// exact remainder step (r = v - q0 * scale, an fma) corrects it to the rounded quotient
+// (Markstein's theorem: y = RN(1/b) and q0 within 1 ulp of a/b give RN(q0 + (a - b q0) y) =
+// RN(a/b), barring underflow). A v or a quotient below 2^-100 may differ from the division's in
+// its last bit (the remainder underflows), but every float below 2^-10 is the same e4m3 code (zero), so the
+// codes are the division's; kernels_fp8_quotient_test compares both over every bf16 v. Why: 8 IEEE divisions per thread were most of the
+// twin's instructions; this is 1 multiply and 2 fmas each, the reciprocal once per group.
+__device__ inline float fp8_quotient(float v, float scale, float inv_scale) {
+  const float q0 = __fmul_rn(v, inv_scale);
+  const float remainder = __fmaf_rn(-q0, scale, v);
+  // q0 is the answer where the correction would spoil it: a zero q0 keeps v's sign (+0 + -0 is
+  // +0), and an infinite scale (a group holding an infinity) makes the remainder 0 * inf = NaN
+  // where the division gives a signed zero, which q0 is; a NaN v or inf / inf is NaN in q0 too.
+  return (remainder != remainder || q0 == 0.0f) ? q0 : __fmaf_rn(remainder, inv_scale, q0);
+}
+
 // e4m3fn code of v / scale: round to nearest even, saturate to +-448.
-__device__ inline unsigned int fp8_e4m3_code(float v, float scale) {
-  return static_cast<unsigned int>(__nv_cvt_float_to_fp8(v / scale, __NV_SATFINITE, __NV_E4M3));
+__device__ inline unsigned int fp8_e4m3_code(float v, float scale, float inv_scale) {
+  return static_cast<unsigned int>(__nv_cvt_float_to_fp8(fp8_quotient(v, scale, inv_scale), __NV_SATFINITE, __NV_E4M3));
 }
 
 // Largest |x| over the 8 bf16 of a 16-byte vector.
@@ -238,15 +270,17 @@ __device__ inline float bf16x8_abs_max(uint4 v) {
 }
 
 // Two bf16 of one word -> two e4m3 codes, the low element in the low byte.
-__device__ inline unsigned int fp8_pack_pair(unsigned int packed, float scale) {
-  return fp8_e4m3_code(bf16_low_to_float(packed), scale) | (fp8_e4m3_code(bf16_high_to_float(packed), scale) << 8);
+__device__ inline unsigned int fp8_pack_pair(unsigned int packed, float scale, float inv_scale) {
+  return fp8_e4m3_code(bf16_low_to_float(packed), scale, inv_scale) |
+         (fp8_e4m3_code(bf16_high_to_float(packed), scale, inv_scale) << 8);
 }
 
 // 8 bf16 -> 8 e4m3 codes in element order (byte i of the result = element i).
 __device__ inline uint2 fp8_quantize_x8(uint4 v, float scale) {
+  const float inv_scale = __frcp_rn(scale);
   uint2 out;
-  out.x = fp8_pack_pair(v.x, scale) | (fp8_pack_pair(v.y, scale) << 16);
-  out.y = fp8_pack_pair(v.z, scale) | (fp8_pack_pair(v.w, scale) << 16);
+  out.x = fp8_pack_pair(v.x, scale, inv_scale) | (fp8_pack_pair(v.y, scale, inv_scale) << 16);
+  out.y = fp8_pack_pair(v.z, scale, inv_scale) | (fp8_pack_pair(v.w, scale, inv_scale) << 16);
   return out;
 }
 

@@ -6,7 +6,8 @@
 // - BLOCK: threads per block, a whole number of warps;
 // - TOKENS: the tokens a block owns (a multiple of 16; one 16-row MMA tile per TOKENS / 16).
 // The warps split as (TOKENS / 16) token tiles x (warps / (TOKENS / 16)) output slices; a warp
-// accumulates its token tile against kMmaNTiles / slices output tiles of 16, so N <= 128.
+// accumulates its token tile against kMmaNTiles / slices output tiles of 16 (slice s takes tiles
+// s, s + slices, ...), so N <= 128.
 // Shipped as {BLOCK 256, TOKENS 64}: 4 token tiles x 2 slices of 4 output tiles, 32 fp32
 // accumulators per thread.
 // Data flow: a block streams its x tile [TOKENS][K] and the whole weight [N][K] through shared
@@ -113,7 +114,9 @@ __global__ void __launch_bounds__(BLOCK, 1)
   const unsigned int token0 = blockIdx.x * TOKENS;
   const unsigned int warp = threadIdx.x / 32u;
   const unsigned int token_tile = warp % Shape::kTokenTiles;
-  const unsigned int first_out_tile = (warp / Shape::kTokenTiles) * Shape::kTilesPerWarp;
+  // Output tiles are dealt round-robin over the slices (slice, slice + kSlices, ...), so an N
+  // of fewer than 8 tiles still spreads evenly: N = 96 is 3 + 3 tiles, not 4 + 2.
+  const unsigned int slice = warp / Shape::kTokenTiles;
   const unsigned int out_tiles = (n + kMmaTile - 1u) / kMmaTile;
   const unsigned int chunks = (k + kMmaChunk - 1u) / kMmaChunk;
 
@@ -140,7 +143,7 @@ __global__ void __launch_bounds__(BLOCK, 1)
       MmaBf16Fragment a;
       mma_load_a_row(a, xs + kk, kMmaRowLd);
       for (unsigned int t = 0; t < Shape::kTilesPerWarp; ++t) {
-        const unsigned int tile = first_out_tile + t;
+        const unsigned int tile = slice + t * Shape::kSlices;
         if (tile < out_tiles) {
           MmaBf16Fragment b;
           mma_load_b_col(b, ws + tile * kMmaTile * kMmaRowLd + kk, kMmaRowLd);
@@ -153,7 +156,7 @@ __global__ void __launch_bounds__(BLOCK, 1)
   // Every warp is done reading the stages before the accumulator tile overwrites them.
   __syncthreads();
   for (unsigned int t = 0; t < Shape::kTilesPerWarp; ++t) {
-    const unsigned int tile = first_out_tile + t;
+    const unsigned int tile = slice + t * Shape::kSlices;
     if (tile < out_tiles) {
       mma_store_row(acc_tile + token_tile * kMmaTile * kMmaAccLd + tile * kMmaTile, acc[t], kMmaAccLd);
     }

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""variant_sweep.py: time kernel variants on a device without rebuilding anything.
+
+The library compiles its kernels at run time, so a variant is only data: a target file with other
+template parameters (METRALE_HARDWARE_DIR) or another template folder (METRALE_TEMPLATE_DIR).
+Each variant runs metrale-ops-bench once at the given shapes with a fresh cache directory, and the
+rows of every run are printed side by side with the run's own copy ceiling.
+
+    variant_sweep.py --bench build-device/bin/metrale-ops-bench --hardware hardware \\
+        --variant "base" \\
+        --variant "b512=ssm_ba_gates_mma:block=512,lanes=64;fp8_act_quant_hopper:lanes=16,groups=4" \\
+        --variant "old@templates-old" --m 8192 --fp8-k 17408 --json sweep.json
+
+A variant is LABEL[@TEMPLATE_DIR][=KERNEL:KEY=VALUE,...[;KERNEL:...]]; the kernels' entries in the
+target's HARDWARE.toml (--target, default hopper) are replaced by the given parameters. A failed
+run (a kernel that fails its check, a compile error) is reported with its log tail, and the sweep
+goes on. Invariant: nothing outside the temporary folders and --json is written.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def parse_variant(text: str) -> dict:
+    label, _, overrides = text.partition("=")
+    label, _, templates = label.partition("@")
+    kernels = {}
+    for part in filter(None, overrides.split(";")):
+        kernel, _, params = part.partition(":")
+        values = dict(p.split("=", 1) for p in params.split(",") if p)
+        if not kernel or not values or not all(v.isdigit() for v in values.values()):
+            raise SystemExit(f"variant_sweep: bad override '{part}' in '{text}' (KERNEL:KEY=INT,...)")
+        kernels[kernel] = values
+    return {"label": label, "templates": templates or None, "kernels": kernels}
+
+
+def write_hardware(src: str, dst: str, target: str, kernels: dict) -> None:
+    shutil.copytree(src, dst)
+    path = os.path.join(dst, target, "HARDWARE.toml")
+    with open(path) as f:
+        text = f.read()
+    for kernel, values in kernels.items():
+        entry = "{ " + ", ".join(f"{k} = {v}" for k, v in values.items()) + " }"
+        text, count = re.subn(rf"(?m)^{re.escape(kernel)} = \{{[^}}]*\}}", f"{kernel} = {entry}", text)
+        if count != 1:
+            raise SystemExit(f"variant_sweep: {path} has no entry '{kernel} = {{...}}' to replace")
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def run_variant(args, variant: dict, scratch: str) -> dict:
+    folder = tempfile.mkdtemp(prefix=variant["label"] + ".", dir=scratch)
+    env = dict(os.environ, METRALE_CACHE_DIR=os.path.join(folder, "cache"))
+    if variant["kernels"]:
+        write_hardware(args.hardware, os.path.join(folder, "hardware"), args.target, variant["kernels"])
+        env["METRALE_HARDWARE_DIR"] = os.path.join(folder, "hardware")
+    if variant["templates"]:
+        env["METRALE_TEMPLATE_DIR"] = os.path.abspath(variant["templates"])
+    out = os.path.join(folder, "bench.json")
+    command = [args.bench, "--json", out, "--no-open", "--repeats", str(args.repeats)]
+    command += ["--m", *map(str, args.m), "--fp8-k", *map(str, args.fp8_k)]
+    started = time.monotonic()
+    try:
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=args.timeout)
+        rc, log = done.returncode, done.stdout + done.stderr
+    except subprocess.TimeoutExpired as timeout:
+        rc, log = 124, (timeout.stdout or b"").decode(errors="replace") if isinstance(timeout.stdout, bytes) else ""
+    result = {"variant": variant, "rc": rc, "seconds": round(time.monotonic() - started, 1), "log_tail": log[-1500:]}
+    if os.path.exists(out):
+        with open(out) as f:
+            result["bench"] = json.load(f)
+    return result
+
+
+def print_table(results: list) -> None:
+    print(f"{'variant':<16} {'op':<14} {'kernel':<7} {'M':>6} {'K':>6} {'us':>9} {'GB/s':>8} {'%ceil':>6}  check")
+    for result in results:
+        bench = result.get("bench") or {}
+        ceiling = (bench.get("ceiling") or {}).get("bytes_per_s") or 0
+        if result["rc"] != 0:
+            print(f"{result['variant']['label']:<16} run exit {result['rc']}: {result['log_tail'][-400:]!r}")
+        for row in bench.get("kernels", []):
+            us = row.get("median_us")
+            rate = row["bytes"] / (us * 1e-6) if us else 0
+            fraction = f"{100 * rate / ceiling:5.1f}" if ceiling and us else "    -"
+            us_text = f"{us:9.2f}" if us else "        -"
+            print(f"{result['variant']['label']:<16} {row['op']:<14} {row['kernel']:<7} {row['m']:>6} {row['k']:>6} "
+                  f"{us_text} {rate / 1e9:8.0f} {fraction}  {'ok' if row.get('checked') else 'WRONG'}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bench", required=True, help="metrale-ops-bench")
+    parser.add_argument("--hardware", default="hardware", help="the hardware/ folder to copy and edit")
+    parser.add_argument("--target", default="hopper")
+    parser.add_argument("--variant", action="append", required=True, type=parse_variant)
+    parser.add_argument("--m", type=int, nargs="+", default=[8192])
+    parser.add_argument("--fp8-k", type=int, nargs="+", default=[17408])
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per variant")
+    parser.add_argument("--json", help="write every run's results here")
+    args = parser.parse_args()
+    results = []
+    with tempfile.TemporaryDirectory(prefix="metrale-sweep.") as scratch:
+        for variant in args.variant:
+            results.append(run_variant(args, variant, scratch))
+            print(f"variant {variant['label']}: exit {results[-1]['rc']} in {results[-1]['seconds']} s", flush=True)
+            if args.json:
+                with open(args.json, "w") as f:
+                    json.dump(results, f, indent=1)
+    print_table(results)
+    return 0 if all(r["rc"] == 0 for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
