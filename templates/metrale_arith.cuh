@@ -52,19 +52,23 @@ __device__ inline float warp_xor_sum(float value) {
   return value;
 }
 
-// Max over the 16 lanes of one half-warp (width-16 xor shuffles); `half_mask` names exactly the
-// calling half-warp, so the other half may be idle. Exact in any order.
-__device__ inline float half_warp_max(float value, unsigned int half_mask) {
-  value = fmaxf(value, __shfl_xor_sync(half_mask, value, 8, 16));
-  value = fmaxf(value, __shfl_xor_sync(half_mask, value, 4, 16));
-  value = fmaxf(value, __shfl_xor_sync(half_mask, value, 2, 16));
-  value = fmaxf(value, __shfl_xor_sync(half_mask, value, 1, 16));
+// Max over the LANES lanes of one team (LANES a power of two <= 32, teams aligned within the
+// warp; width-LANES xor shuffles); `team_mask` names exactly the calling team, so the other
+// teams of the warp may be idle. Exact in any order.
+template <unsigned int LANES>
+__device__ inline float team_max(float value, unsigned int team_mask) {
+  for (unsigned int offset = LANES / 2u; offset > 0u; offset /= 2u) {
+    value = fmaxf(value, __shfl_xor_sync(team_mask, value, static_cast<int>(offset), static_cast<int>(LANES)));
+  }
   return value;
 }
 
-// The shuffle mask of the half-warp that holds thread `thread_in_block`.
-__device__ inline unsigned int half_warp_mask(unsigned int thread_in_block) {
-  return 0x0000ffffu << (16u * ((thread_in_block / 16u) % 2u));
+// The shuffle mask of the LANES-lane team that holds thread `thread_in_block`.
+template <unsigned int LANES>
+__device__ inline unsigned int team_mask(unsigned int thread_in_block) {
+  static_assert(LANES >= 1u && LANES <= 32u && (LANES & (LANES - 1u)) == 0u, "LANES must be a power of two <= 32");
+  const unsigned int lanes_bits = LANES == 32u ? 0xffffffffu : ((1u << LANES) - 1u);
+  return lanes_bits << (LANES * ((thread_in_block % 32u) / LANES));
 }
 
 // A 64-lane output is the sum of its two warps' partials, even warp first.
@@ -81,7 +85,24 @@ __device__ inline float gate_decay(float acc, float a_log, float dt_bias) {
   return -expf(a_log) * gate_softplus(acc + dt_bias);
 }
 
+// Fully unrolls the loop that follows on the device (a fixed trip count the compiler may otherwise
+// leave as a loop, with a branch between loads it could overlap); nothing on the host.
+#if defined(__CUDA_ARCH__)
+#define METRALE_UNROLL _Pragma("unroll")
+#else
+#define METRALE_UNROLL
+#endif
+
 // --- Tensor-core tiles (PTX wmma.m16n16k16, bf16 inputs, fp32 accumulators) ---------------
+
+#if defined(__CUDA_ARCH__)
+// The 32-bit shared-window address of a pointer into shared memory. The builtin (an address-space
+// cast the compiler sees through) lets it fold a tile's offset into a constant base, where a
+// cvta inside each asm block cost a window lookup and 64-bit arithmetic per load.
+__device__ inline unsigned int shared_address(const void* p) {
+  return static_cast<unsigned int>(__cvta_generic_to_shared(p));
+}
+#endif
 
 // Tile edge of one MMA: D[16][16] += A[16][16] B[16][16].
 constexpr unsigned int kMmaTile = 16;
@@ -107,17 +128,10 @@ __device__ inline void mma_zero(MmaF32Fragment& acc) {
 // ldmatrix; the generic form was plain loads through the generic path.
 __device__ inline void mma_load_a_row(MmaBf16Fragment& a, const unsigned short* tile, unsigned int ldm) {
 #if defined(__CUDA_ARCH__)
-  asm volatile(
-      "{\n"
-      "  .reg .u64 s64;\n"
-      "  .reg .u32 s32;\n"
-      "  cvta.to.shared.u64 s64, %4;\n"
-      "  cvt.u32.u64 s32, s64;\n"
-      "  wmma.load.a.sync.aligned.row.m16n16k16.shared.bf16 {%0, %1, %2, %3}, [s32], %5;\n"
-      "}\n"
-      : "=r"(a.reg[0]), "=r"(a.reg[1]), "=r"(a.reg[2]), "=r"(a.reg[3])
-      : "l"(tile), "r"(ldm)
-      : "memory");
+  asm volatile("wmma.load.a.sync.aligned.row.m16n16k16.shared.bf16 {%0, %1, %2, %3}, [%4], %5;\n"
+               : "=r"(a.reg[0]), "=r"(a.reg[1]), "=r"(a.reg[2]), "=r"(a.reg[3])
+               : "r"(shared_address(tile)), "r"(ldm)
+               : "memory");
 #else
   ::metrale::host::tile_load_a_bf16_row(a.reg, tile, ldm);
 #endif
@@ -127,17 +141,10 @@ __device__ inline void mma_load_a_row(MmaBf16Fragment& a, const unsigned short* 
 // tile is B column-major).
 __device__ inline void mma_load_b_col(MmaBf16Fragment& b, const unsigned short* tile, unsigned int ldm) {
 #if defined(__CUDA_ARCH__)
-  asm volatile(
-      "{\n"
-      "  .reg .u64 s64;\n"
-      "  .reg .u32 s32;\n"
-      "  cvta.to.shared.u64 s64, %4;\n"
-      "  cvt.u32.u64 s32, s64;\n"
-      "  wmma.load.b.sync.aligned.col.m16n16k16.shared.bf16 {%0, %1, %2, %3}, [s32], %5;\n"
-      "}\n"
-      : "=r"(b.reg[0]), "=r"(b.reg[1]), "=r"(b.reg[2]), "=r"(b.reg[3])
-      : "l"(tile), "r"(ldm)
-      : "memory");
+  asm volatile("wmma.load.b.sync.aligned.col.m16n16k16.shared.bf16 {%0, %1, %2, %3}, [%4], %5;\n"
+               : "=r"(b.reg[0]), "=r"(b.reg[1]), "=r"(b.reg[2]), "=r"(b.reg[3])
+               : "r"(shared_address(tile)), "r"(ldm)
+               : "memory");
 #else
   ::metrale::host::tile_load_b_bf16_col(b.reg, tile, ldm);
 #endif
@@ -179,11 +186,10 @@ __device__ inline void async_copy_16(void* dst, const void* src, bool valid) {
 #if defined(__CUDA_ARCH__)
   asm volatile(
       "{\n"
-      "  .reg .u64 sdst, gsrc;\n"
-      "  cvta.to.shared.u64 sdst, %0;\n"
+      "  .reg .u64 gsrc;\n"
       "  cvta.to.global.u64 gsrc, %1;\n"
-      "  cp.async.cg.shared.global [sdst], [gsrc], 16, %2;\n"
-      "}\n" ::"l"(dst),
+      "  cp.async.cg.shared.global [%0], [gsrc], 16, %2;\n"
+      "}\n" ::"r"(shared_address(dst)),
       "l"(src), "r"(valid ? 16u : 0u)
       : "memory");
 #else

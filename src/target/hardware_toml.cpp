@@ -217,10 +217,10 @@ KernelEntry read_kernel(const FileChecker& check, std::string_view name, const t
 }
 
 void check_twins_match_parents(const FileChecker& check, const toml::table& kernels, const HardwareTarget& target) {
-  for (const auto& [twin_name, parent_name] : kTwins) {
+  for (const auto& [twin_name, parent_name, same_shape] : kTwins) {
     const KernelEntry* twin = target.find_kernel(twin_name);
     const KernelEntry* parent = target.find_kernel(parent_name);
-    if (twin == nullptr || parent == nullptr) {
+    if (!same_shape || twin == nullptr || parent == nullptr) {
       continue;
     }
     if (twin->params.block != parent->params.block || twin->params.lanes != parent->params.lanes) {

@@ -1,8 +1,8 @@
 // kernel_catalog.cpp: the parameter rules of each shippable kernel.
 // Why these rules: ssm_ba_gates reduces one output over 64 lanes (a 32-lane xor-shuffle
 // per warp, then warp_even + warp_odd), so lanes is fixed and block holds whole outputs;
-// fp8_act_quant gives each 16-lane team one 128-element group (16 x 8 bf16), so lanes is
-// fixed and the block is lanes * groups, never set on its own; ssm_ba_gates_mma's `lanes` is its
+// fp8_act_quant gives each team of 16, 8 or 4 lanes one 128-element group (each lane 8, 16 or
+// 32 bf16), and the block is lanes * groups, never set on its own; ssm_ba_gates_mma's `lanes` is its
 // token tile (16-row MMA tiles, 3 K stages of (tokens + 128) staged rows in 48 KiB of static
 // shared memory, so at most 64), split evenly over its warps with 8 output tiles per token tile.
 #include "target/kernel_catalog.hpp"
@@ -41,9 +41,10 @@ Problem check_ba_shape(const KernelParams& p) {
 }
 
 Problem check_quant_lanes(const KernelParams& p) {
-  if (p.lanes != kQuantLanes) {
-    return problem("lanes", fmt::format("lanes = {}: must be {} (16 lanes x 8 bf16 = one 128-element group)", p.lanes,
-                                        kQuantLanes));
+  if (p.lanes != kQuantLanes && p.lanes != kQuantLanes / 2 && p.lanes != kQuantLanes / 4) {
+    return problem("lanes", fmt::format("lanes = {}: must be 16, 8 or 4 (a 128-element group is 16 lanes x 8 bf16, "
+                                        "8 x 16 or 4 x 32)",
+                                        p.lanes));
   }
   if (p.block != 0) {
     return problem("block", fmt::format("block = {}: must be absent (the block is lanes x groups)", p.block));

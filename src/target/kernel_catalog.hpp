@@ -25,12 +25,16 @@ inline constexpr std::string_view kSsmBaGatesMma = "ssm_ba_gates_mma";
 inline constexpr std::array<std::string_view, 5> kKnownKernels{kFp8ActQuant, kFp8ActQuantHopper, kSsmBaGates,
                                                                kSsmBaGatesHopper, kSsmBaGatesMma};
 
-// A twin and the parent whose bytes it must reproduce.
+// A twin and the parent whose bytes it must reproduce. `same_shape`: the twin must take the
+// parent's block and lanes, because its bytes depend on them (the BA sum's order follows the
+// lanes); the FP8 group max is exact in any order, so its twin may split a group differently.
 struct TwinOf {
   std::string_view twin;
   std::string_view parent;
+  bool same_shape;
 };
-inline constexpr std::array<TwinOf, 2> kTwins{{{kSsmBaGatesHopper, kSsmBaGates}, {kFp8ActQuantHopper, kFp8ActQuant}}};
+inline constexpr std::array<TwinOf, 2> kTwins{
+    {{kSsmBaGatesHopper, kSsmBaGates, true}, {kFp8ActQuantHopper, kFp8ActQuant, false}}};
 
 [[nodiscard]] bool is_known_kernel(std::string_view kernel);
 

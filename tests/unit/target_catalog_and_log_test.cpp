@@ -20,6 +20,8 @@ TEST_CASE("kernel parameter constraints accept the shipped shapes and name the b
   CHECK_FALSE(kernel_params_violation("fp8_act_quant", {0, 16, 1}));
   CHECK_FALSE(kernel_params_violation("fp8_act_quant_hopper", {0, 16, 8}));
   CHECK_FALSE(kernel_params_violation("fp8_act_quant_hopper", {0, 16, 32}));
+  CHECK_FALSE(kernel_params_violation("fp8_act_quant_hopper", {0, 8, 8}));
+  CHECK_FALSE(kernel_params_violation("fp8_act_quant_hopper", {0, 4, 16}));
 
   struct Bad {
     const char* kernel;
@@ -41,7 +43,9 @@ TEST_CASE("kernel parameter constraints accept the shipped shapes and name the b
       {"ssm_ba_gates_mma", {96, 64, 0}, "block"},
       {"ssm_ba_gates_mma", {1024, 16, 0}, "block"},
       {"ssm_ba_gates_mma", {256, 64, 1}, "groups"},
-      {"fp8_act_quant", {0, 8, 1}, "lanes"},
+      {"fp8_act_quant", {0, 12, 1}, "lanes"},
+      {"fp8_act_quant", {0, 2, 1}, "lanes"},
+      {"fp8_act_quant_hopper", {0, 32, 8}, "lanes"},
       {"fp8_act_quant", {0, 16, 2}, "groups"},
       {"fp8_act_quant", {16, 16, 1}, "block"},
       {"fp8_act_quant_hopper", {0, 16, 0}, "groups"},

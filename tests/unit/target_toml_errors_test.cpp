@@ -107,8 +107,8 @@ TEST_CASE("malformed HARDWARE.toml files are refused with file, key and line", "
        "kernels.fp8_act_quant_hopper.block", 9, "absent"},
       {"FP8 twin groups out of range", edited("lanes = 16, groups = 8", "lanes = 16, groups = 33"),
        "kernels.fp8_act_quant_hopper.groups", 9, "[1, 32]"},
-      {"FP8 lanes other than 16", edited("lanes = 16, groups = 1", "lanes = 32, groups = 1"),
-       "kernels.fp8_act_quant.lanes", 8, "must be 16"},
+      {"FP8 lanes other than 16, 8 or 4", edited("lanes = 16, groups = 1", "lanes = 32, groups = 1"),
+       "kernels.fp8_act_quant.lanes", 8, "must be 16, 8 or 4"},
       {"negative kernel parameter", edited("lanes = 16, groups = 8", "lanes = 16, groups = -8"),
        "kernels.fp8_act_quant_hopper.groups", 9, "positive"},
       {"unknown kernel", edited("[kernels]\n", "[kernels]\nssm_ba_gatez = { block = 256, lanes = 64 }\n"),
@@ -140,6 +140,18 @@ TEST_CASE("malformed HARDWARE.toml files are refused with file, key and line", "
     }
     CHECK_THAT(message, Catch::Contains(c.hint));
   }
+}
+
+TEST_CASE("the FP8 twin may split a group over other lanes than its parent; a BA twin may not", "[target][toml]") {
+  // The FP8 group's max is exact in any order, so 8 lanes x 16 bf16 writes the bytes 16 x 8 does.
+  std::string fp8 = kValid;
+  const std::string twin16 = "fp8_act_quant_hopper = { lanes = 16,";
+  fp8.replace(fp8.find(twin16), twin16.size(), "fp8_act_quant_hopper = { lanes = 8,");
+  const metrale::HardwareTarget target = metrale::parse_hardware_toml(fp8, kFile);
+  const metrale::KernelEntry* twin = target.find_kernel("fp8_act_quant_hopper");
+  REQUIRE(twin != nullptr);
+  CHECK(twin->params.lanes == 8);
+  CHECK(target.find_kernel("fp8_act_quant")->params.lanes == 16);
 }
 
 TEST_CASE("generic must take its arch and SM count from the device", "[target][toml]") {

@@ -19,7 +19,8 @@ namespace metrale::ops {
 
 // Elements per quantisation group.
 inline constexpr std::uint32_t kFp8QuantGroupSize = 128;
-// Lanes per group (16 lanes x 8 bf16 = 128 elements).
+// Lanes per group when a target names none (16 lanes x 8 bf16 = 128 elements; a target may ship
+// 8 or 4, each lane then holding 16 or 32 elements).
 inline constexpr std::uint32_t kFp8QuantLanes = 16;
 // K-groups per twin CTA; the twin's block is kFp8QuantLanes x kFp8QuantGroups = 128 threads.
 inline constexpr std::uint32_t kFp8QuantGroups = 8;
