@@ -12,7 +12,8 @@
 // accumulators per thread.
 // Data flow: a block streams its x tile [TOKENS][K] and the whole weight [N][K] through shared
 // memory in K chunks of kMmaChunk (16-byte cp.async copies, kMmaStages deep, zero-filled past M,
-// N and K), so the weight is read from L2 once per token tile; the accumulators go to shared
+// N and K; the x rows also prefetched into L2 kMmaPrefetchChunks ahead), so the weight is read
+// from L2 once per token tile; the accumulators go to shared
 // memory (mma_store_row, reusing the stage buffers) and the epilogue applies ba_gates_store, the
 // parent's own gate math, writing each token's outputs by consecutive threads.
 // Invariants:
@@ -37,6 +38,11 @@ constexpr unsigned int kMmaMaxN = kMmaNTiles * kMmaTile;
 // K elements per pipeline stage (two MMA k-steps), and stages in flight.
 constexpr unsigned int kMmaChunk = 32;
 constexpr unsigned int kMmaStages = 3;
+// How many chunks ahead of its copy the x tile is prefetched into L2. Why: x streams from DRAM
+// once, and three stages of 48 KiB keep only ~8 KiB of it in flight per SM, so each chunk waited
+// a DRAM round trip (0.6 us per chunk on the H200 whatever the instruction count); the weight
+// is L2-resident after the first blocks. 8 chunks x 4 KiB keeps ~32 KiB per SM in flight.
+constexpr unsigned int kMmaPrefetchChunks = 8;
 // A staged row: the chunk plus 16 bytes, so a warp's 8 row reads of one wmma load hit 8
 // distinct bank groups (80-byte rows) and every 16-row tile stays 32-byte aligned.
 constexpr unsigned int kMmaRowLd = kMmaChunk + 8;
@@ -114,11 +120,16 @@ struct BaGatesMmaCopies {
   __device__ inline void issue(unsigned short* stage, unsigned int chunk, unsigned int chunks, unsigned int k) const {
     if (chunk < chunks) {
       const unsigned int k0 = chunk * kMmaChunk;
+      const unsigned int k_ahead = k0 + kMmaPrefetchChunks * kMmaChunk;
       METRALE_UNROLL
       for (unsigned int slot = 0; slot < Shape::kCopySlots; ++slot) {
         if (staged[slot]) {
           const bool valid = readable[slot] && k0 + k_offset[slot] < k;
           async_copy_16(stage + dst[slot], valid ? src[slot] + k0 : src[slot], valid);
+          if (kMmaPrefetchChunks > 0u && dst[slot] < TOKENS * kMmaRowLd && readable[slot] &&
+              k_ahead + k_offset[slot] < k) {
+            prefetch_l2(src[slot] + k_ahead);
+          }
         }
       }
     }

@@ -24,4 +24,6 @@
                                                                                ::metrale::KernelParams{0, 16, 1}));  \
     (table).add(::metrale::make_host_kernel<&per_token_group_quant_fp8_hopper<16, 8>>(                               \
         std::string(::metrale::kFp8ActQuantHopper), ::metrale::KernelParams{0, 16, 8}));                             \
+    (table).add(::metrale::make_host_kernel<&per_token_group_quant_fp8_hopper<4, 8>>(                                \
+        std::string(::metrale::kFp8ActQuantHopper), ::metrale::KernelParams{0, 4, 8}));                              \
   } while (false)

@@ -157,7 +157,9 @@ TEST_CASE("forced FP8 kernels run that kernel with the op's grid, to the referen
   CHECK(twin.twin);
   CHECK_FALSE(twin.reject.has_value());
   CHECK(twin.kernel == runtime->fp8_quant_kernels().twin);
-  CHECK(twin.block.x == ops::kFp8QuantLanes * ops::kFp8QuantGroups);
+  const KernelEntry* twin_entry = runtime->target().find_kernel(kFp8ActQuantHopper);
+  REQUIRE(twin_entry != nullptr);
+  CHECK(twin.block.x == twin_entry->params.lanes * twin_entry->params.groups);
   CHECK(p.q() == expected.q);
   CHECK(p.scales() == expected.scales);
 

@@ -66,7 +66,8 @@ TEST_CASE("the shipped targets match DESIGN.md's table cell by cell", "[target]"
       CHECK(ba_twin->params == metrale::KernelParams{256, 64, 8});
     }
     if (fp8_twin != nullptr) {
-      CHECK(fp8_twin->params == metrale::KernelParams{0, 16, 8});
+      // 4 lanes x 4 vectors per group: 93 % of the copy ceiling on the H200, 16 x 1 74 % (BENCHMARKS.md)
+      CHECK(fp8_twin->params == metrale::KernelParams{0, 4, 8});
     }
     const auto* mma = target->find_kernel(metrale::kSsmBaGatesMma);
     CHECK((mma != nullptr) == row.tensor_core);
