@@ -201,21 +201,6 @@ __device__ inline void async_copy_16(void* dst, const void* src, bool valid) {
 #endif
 }
 
-// Asks L2 to fetch the line holding global `p` ahead of a later copy: a hint with no register
-// and no wait (nothing on the host). `p` need not be read by this thread later.
-__device__ inline void prefetch_l2(const void* p) {
-#if defined(__CUDA_ARCH__)
-  asm volatile(
-      "{\n"
-      "  .reg .u64 gaddr;\n"
-      "  cvta.to.global.u64 gaddr, %0;\n"
-      "  prefetch.global.L2 [gaddr];\n"
-      "}\n" ::"l"(p));
-#else
-  (void)p;
-#endif
-}
-
 // Closes the group of copies this thread issued since the last commit.
 __device__ inline void async_copy_commit() {
 #if defined(__CUDA_ARCH__)

@@ -12,8 +12,8 @@
 // accumulators per thread.
 // Data flow: a block streams its x tile [TOKENS][K] and the whole weight [N][K] through shared
 // memory in K chunks of kMmaChunk (16-byte cp.async copies, kMmaStages deep, zero-filled past M,
-// N and K; the x rows also prefetched into L2 kMmaPrefetchChunks ahead), so the weight is read
-// from L2 once per token tile; the accumulators go to shared
+// N and K; each block starts at its own chunk and wraps), so the weight is read from L2 once per
+// token tile; the accumulators go to shared
 // memory (mma_store_row, reusing the stage buffers) and the epilogue applies ba_gates_store, the
 // parent's own gate math, writing each token's outputs by consecutive threads.
 // Invariants:
@@ -38,11 +38,6 @@ constexpr unsigned int kMmaMaxN = kMmaNTiles * kMmaTile;
 // K elements per pipeline stage (two MMA k-steps), and stages in flight.
 constexpr unsigned int kMmaChunk = 32;
 constexpr unsigned int kMmaStages = 3;
-// How many chunks ahead of its copy the x tile is prefetched into L2. Why: x streams from DRAM
-// once, and three stages of 48 KiB keep only ~8 KiB of it in flight per SM, so each chunk waited
-// a DRAM round trip (0.6 us per chunk on the H200 whatever the instruction count); the weight
-// is L2-resident after the first blocks. 8 chunks x 4 KiB keeps ~32 KiB per SM in flight.
-constexpr unsigned int kMmaPrefetchChunks = 8;
 // A staged row: the chunk plus 16 bytes, so a warp's 8 row reads of one wmma load hit 8
 // distinct bank groups (80-byte rows) and every 16-row tile stays 32-byte aligned.
 constexpr unsigned int kMmaRowLd = kMmaChunk + 8;
@@ -115,21 +110,19 @@ struct BaGatesMmaCopies {
     (void)k;
   }
 
-  // Issues the copies of K chunk `chunk` into `stage`; one commit group per call (empty past the
-  // last chunk), so the wait counts stay uniform.
-  __device__ inline void issue(unsigned short* stage, unsigned int chunk, unsigned int chunks, unsigned int k) const {
-    if (chunk < chunks) {
+  // Issues the copies of the block's K step `step` into `stage`: chunk (step + first) mod
+  // chunks, so blocks that start at different chunks read different weight rows at any moment.
+  // One commit group per call (empty past the last step), so the wait counts stay uniform.
+  __device__ inline void issue(unsigned short* stage, unsigned int step, unsigned int chunks, unsigned int first,
+                               unsigned int k) const {
+    if (step < chunks) {
+      const unsigned int chunk = step + first < chunks ? step + first : step + first - chunks;
       const unsigned int k0 = chunk * kMmaChunk;
-      const unsigned int k_ahead = k0 + kMmaPrefetchChunks * kMmaChunk;
       METRALE_UNROLL
       for (unsigned int slot = 0; slot < Shape::kCopySlots; ++slot) {
         if (staged[slot]) {
           const bool valid = readable[slot] && k0 + k_offset[slot] < k;
           async_copy_16(stage + dst[slot], valid ? src[slot] + k0 : src[slot], valid);
-          if (kMmaPrefetchChunks > 0u && dst[slot] < TOKENS * kMmaRowLd && readable[slot] &&
-              k_ahead + k_offset[slot] < k) {
-            prefetch_l2(src[slot] + k_ahead);
-          }
         }
       }
     }
@@ -144,7 +137,7 @@ template <unsigned int BLOCK, unsigned int TOKENS, unsigned int TILES>
 __device__ inline void ba_gates_mma_k_loop(const BaGatesMmaCopies<BLOCK, TOKENS>& copies, unsigned short* stages,
                                            MmaF32Fragment (&acc)[BaGatesMmaShape<BLOCK, TOKENS>::kTilesPerWarp],
                                            unsigned int token_tile, unsigned int slice, unsigned int chunks,
-                                           unsigned int k) {
+                                           unsigned int first, unsigned int k) {
   using Shape = BaGatesMmaShape<BLOCK, TOKENS>;
   constexpr unsigned int kSteps = kMmaChunk / kMmaTile;
   const unsigned int a_offset = token_tile * kMmaTile * kMmaRowLd;
@@ -153,7 +146,8 @@ __device__ inline void ba_gates_mma_k_loop(const BaGatesMmaCopies<BLOCK, TOKENS>
     async_copy_wait<kMmaStages - 2u>();
     // Chunk c has landed for every thread, and every warp is done with chunk c - 1's stage.
     __syncthreads();
-    copies.issue(stages + ((c + kMmaStages - 1u) % kMmaStages) * Shape::kStage, c + kMmaStages - 1u, chunks, k);
+    copies.issue(stages + ((c + kMmaStages - 1u) % kMmaStages) * Shape::kStage, c + kMmaStages - 1u, chunks, first,
+                 k);
     const unsigned short* stage = stages + (c % kMmaStages) * Shape::kStage;
     MmaBf16Fragment a[kSteps];
     MmaBf16Fragment b[kSteps][TILES > 0 ? TILES : 1];
@@ -182,14 +176,15 @@ __device__ inline void ba_gates_mma_k_loop_for(unsigned int tiles, const BaGates
                                                unsigned short* stages,
                                                MmaF32Fragment (&acc)[BaGatesMmaShape<BLOCK, TOKENS>::kTilesPerWarp],
                                                unsigned int token_tile, unsigned int slice, unsigned int chunks,
-                                               unsigned int k) {
+                                               unsigned int first, unsigned int k) {
   if constexpr (TILES == 0) {
-    ba_gates_mma_k_loop<BLOCK, TOKENS, 0>(copies, stages, acc, token_tile, slice, chunks, k);
+    ba_gates_mma_k_loop<BLOCK, TOKENS, 0>(copies, stages, acc, token_tile, slice, chunks, first, k);
   } else {
     if (tiles == TILES) {
-      ba_gates_mma_k_loop<BLOCK, TOKENS, TILES>(copies, stages, acc, token_tile, slice, chunks, k);
+      ba_gates_mma_k_loop<BLOCK, TOKENS, TILES>(copies, stages, acc, token_tile, slice, chunks, first, k);
     } else {
-      ba_gates_mma_k_loop_for<BLOCK, TOKENS, TILES - 1u>(tiles, copies, stages, acc, token_tile, slice, chunks, k);
+      ba_gates_mma_k_loop_for<BLOCK, TOKENS, TILES - 1u>(tiles, copies, stages, acc, token_tile, slice, chunks, first,
+                                                         k);
     }
   }
 }
@@ -215,6 +210,11 @@ __global__ void __launch_bounds__(BLOCK, 1)
   const unsigned int out_tiles = (n + kMmaTile - 1u) / kMmaTile;
   const unsigned int tiles = out_tiles > slice ? (out_tiles - slice + Shape::kSlices - 1u) / Shape::kSlices : 0u;
   const unsigned int chunks = (k + kMmaChunk - 1u) / kMmaChunk;
+  // The block's first chunk, spread evenly over the grid. Why: every block streams the same
+  // weight; in lockstep all 128 SMs asked L2 for the same rows at once, and each chunk took
+  // ~0.6 us on the H200 whatever the instruction count or x prefetch.
+  const unsigned int first =
+      static_cast<unsigned int>(static_cast<unsigned long long>(blockIdx.x) * chunks / gridDim.x);
 
   MmaF32Fragment acc[Shape::kTilesPerWarp];
   for (unsigned int t = 0; t < Shape::kTilesPerWarp; ++t) {
@@ -222,11 +222,11 @@ __global__ void __launch_bounds__(BLOCK, 1)
   }
   const BaGatesMmaCopies<BLOCK, TOKENS> copies(x, weight, token0, m, n, k, k_stride);
   for (unsigned int s = 0; s + 1u < kMmaStages; ++s) {
-    copies.issue(stages + s * Shape::kStage, s, chunks, k);
+    copies.issue(stages + s * Shape::kStage, s, chunks, first, k);
   }
-  ba_gates_mma_k_loop_for<BLOCK, TOKENS, Shape::kTilesPerWarp>(tiles < Shape::kTilesPerWarp ? tiles
-                                                                                            : Shape::kTilesPerWarp,
-                                                               copies, stages, acc, token_tile, slice, chunks, k);
+  const unsigned int warp_tiles = tiles < Shape::kTilesPerWarp ? tiles : Shape::kTilesPerWarp;
+  ba_gates_mma_k_loop_for<BLOCK, TOKENS, Shape::kTilesPerWarp>(warp_tiles, copies, stages, acc, token_tile, slice,
+                                                               chunks, first, k);
   async_copy_wait<0>();
   // Every warp is done reading the stages before the accumulator tile overwrites them.
   __syncthreads();

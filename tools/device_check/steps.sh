@@ -2,7 +2,8 @@
 # rewrites results.json and summary.txt after every step, so a run cut short at any point still
 # brings back the verdicts and rows it finished.
 #   run_step NAME LOG CAP JUDGE CMD...   JUDGE: exit:N (passes on status N) or sanitizer:FILE
-#                                        (passes on FILE's "ERROR SUMMARY: 0 errors")
+#                                        (passes on FILE's "ERROR SUMMARY: 0 errors" or
+#                                        racecheck's "RACECHECK SUMMARY: N hazards ... (0 errors")
 #   note NAME VERDICT DETAIL             a verdict reached without running anything
 #   selected NAME                        whether --only / --skip leave NAME in
 # Invariants: a step gets min(CAP, what is left of DEADLINE) seconds and then SIGTERM, SIGKILL 5 s
@@ -51,6 +52,11 @@ sanitizer_verdict() {  # FILE RC -> "verdict|detail"
        [ -n "$errors" ]; then
     if [ "$errors" = 0 ]; then echo "pass|ERROR SUMMARY: 0 errors (program exit $rc)"
     else echo "fail|ERROR SUMMARY: $errors errors (program exit $rc)"; fi
+  elif errors=$(grep -o 'RACECHECK SUMMARY: [0-9]* hazards displayed ([0-9]* errors' "$file" 2>/dev/null | tail -n1 |
+                 sed 's/.*(\([0-9]*\) errors/\1/') && [ -n "$errors" ]; then
+    # racecheck sums up in its own line; its warnings are possible hazards, its errors real ones.
+    if [ "$errors" = 0 ]; then echo "pass|$(grep -o 'RACECHECK SUMMARY: .*' "$file" | tail -n1) (program exit $rc)"
+    else echo "fail|$(grep -o 'RACECHECK SUMMARY: .*' "$file" | tail -n1) (program exit $rc)"; fi
   elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
     echo "timeout|killed at its limit before the sanitizer's summary"
   else
@@ -76,7 +82,7 @@ run_step() {
     sanitizer:*)
       local file=${judge#sanitizer:}
       cat "$file" "$copy" >"$file.judged" 2>/dev/null
-      { head -n 200 "$file"; grep 'ERROR SUMMARY' "$file" | tail -n1; } 2>/dev/null | cap_append "$log"
+      { head -n 200 "$file"; grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$file" | tail -n1; } 2>/dev/null | cap_append "$log"
       IFS='|' read -r verdict detail <<<"$(sanitizer_verdict "$file.judged" "$rc")" ;;
     exit:*)
       detail="exit $rc, log $log"
