@@ -93,6 +93,20 @@ __device__ inline float gate_decay(float acc, float a_log, float dt_bias) {
 #define METRALE_UNROLL
 #endif
 
+// --- Dynamic shared memory ----------------------------------------------------------------
+
+// The block's dynamic shared memory (the launch's dynamic_shared_bytes), 128-byte aligned. Past
+// 48 KiB the CUDA backend opts the kernel in (cuFuncSetAttribute) before the launch. Its content
+// is undefined until the block writes it (the host backend fills it with 0xCD).
+__device__ inline unsigned char* dynamic_shared_memory() {
+#if defined(__CUDA_ARCH__)
+  extern __shared__ __align__(128) unsigned char metrale_dynamic_shared[];
+  return metrale_dynamic_shared;
+#else
+  return ::metrale::host::dynamic_shared_memory();
+#endif
+}
+
 // --- Tensor-core tiles (PTX wmma.m16n16k16, bf16 inputs, fp32 accumulators) ---------------
 
 #if defined(__CUDA_ARCH__)
@@ -246,8 +260,8 @@ __device__ inline float fp8_scale_for(float amax, bool pow2_scale) {
 // (Markstein's theorem: y = RN(1/b) and q0 within 1 ulp of a/b give RN(q0 + (a - b q0) y) =
 // RN(a/b), barring underflow). A v or a quotient below 2^-100 may differ from the division's in
 // its last bit (the remainder underflows), but every float below 2^-10 is the same e4m3 code (zero), so the
-// codes are the division's; kernels_fp8_quotient_test compares both over every bf16 v. Why: 8 IEEE divisions per thread were most of the
-// twin's instructions; this is 1 multiply and 2 fmas each, the reciprocal once per group.
+// codes are the division's; kernels_fp8_quotient_test compares both over every bf16 v. Why: 8 IEEE divisions per thread
+// were most of the twin's instructions; this is 1 multiply and 2 fmas each, the reciprocal once per group.
 __device__ inline float fp8_quotient(float v, float scale, float inv_scale) {
   const float q0 = __fmul_rn(v, inv_scale);
   const float remainder = __fmaf_rn(-q0, scale, v);
