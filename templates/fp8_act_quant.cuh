@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(LANES* GROUPS)
   (void)Fp8QuantShape<LANES, GROUPS>::kThreads;
   (void)m;
   fp8_quant_group<LANES>(x, q, scales, blockIdx.x, blockIdx.y * GROUPS + threadIdx.x / LANES, threadIdx.x % LANES, k,
-                  x_row_stride, scale_stride_m, scale_stride_g, pow2_scale != 0u);
+                         x_row_stride, scale_stride_m, scale_stride_g, pow2_scale != 0u);
 }
 
 // The twin: grid (M, ceil(K / 128 / GROUPS)); half-warps past the last group of the row idle.
@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(LANES* GROUPS)
   const unsigned int group = blockIdx.y * GROUPS + threadIdx.x / LANES;
   if (group < k / kFp8GroupSize) {
     fp8_quant_group<LANES>(x, q, scales, blockIdx.x, group, threadIdx.x % LANES, k, x_row_stride, scale_stride_m,
-                    scale_stride_g, pow2_scale != 0u);
+                           scale_stride_g, pow2_scale != 0u);
   }
 }
 

@@ -146,8 +146,7 @@ __device__ inline void ba_gates_mma_k_loop(const BaGatesMmaCopies<BLOCK, TOKENS>
     async_copy_wait<kMmaStages - 2u>();
     // Chunk c has landed for every thread, and every warp is done with chunk c - 1's stage.
     __syncthreads();
-    copies.issue(stages + ((c + kMmaStages - 1u) % kMmaStages) * Shape::kStage, c + kMmaStages - 1u, chunks, first,
-                 k);
+    copies.issue(stages + ((c + kMmaStages - 1u) % kMmaStages) * Shape::kStage, c + kMmaStages - 1u, chunks, first, k);
     const unsigned short* stage = stages + (c % kMmaStages) * Shape::kStage;
     MmaBf16Fragment a[kSteps];
     MmaBf16Fragment b[kSteps][TILES > 0 ? TILES : 1];
