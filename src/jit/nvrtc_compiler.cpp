@@ -74,8 +74,8 @@ CompileResult compile_with_nvrtc(const CompileRequest& request) {
     return failure(std::move(result), library.reason);
   }
   const NvrtcApi& api = *library.api;
-  const std::optional<std::string>& include_dir = cuda_include_dir();
-  result.options = nvrtc_options(request.arch, include_dir.value_or(""), request.extra_options);
+  result.options =
+      nvrtc_options(request.arch, include_dir_for(*request.sources, request.source_name), request.extra_options);
 
   // Every other source is a header, so templates can #include each other by name.
   std::vector<const char*> header_texts;

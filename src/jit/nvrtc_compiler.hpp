@@ -3,7 +3,8 @@
 // PTX, CUBIN (real sm_XY only), lowered names, the log with its errors quoted, resources per
 // entry function, compile time. Invariants: a compile error is data (ok == false), never an
 // exception, and so is a missing NVRTC; the options always carry -std=c++17, --fmad=false (kernels use explicit fma so
-// GPU, host and CPU reference agree bit for bit), -default-device, the arch and -I<cuda include>.
+// GPU, host and CPU reference agree bit for bit), -default-device, the arch, and -I<cuda include>
+// only for a source that includes a file outside its set (compile_target.hpp's include_dir_for).
 #pragma once
 
 #include <string>

@@ -68,24 +68,35 @@ std::vector<std::string> SourceSet::names() const {
   return out;
 }
 
-std::optional<std::string> SourceSet::digest(std::string_view name) const {
-  if (!contains(name)) {
-    return std::nullopt;
-  }
-  // The closure is sorted by name so the digest does not depend on include order.
-  std::set<std::string, std::less<>> closure;
+SourceSet::Closure SourceSet::closure(std::string_view name) const {
+  Closure out;
   std::vector<std::string> pending{std::string(name)};
   while (!pending.empty()) {
     std::string current = std::move(pending.back());
     pending.pop_back();
     const std::string* text = find(current);
-    if (text == nullptr || !closure.insert(current).second) {
+    if (text == nullptr) {
+      out.reaches_outside = true;
+      continue;
+    }
+    if (!out.members.insert(current).second) {
       continue;
     }
     for (std::string& included : included_names(*text)) {
       pending.push_back(std::move(included));
     }
   }
+  return out;
+}
+
+bool SourceSet::reaches_outside(std::string_view name) const { return contains(name) && closure(name).reaches_outside; }
+
+std::optional<std::string> SourceSet::digest(std::string_view name) const {
+  if (!contains(name)) {
+    return std::nullopt;
+  }
+  // The closure is sorted by name so the digest does not depend on include order.
+  const std::set<std::string, std::less<>> closure = this->closure(name).members;
   XXH3_state_t* state = XXH3_createState();
   XXH3_128bits_reset(state);
   for (const std::string& member : closure) {

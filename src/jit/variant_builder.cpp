@@ -133,7 +133,7 @@ EntryKey make_entry_key(const KernelVariant& variant, std::string_view arch, con
                   variant.params.tag(),
                   std::string(arch),
                   {},
-                  join_options(nvrtc_options(arch, cuda_include_dir().value_or(""), extra_options)),
+                  join_options(nvrtc_options(arch, include_dir_for(sources, variant.source), extra_options)),
                   sources.digest(variant.source).value_or(""),
                   variant.name_expression};
 }

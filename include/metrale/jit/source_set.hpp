@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,8 +38,17 @@ class SourceSet {
   // Hex digest of `name` and every set member it #includes (transitively); nullopt when
   // `name` is not in the set.
   [[nodiscard]] std::optional<std::string> digest(std::string_view name) const;
+  // Whether `name` or a source it includes (transitively) names a file that is not in the set,
+  // e.g. <cuda_bf16.h>: only such sources are compiled with the toolkit's include directory.
+  [[nodiscard]] bool reaches_outside(std::string_view name) const;
 
  private:
+  struct Closure {
+    std::set<std::string, std::less<>> members;  // `name` and the members it includes
+    bool reaches_outside = false;
+  };
+  [[nodiscard]] Closure closure(std::string_view name) const;
+
   std::map<std::string, std::string, std::less<>> sources_;
 };
 
