@@ -36,11 +36,15 @@ void SourceSet::add_embedded_templates(const EnvLookup& env) {
 
 void SourceSet::add_directory(const std::string& directory) {
   std::error_code error;
-  std::filesystem::directory_iterator it(directory, error);
+  std::filesystem::recursive_directory_iterator it(directory, error);
   if (error) {
     throw ConfigError("template directory '" + directory + "' cannot be read: " + error.message());
   }
-  for (const auto& entry : it) {
+  for (; it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
+    if (error) {
+      break;
+    }
+    const std::filesystem::directory_entry& entry = *it;
     if (!entry.is_regular_file() || entry.path().extension() != ".cuh") {
       continue;
     }
@@ -50,7 +54,10 @@ void SourceSet::add_directory(const std::string& directory) {
     }
     std::ostringstream text;
     text << in.rdbuf();
-    add_source(entry.path().filename().string(), text.str());
+    add_source(entry.path().lexically_relative(directory).generic_string(), text.str());
+  }
+  if (error) {
+    throw ConfigError("template directory '" + directory + "' cannot be read: " + error.message());
   }
 }
 
@@ -90,6 +97,14 @@ SourceSet::Closure SourceSet::closure(std::string_view name) const {
 }
 
 bool SourceSet::reaches_outside(std::string_view name) const { return contains(name) && closure(name).reaches_outside; }
+
+std::vector<std::string> SourceSet::digested_members(std::string_view name) const {
+  if (!contains(name)) {
+    return {};
+  }
+  const std::set<std::string, std::less<>> members = closure(name).members;
+  return {members.begin(), members.end()};
+}
 
 std::optional<std::string> SourceSet::digest(std::string_view name) const {
   if (!contains(name)) {

@@ -1,9 +1,12 @@
 // variant_builder.cpp: the three-level lookup and the batched, parallel NVRTC compiles.
 #include "variant_builder.hpp"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <atomic>
 #include <future>
+#include <iterator>
 #include <map>
 #include <thread>
 
@@ -81,6 +84,13 @@ GroupResult compile_group(std::span<const BuildJob* const> group, std::span<std:
   }
   const auto ptx = std::make_shared<const std::string>(result.ptx);
   const auto cubin = std::make_shared<const std::string>(result.cubin);
+  const std::vector<std::string> unkeyed = unkeyed_includes(result, context.sources, request.source_name);
+  if (result.ok && !unkeyed.empty()) {
+    logger().warn(
+        "{}: the compile opened {}, which its cache key does not cover (no plain #include line names it: a "
+        "macro include?); its kernels are compiled on each request and neither stored on disk nor bundled",
+        request.source_name, fmt::join(unkeyed, ", "));
+  }
   for (std::size_t i = 0; i < group.size(); ++i) {
     const BuildJob& job = *group[i];
     if (!result.ok) {
@@ -101,6 +111,12 @@ GroupResult compile_group(std::span<const BuildJob* const> group, std::span<std:
     }
     entry->compile_ms = result.compile_ms;
     entry->batch_size = group.size();
+    entry->unkeyed_includes = unkeyed;
+    if (!unkeyed.empty()) {
+      promises[i]->set_value(std::move(entry));
+      context.memory.forget(job.key.joined());
+      continue;
+    }
     if (context.store.enabled() && !context.store.store(with_compiler(job.key), entry_to_sections(*entry))) {
       logger().debug("kernel {}: the compiled entry was not stored on disk", job.variant.kernel);
     }
@@ -126,6 +142,19 @@ EntryPtr load_from_store(const BuildJob& job, const BuildContext& context) {
 }
 
 }  // namespace
+
+std::vector<std::string> unkeyed_includes(const CompileResult& result, const SourceSet& sources,
+                                          std::string_view source) {
+  std::vector<std::string> out;
+  if (!result.included) {
+    logger().debug("{}: the options silence NVRTC's include markers; its key relies on the #include scan", source);
+    return out;
+  }
+  const std::vector<std::string> keyed = sources.digested_members(source);
+  std::set_difference(result.included->begin(), result.included->end(), keyed.begin(), keyed.end(),
+                      std::back_inserter(out));
+  return out;
+}
 
 EntryKey make_entry_key(const KernelVariant& variant, std::string_view arch, const SourceSet& sources,
                         const std::vector<std::string>& extra_options) {
