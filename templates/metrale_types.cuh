@@ -12,6 +12,9 @@
 //   value that rounds to zero keeps its sign. sm_89 and newer use the PTX conversion the toolkit
 //   uses there; everything else (older archs, the host backend) the exact integer path below,
 //   which kernels_e4m3_conversion_test compares with src/ref's independent encoder.
+// - Nothing else is needed from the toolkit: NVRTC declares the vector types (uint2, uint4),
+//   __ldg, the float intrinsics and the math functions itself; the host prelude supplies them
+//   on the host.
 // Plain CUDA C++: compiled by NVRTC and, after the host prelude, by the host compiler.
 #pragma once
 

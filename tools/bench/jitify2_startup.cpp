@@ -6,11 +6,10 @@
 // Jitify2 is not a dependency: this is built only when -DMETRALE_JITIFY2_HEADER=/path/jitify2.hpp
 // is given (tools/cmake/bench_jitify2.cmake), and nothing of Jitify2 is in this repository.
 // Usage: metrale-jitify2-startup TEMPLATE_DIR. Exit 0 when every kernel compiled.
-#include <jitify2.hpp>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <jitify2.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
