@@ -93,6 +93,20 @@ __device__ inline float gate_decay(float acc, float a_log, float dt_bias) {
 #define METRALE_UNROLL
 #endif
 
+// --- Dynamic shared memory ----------------------------------------------------------------
+
+// The block's dynamic shared memory (the launch's dynamic_shared_bytes), 128-byte aligned. Past
+// 48 KiB the CUDA backend opts the kernel in (cuFuncSetAttribute) before the launch. Its content
+// is undefined until the block writes it (the host backend fills it with 0xCD).
+__device__ inline unsigned char* dynamic_shared_memory() {
+#if defined(__CUDA_ARCH__)
+  extern __shared__ __align__(128) unsigned char metrale_dynamic_shared[];
+  return metrale_dynamic_shared;
+#else
+  return ::metrale::host::dynamic_shared_memory();
+#endif
+}
+
 // --- Tensor-core tiles (PTX wmma.m16n16k16, bf16 inputs, fp32 accumulators) ---------------
 
 #if defined(__CUDA_ARCH__)

@@ -114,10 +114,27 @@ void CudaBackend::launch(KernelHandle kernel, const LaunchConfig& config, std::s
     values.push_back(const_cast<void*>(arg.value));
   }
   const CudaContextScope scope = make_current();
+  opt_in_shared_memory(reinterpret_cast<CUfunction>(kernel.value), config.dynamic_shared_bytes);
   check(driver_.launch_kernel(reinterpret_cast<CUfunction>(kernel.value), config.grid.x, config.grid.y, config.grid.z,
                               config.block.x, config.block.y, config.block.z, config.dynamic_shared_bytes,
                               reinterpret_cast<CUstream>(config.stream), values.data(), nullptr),
         "cuLaunchKernel");
+}
+
+void CudaBackend::opt_in_shared_memory(CUfunction function, std::uint32_t dynamic_bytes) {
+  // A kernel may use 48 KiB of dynamic shared memory without asking; past that the launch fails
+  // unless the function's limit was raised first. Raised once per function to the largest asked.
+  if (dynamic_bytes <= kDefaultDynamicSharedBytes) {
+    return;
+  }
+  std::lock_guard lock(modules_mutex_);
+  std::uint32_t& raised = shared_opt_in_[function];
+  if (dynamic_bytes > raised) {
+    check(driver_.func_set_attribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                     static_cast<int>(dynamic_bytes)),
+          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+    raised = dynamic_bytes;
+  }
 }
 
 DevicePtr CudaBackend::alloc(std::size_t bytes) {

@@ -57,6 +57,10 @@ class CudaBackend final : public GpuBackend {
  private:
   CudaBackend(const CudaDriver& driver, int ordinal, CUdevice device, CUcontext context);
   void check(CUresult result, const char* call) const;
+  void opt_in_shared_memory(CUfunction function, std::uint32_t dynamic_bytes);
+
+  // What a launch may use without cuFuncSetAttribute.
+  static constexpr std::uint32_t kDefaultDynamicSharedBytes = 48U * 1024U;
 
   const CudaDriver& driver_;
   int ordinal_;
@@ -66,7 +70,8 @@ class CudaBackend final : public GpuBackend {
   std::optional<std::uint32_t> sm_count_;
   std::optional<ComputeCapability> capability_;
   mutable std::mutex modules_mutex_;
-  std::unordered_map<std::uint64_t, CUmodule> modules_;  // by image hash
+  std::unordered_map<std::uint64_t, CUmodule> modules_;          // by image hash
+  std::unordered_map<CUfunction, std::uint32_t> shared_opt_in_;  // dynamic bytes each function may use
 };
 
 }  // namespace metrale

@@ -33,6 +33,7 @@ struct CudaDriver {
   PFN_cuModuleGetFunction_v2000 module_get_function = nullptr;
   PFN_cuModuleUnload_v2000 module_unload = nullptr;
   PFN_cuLaunchKernel_v4000 launch_kernel = nullptr;
+  PFN_cuFuncSetAttribute_v9000 func_set_attribute = nullptr;
   PFN_cuMemAlloc_v3020 mem_alloc = nullptr;
   PFN_cuMemFree_v3020 mem_free = nullptr;
   PFN_cuMemcpyHtoD_v3020 memcpy_htod = nullptr;

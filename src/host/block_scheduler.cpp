@@ -5,6 +5,7 @@
 // one annotated jump and an abandoned fiber is simply never resumed.
 #include "block_scheduler.hpp"
 
+#include <cstring>
 #include <exception>
 
 #include "metrale/error.hpp"
@@ -28,6 +29,16 @@ void outside_kernel(const char* what) {
 }  // namespace detail
 
 void sync_threads(const ::metrale::host::CallSite& site) { BlockScheduler::arrive_at_barrier(site); }
+
+unsigned char* dynamic_shared_memory() {
+  const detail::FiberCoordinates& coords = detail::coordinates("dynamic shared memory");
+  if (coords.dynamic_shared_bytes == 0) {
+    throw BackendError(
+        "the kernel uses dynamic shared memory (extern __shared__) but its launch asked for 0 bytes "
+        "(LaunchConfig::dynamic_shared_bytes)");
+  }
+  return coords.dynamic_shared;
+}
 
 std::uint64_t warp_sync(const WarpSyncRequest& request) { return BlockScheduler::arrive_at_warp_sync(request); }
 
@@ -118,6 +129,11 @@ std::optional<std::string> BlockScheduler::run(const BlockRun& run, const Dim3& 
   scheduler_tsan_fiber_ = sanitizer::current_fiber();
   fibers_.resize(threads);
   sync_.assign(threads, ThreadSync{});
+  dynamic_shared_.resize((std::size_t{run.dynamic_shared_bytes} + sizeof(SharedChunk) - 1) / sizeof(SharedChunk));
+  unsigned char* shared = dynamic_shared_.empty() ? nullptr : dynamic_shared_.front().bytes;
+  if (shared != nullptr) {
+    std::memset(shared, kDynamicSharedPoison, run.dynamic_shared_bytes);
+  }
   for (std::uint32_t t = 0; t < threads; ++t) {
     Fiber& fiber = fibers_[t];
     fiber.owner = this;
@@ -126,6 +142,8 @@ std::optional<std::string> BlockScheduler::run(const BlockRun& run, const Dim3& 
     fiber.coords.block_idx = uint3{block_idx.x, block_idx.y, block_idx.z};
     fiber.coords.block_dim = dim3(run.block.x, run.block.y, run.block.z);
     fiber.coords.grid_dim = dim3(run.grid.x, run.grid.y, run.grid.z);
+    fiber.coords.dynamic_shared = shared;
+    fiber.coords.dynamic_shared_bytes = run.dynamic_shared_bytes;
     fiber.stack = stacks_.acquire(t);
     fiber.context = ctx::make_fcontext(fiber.stack.top(), fiber.stack.size, &BlockScheduler::fiber_entry);
   }

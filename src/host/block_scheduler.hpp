@@ -22,6 +22,9 @@
 
 namespace metrale::host {
 
+// What a block's dynamic shared memory holds before the kernel writes it.
+inline constexpr unsigned char kDynamicSharedPoison = 0xCD;
+
 // The code every thread of the launch runs: the kernel with its arguments bound.
 struct KernelBody {
   void (*run)(const void* context) = nullptr;
@@ -32,6 +35,7 @@ struct BlockRun {
   Dim3 grid;
   Dim3 block;
   KernelBody body;
+  std::uint32_t dynamic_shared_bytes = 0;
 };
 
 class BlockScheduler {
@@ -61,7 +65,13 @@ class BlockScheduler {
   void yield_to_scheduler(bool for_good);
   void fail(const Fiber& fiber, std::string_view what);
 
+  // 128 bytes, so a vector of them is a 128-byte-aligned buffer (wmma tiles want 32).
+  struct alignas(128) SharedChunk {
+    unsigned char bytes[128];
+  };
+
   FiberStackPool stacks_;
+  std::vector<SharedChunk> dynamic_shared_;
   std::vector<Fiber> fibers_;
   std::vector<ThreadSync> sync_;
   KernelBody body_;

@@ -36,7 +36,7 @@ void GridExecutor::run(const GridRun& run) {
   std::atomic<bool> stop{false};
   std::mutex error_mutex;
   std::optional<std::string> first_error;
-  const BlockRun block_run{run.grid, run.block, run.body};
+  const BlockRun block_run{run.grid, run.block, run.body, run.dynamic_shared_bytes};
 
   auto work = [&](unsigned worker) {
     BlockScheduler& scheduler = *schedulers_[worker];

@@ -34,6 +34,7 @@ struct GridRun {
   KernelBody body;
   std::span<const std::uint64_t> blocks;  // linear block indices to run; empty: every block
   BlockObserver* observer = nullptr;
+  std::uint32_t dynamic_shared_bytes = 0;
 };
 
 class GridExecutor {

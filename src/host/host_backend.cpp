@@ -106,7 +106,8 @@ void HostBackend::launch(KernelHandle kernel, const LaunchConfig& config, std::s
   logger().trace("host launch {} grid {} block {}", entry.display_name, to_string(config.grid),
                  to_string(config.block));
   const BoundKernel bound{&entry, args.data()};
-  host::GridRun run{entry.display_name, config.grid, config.block, {&BoundKernel::run, &bound}, {}, nullptr};
+  host::GridRun run{entry.display_name,         config.grid, config.block, {&BoundKernel::run, &bound}, {}, nullptr,
+                    config.dynamic_shared_bytes};
   if (!profile_) {
     executor_->run(run);
     return;

@@ -20,11 +20,11 @@ std::optional<std::string> launch_config_problem(const LaunchConfig& config) {
     return fmt::format("grid {} exceeds the limits (x at most {}, y and z at most {})", to_string(grid), kMaxGridDimX,
                        kMaxGridDimYZ);
   }
-  if (config.dynamic_shared_bytes != 0) {
+  if (config.dynamic_shared_bytes > kMaxDynamicSharedBytes) {
     return fmt::format(
-        "{} bytes of dynamic shared memory requested; the host backend supports only static "
-        "__shared__ arrays",
-        config.dynamic_shared_bytes);
+        "{} bytes of dynamic shared memory requested; a block may have at most {} (227 KiB, the "
+        "opt-in limit of sm_90 and sm_100)",
+        config.dynamic_shared_bytes, kMaxDynamicSharedBytes);
   }
   return std::nullopt;
 }

@@ -12,6 +12,8 @@ namespace metrale::host {
 
 inline constexpr std::uint32_t kMaxThreadsPerBlock = 1024;
 inline constexpr std::uint32_t kMaxBlockDimZ = 64;
+// The most dynamic shared memory a block may ask for (sm_90/sm_100 opt-in: 227 KiB).
+inline constexpr std::uint32_t kMaxDynamicSharedBytes = 227U * 1024U;
 inline constexpr std::uint32_t kMaxGridDimX = 0x7fffffffU;
 inline constexpr std::uint32_t kMaxGridDimYZ = 65535;
 

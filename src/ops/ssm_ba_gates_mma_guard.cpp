@@ -12,7 +12,8 @@
 namespace metrale::ops {
 
 std::uint32_t ba_gates_mma_min_tokens(std::uint32_t sm_count, std::uint32_t tokens_per_block) {
-  const std::uint64_t tiles = (std::uint64_t{std::max<std::uint32_t>(sm_count, 1)} + 1) / 2;
+  const std::uint64_t tiles =
+      (std::uint64_t{std::max<std::uint32_t>(sm_count, 1)} + kBaGatesMmaSmsPerTile - 1) / kBaGatesMmaSmsPerTile;
   const std::uint64_t tokens = tiles * tokens_per_block;
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(tokens, std::numeric_limits<std::uint32_t>::max()));
 }

@@ -30,7 +30,13 @@ namespace metrale::ops {
 inline constexpr ComputeCapability kBaGatesMmaMinCc{8, 0};
 
 inline constexpr std::string_view kBaGatesMmaTooFewTokens =
-    "too few tokens to fill the device (fewer token tiles than half the SMs)";
+    "too few tokens (fewer token tiles than a twelfth of the SMs, where the parent is faster)";
+
+// SMs per token tile the kernel needs at least: 1 tile per 12 SMs. Fitted on an H200 (132 SMs,
+// 2026-11-30, BENCHMARKS.md): the kernel's time is ~75-86 us from 1 to 128 tiles (each block one
+// latency-bound pass over K), the parent's grows ~0.1 us per token; they cross near 640 tokens
+// (10 tiles): 78 vs 40 us at 264 tokens, 77 vs 116 us at 1024.
+inline constexpr std::uint32_t kBaGatesMmaSmsPerTile = 12;
 
 // Every reason ssm_ba_gates_mma_reject can return, in the order it tests them.
 inline constexpr std::array<std::string_view, 9> kBaGatesMmaRejects = {
@@ -59,9 +65,9 @@ struct BaGatesMmaQuery {
   std::uint32_t tokens_per_block = kBaGatesMmaTokens;
 };
 
-// The smallest M the kernel takes: tokens_per_block x ceil(sm_count / 2) (sm_count 0 counts as
-// 1), saturating. A judgement, not a contract: below it fewer than half the SMs would stream
-// tiles, while the twin runs one block per token and fills the device.
+// The smallest M the kernel takes: tokens_per_block x ceil(sm_count / kBaGatesMmaSmsPerTile)
+// (sm_count 0 counts as 1), saturating: 704 on 132 SMs. A measured judgement, not a contract:
+// below it the seeds' kernels, one block per token, finish first.
 std::uint32_t ba_gates_mma_min_tokens(std::uint32_t sm_count, std::uint32_t tokens_per_block = kBaGatesMmaTokens);
 
 // Why the tensor-core kernel does not run; nullopt means it runs. Pure.

@@ -157,7 +157,7 @@ static void check_ba_gates(metrale_runtime* rt) {
       why.pick.tensor_core == 0 && why.pick.tensor_core_reason && strstr(why.pick.tensor_core_reason, "too few tokens"),
       "explain's tensor-core verdict: %s", why.pick.tensor_core_reason ? why.pick.tensor_core_reason : "(null)");
   CHECK(why.tensor_core_requested == 1 && why.tensor_core_present == 1 &&
-            why.tensor_core_min_m == 64 * ((why.sm_count + 1) / 2),
+            why.tensor_core_min_m == 64 * ((why.sm_count + 11) / 12),
         "tensor_core_min_m %u at %u SMs", why.tensor_core_min_m, why.sm_count);
   free(x), free(w), free(a_log), free(dt_bias), free(out), free(twin_out);
 }

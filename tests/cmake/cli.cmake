@@ -20,7 +20,7 @@ metrale_cli_test(bad_hardware_dir_exits_1 1 "METRALE_HARDWARE_DIR" ARGS targets 
 
 metrale_cli_test(explain_fp8_min_m_hopper_5120 0 "M >= 53" ARGS explain fp8-quant --target hopper --k 5120)
 metrale_cli_test(explain_ba_min_m_hopper 0 "M >= 264" ARGS explain ba-gates --target hopper --n 96 --k 5120)
-metrale_cli_test(explain_ba_min_m_tensor_core_hopper 0 "ssm_ba_gates_mma for M >= 4224" ARGS explain ba-gates --target
+metrale_cli_test(explain_ba_min_m_tensor_core_hopper 0 "ssm_ba_gates_mma for M >= 704" ARGS explain ba-gates --target
                  hopper --n 96 --k 5120)
 metrale_cli_test(explain_ba_prefill_picks_mma 0 "runs   ssm_ba_gates_mma" ARGS explain ba-gates --target hopper --m 8192
                  --n 96 --k 5120)

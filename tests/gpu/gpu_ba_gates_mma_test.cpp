@@ -31,7 +31,8 @@ TEST_CASE("GPU: the tensor-core BA kernel within 1e-5 of the float64 oracle, eve
       {1, 96, 5120, 5120, 96, 48, 3},       // one token: a block of 63 idle rows
       {63, 96, 5120, 5120, 96, 48, 3},      // one token short of a tile
       {264, 96, 5120, 5120, 96, 48, 3},     // the seed's twin floor, 4 tiles + 8
-      {4224, 96, 5120, 5120, 96, 48, 3},    // the tensor-core floor at 132 SMs
+      {704, 96, 5120, 5120, 96, 48, 3},     // the tensor-core floor at 132 SMs
+      {4224, 96, 5120, 5120, 96, 48, 3},    // 66 tiles
       {300, 64, 2048, 2048, 64, 32, 2},     // Qwen3-Next-80B
       {130, 128, 1024, 1024, 128, 64, 64},  // stacked [b; a], N = 128
       {265, 96, 5120, 5128, 99, 48, 3},     // padded activation and output rows

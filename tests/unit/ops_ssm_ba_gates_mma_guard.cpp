@@ -72,18 +72,20 @@ TEST_CASE("the tensor-core guard: each reason at its boundary", "[ops][ba_gates_
       {"K = 8", std::nullopt, [](BaGatesMmaQuery& q) { q.k = 8, q.k_stride = 8; }},
       {"K_stride < K", kBaGatesMmaRejects[6], [](BaGatesMmaQuery& q) { q.k_stride = 5112; }},
       {"misaligned", kBaGatesMmaRejects[7], [](BaGatesMmaQuery& q) { q.aligned = false; }},
-      {"M = 4223", kBaGatesMmaTooFewTokens, [](BaGatesMmaQuery& q) { q.m = 4223; }},
-      {"M = 4224", std::nullopt, [](BaGatesMmaQuery& q) { q.m = 4224; }},
-      {"gb10 M = 1535", kBaGatesMmaTooFewTokens, [](BaGatesMmaQuery& q) { q.m = 1535, q.sm_count = 48; }},
-      {"gb10 M = 1536", std::nullopt, [](BaGatesMmaQuery& q) { q.m = 1536, q.sm_count = 48; }},
+      {"M = 703", kBaGatesMmaTooFewTokens, [](BaGatesMmaQuery& q) { q.m = 703; }},
+      {"M = 704", std::nullopt, [](BaGatesMmaQuery& q) { q.m = 704; }},
+      {"gb10 M = 255", kBaGatesMmaTooFewTokens, [](BaGatesMmaQuery& q) { q.m = 255, q.sm_count = 48; }},
+      {"gb10 M = 256", std::nullopt, [](BaGatesMmaQuery& q) { q.m = 256, q.sm_count = 48; }},
       {"sm_count 0", std::nullopt, [](BaGatesMmaQuery& q) { q.m = 64, q.sm_count = 0; }},
   };
   for (const Row& row : rows) {
     INFO(row.what);
     CHECK(reject_with(row.edit) == row.want);
   }
-  CHECK(ba_gates_mma_min_tokens(132) == 4224);
-  CHECK(ba_gates_mma_min_tokens(148) == 4736);
+  CHECK(ba_gates_mma_min_tokens(132) == 704);  // 11 tiles of 64
+  CHECK(ba_gates_mma_min_tokens(148) == 832);  // 13 tiles
+  CHECK(ba_gates_mma_min_tokens(12) == 64);
+  CHECK(ba_gates_mma_min_tokens(13) == 128);
   CHECK(ba_gates_mma_min_tokens(1) == 64);
   CHECK(ba_gates_mma_min_tokens(2, 32) == 32);
   CHECK(ba_gates_mma_min_tokens(std::numeric_limits<std::uint32_t>::max()) ==
@@ -122,7 +124,7 @@ TEST_CASE("the combined pick: ssm_ba_gates_mma exactly when its guard says none,
   for (const bool tensor_core : {false, true}) {
     for (const KernelHandle mma : {KernelHandle{}, kMma}) {
       for (const bool twin_requested : {false, true}) {
-        for (const std::uint32_t m : {1u, 263u, 264u, 4223u, 4224u, 8192u}) {
+        for (const std::uint32_t m : {1u, 263u, 264u, 703u, 704u, 8192u}) {
           for (const std::uint32_t n : {0u, 96u, 130u}) {
             for (const std::uint32_t k_stride : {5112u, 5120u}) {
               BaGatesMmaQuery q = good();

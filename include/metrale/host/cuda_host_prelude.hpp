@@ -11,7 +11,8 @@
 //   CUDA's host-side headers. This file defines what those headers leave device-only.
 // - __shared__ is `static thread_local`: one OS thread runs one block at a time, all of that
 //   block's fibers on it, so thread-local storage is per-block storage, like shared memory.
-//   Dynamic (`extern __shared__`) shared memory is not supported.
+//   Dynamic shared memory is reached through metrale::host::dynamic_shared_memory() (the
+//   templates' dynamic_shared_memory() in metrale_arith.cuh), not `extern __shared__`.
 // - Every sync point records its call site, so threads waiting at different barriers or
 //   shuffles are reported instead of silently matched.
 // - Include this only in translation units that instantiate host kernels: it defines macros

@@ -73,6 +73,8 @@ struct FiberCoordinates {
   uint3 block_idx{};
   dim3 block_dim{};
   dim3 grid_dim{};
+  unsigned char* dynamic_shared = nullptr;  // the block's dynamic shared memory (the launch's bytes)
+  std::uint32_t dynamic_shared_bytes = 0;
 };
 
 // The running fiber's coordinates; null outside a host kernel launch.
@@ -89,6 +91,12 @@ inline const FiberCoordinates& coordinates(const char* what) {
 }
 
 }  // namespace detail
+
+// The running block's dynamic shared memory (`extern __shared__` on a GPU): the launch's
+// dynamic_shared_bytes, 128-byte aligned, filled with 0xCD at block start (a GPU leaves it
+// undefined, so a kernel that reads before writing sees garbage here too). A launch that asked
+// for none makes this an error naming the kernel's mistake.
+unsigned char* dynamic_shared_memory();
 
 // __syncthreads(): waits until every thread of the block reached the barrier at this same site.
 void sync_threads(const ::metrale::host::CallSite& site);

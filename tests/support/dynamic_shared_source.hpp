@@ -1,0 +1,37 @@
+// dynamic_shared_source.hpp: the NVRTC source set of the dynamic shared memory test kernel
+// (tests/data/host/dynamic_shared.cuh, which the host tests compile directly): the embedded
+// templates plus that file, its include of the arithmetic header renamed to the set's name.
+#pragma once
+
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "metrale/jit/source_set.hpp"
+
+namespace metrale::test {
+
+inline constexpr const char* kDynamicSharedSource = "dynamic_shared.cuh";
+inline constexpr const char* kDynamicSharedRotate = "metrale_test::dynamic_shared_rotate";
+
+inline SourceSet dynamic_shared_sources() {
+  SourceSet sources;
+  sources.add_embedded_templates([](const char*) { return std::optional<std::string>(); });
+  const std::string path = METRALE_SOURCE_DIR "/tests/data/host/dynamic_shared.cuh";
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string kernel = text.str();
+  const std::string include = "#include \"../../../templates/metrale_arith.cuh\"";
+  const std::size_t at = kernel.find(include);
+  if (at == std::string::npos) {
+    throw std::runtime_error(path + " is missing or lacks the line: " + include);
+  }
+  kernel.replace(at, include.size(), "#include \"metrale_arith.cuh\"");
+  sources.add_source(kDynamicSharedSource, kernel);
+  return sources;
+}
+
+}  // namespace metrale::test
