@@ -97,6 +97,9 @@ GroupResult compile_group(std::span<const BuildJob* const> group, std::span<std:
       logger().warn("kernel {} ({}) failed to compile for {}; its handle stays absent:\n{}", job.variant.kernel,
                     job.variant.name_expression, context.arch, result.log);
       promises[i]->set_value(failed_entry(context.arch, result.log, result.compile_ms, group.size()));
+      if (!unkeyed.empty()) {  // the failure memo is keyed by the scan too: a fixed header must retry
+        context.memory.forget(job.key.joined());
+      }
       continue;
     }
     auto entry = std::make_shared<CompiledEntry>();

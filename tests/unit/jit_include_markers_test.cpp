@@ -152,3 +152,25 @@ TEST_CASE("a template directory's subdirectories are members, and an edit there 
   after.add_directory(dir.path().string());
   CHECK(after.digest("main.cuh") != before.digest("main.cuh"));
 }
+
+TEST_CASE("a failed compile through a macro include is not remembered: fixing the header compiles",
+          "[jit][markers][memory]") {
+  SourceSet broken = macro_include_sources(1);
+  broken.add_source("helper.cuh", "#pragma once\nconstexpr int kHelper = not_declared_anywhere;\n");
+  KernelRegistry::Options options;
+  options.memory = std::make_shared<CompiledMemoryCache>();
+  const auto memory = options.memory;
+  {
+    KernelRegistry registry(broken, options);
+    registry.declare({"store", "main.cuh", "store<3>", KernelParams{3, 0, 0}, false});
+    const auto records = registry.build("sm_90");
+    REQUIRE_FALSE(records[0].ok());
+  }
+  KernelRegistry::Options again;
+  again.memory = memory;  // the same process-wide memory: the scanned key is unchanged
+  KernelRegistry registry(macro_include_sources(1), again);
+  registry.declare({"store", "main.cuh", "store<3>", KernelParams{3, 0, 0}, false});
+  const auto fixed = registry.build("sm_90");
+  REQUIRE(fixed[0].ok());
+  CHECK(fixed[0].origin == BuildOrigin::kNvrtc);
+}
