@@ -1,8 +1,9 @@
 // jit_include_markers_test.cpp: the cache key against what NVRTC's preprocessor really opens.
 // The markers are read out of real compiles (a macro include, an include in a subdirectory, an
 // unused member); a kernel whose compile opened a source the key's #include scan missed is never
-// served from disk (the scan alone served it stale after the header changed); a template
-// directory's subdirectories are members, so an edit there changes the key.
+// served from disk (the scan alone served it stale after the header changed), nor its failure
+// remembered in memory (a fixed header compiles); a template directory's subdirectories are
+// members, so an edit there changes the key.
 #include <catch2/catch.hpp>
 #include <fstream>
 
