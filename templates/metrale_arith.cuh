@@ -4,7 +4,8 @@
 // - bf16 -> float is exact (bit shift), every product-accumulate is an explicit __fmaf_rn in
 //   element order, so the result does not depend on the compiler's contraction choices;
 // - the warp sum is the xor butterfly 16, 8, 4, 2, 1 and an output is warp_even + warp_odd;
-// - the fp8 scale and e4m3 conversion are the only definitions the fp8 kernels use;
+// - the fp8 scale and e4m3 conversion (metrale_types.cuh) are the only definitions the fp8
+//   kernels use; no toolkit header is included, so NVRTC needs no -I for these kernels;
 // - tensor-core tiles are touched only through the mma_* functions (PTX wmma m16n16k16, bf16
 //   in, fp32 accumulate): a fragment's per-lane contents are opaque, on the GPU by the PTX ISA
 //   and on the host by the emulation, so no kernel can depend on a lane layout.
@@ -15,8 +16,7 @@
 // host.
 #pragma once
 
-#include <cuda_bf16.h>
-#include <cuda_fp8.h>
+#include "metrale_types.cuh"
 
 namespace metrale {
 namespace kernels {
@@ -273,7 +273,7 @@ __device__ inline float fp8_quotient(float v, float scale, float inv_scale) {
 
 // e4m3fn code of v / scale: round to nearest even, saturate to +-448.
 __device__ inline unsigned int fp8_e4m3_code(float v, float scale, float inv_scale) {
-  return static_cast<unsigned int>(__nv_cvt_float_to_fp8(fp8_quotient(v, scale, inv_scale), __NV_SATFINITE, __NV_E4M3));
+  return e4m3_from_float(fp8_quotient(v, scale, inv_scale));
 }
 
 // Largest |x| over the 8 bf16 of a 16-byte vector.

@@ -82,6 +82,10 @@ typedef struct metrale_runtime_options {
   metrale_lever_setting ssm_ba_gates_tensor_core;
   uint32_t host_sm_count;       /* the SM count the guards see on the host backend; 0: 132 */
   uint32_t host_worker_threads; /* 0: the hardware threads */
+  /* Ahead-of-time bundles (`metrale-jit build --bundle DIR`), ':'-separated, looked in before
+   * those of METRALE_BUNDLE_DIR, the disk cache and NVRTC. NULL or "": none but the variable's.
+   * Added in version 2 of this struct: a caller's struct_size without it reads as NULL. */
+  const char* bundle_dirs;
 } metrale_runtime_options;
 
 /* Defaults: backend auto, device 0, everything else from the target and the environment. */

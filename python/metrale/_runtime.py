@@ -88,6 +88,7 @@ class Runtime:
         ssm_ba_gates_tensor_core: bool | None = None,
         host_sm_count: int = 0,
         host_worker_threads: int = 0,
+        bundle_dirs: Sequence[str] | None = None,
     ) -> None:
         if backend not in _BACKENDS:
             raise ArgumentError(f"backend={backend!r}: expected 'auto', 'host' or 'cuda'")
@@ -98,6 +99,8 @@ class Runtime:
         ):
             if lever is not None and not isinstance(lever, bool):
                 raise ArgumentError(f"{name}={lever!r}: expected None (the target's and environment's), True or False")
+        if bundle_dirs is not None and (isinstance(bundle_dirs, str) or any(":" in d for d in bundle_dirs)):
+            raise ArgumentError(f"bundle_dirs={bundle_dirs!r}: expected a list of directories, none with ':' in its name")
         #: The C ABI itself (pointers as ints), for engines that manage their own memory.
         self.raw = _native.NativeRuntime(
             _BACKENDS[backend],
@@ -109,6 +112,7 @@ class Runtime:
             _LEVERS[ssm_ba_gates_tensor_core],
             host_sm_count,
             host_worker_threads,
+            ":".join(bundle_dirs) if bundle_dirs else None,
         )
         self._on_host = backend == "host"
         info = self.describe()

@@ -75,7 +75,8 @@ class NativeRuntime {
  public:
   NativeRuntime(int backend, int device_ordinal, std::optional<std::string> target,
                 std::optional<std::string> cache_dir, int ssm_ba_gates_hopper, int fp8_act_quant_hopper,
-                int ssm_ba_gates_tensor_core, std::uint32_t host_sm_count, std::uint32_t host_worker_threads) {
+                int ssm_ba_gates_tensor_core, std::uint32_t host_sm_count, std::uint32_t host_worker_threads,
+                std::optional<std::string> bundle_dirs) {
     metrale_runtime_options options;
     metrale_runtime_options_init(&options);
     options.backend = static_cast<metrale_backend>(backend);
@@ -87,6 +88,7 @@ class NativeRuntime {
     options.ssm_ba_gates_tensor_core = static_cast<metrale_lever_setting>(ssm_ba_gates_tensor_core);
     options.host_sm_count = host_sm_count;
     options.host_worker_threads = host_worker_threads;
+    options.bundle_dirs = bundle_dirs ? bundle_dirs->c_str() : nullptr;
     metrale_status status = METRALE_OK;
     {
       nb::gil_scoped_release unlocked;
@@ -294,10 +296,10 @@ NB_MODULE(_native, m) {
   m.def("dlpack_describe", &dlpack_describe, nb::arg("array"));
   nb::class_<NativeRuntime>(m, "NativeRuntime")
       .def(nb::init<int, int, std::optional<std::string>, std::optional<std::string>, int, int, int, std::uint32_t,
-                    std::uint32_t>(),
+                    std::uint32_t, std::optional<std::string>>(),
            nb::arg("backend"), nb::arg("device_ordinal"), nb::arg("target").none(), nb::arg("cache_dir").none(),
            nb::arg("ssm_ba_gates_hopper"), nb::arg("fp8_act_quant_hopper"), nb::arg("ssm_ba_gates_tensor_core"),
-           nb::arg("host_sm_count"), nb::arg("host_worker_threads"))
+           nb::arg("host_sm_count"), nb::arg("host_worker_threads"), nb::arg("bundle_dirs").none() = nb::none())
       .def("close", &NativeRuntime::close)
       .def("describe", &NativeRuntime::describe)
       .def("ssm_ba_gates", &NativeRuntime::ssm_ba_gates, nb::arg("x"), nb::arg("weight"), nb::arg("a_log"),

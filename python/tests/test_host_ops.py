@@ -153,3 +153,23 @@ def test_cache_dir_option_receives_compiled_kernels(tmp_path):
         result = rt.compile(variant, "sm_90")
         assert result.ok and result.reason is None, result.log
     assert list(tmp_path.rglob("py_scale*")), "nothing was written under cache_dir"
+
+
+def test_bundle_dirs_option_reaches_the_runtime(tmp_path, capfd):
+    # A directory whose manifest is not JSON: the runtime's bundle reader names it as skipped,
+    # which only happens if the option got through the C ABI to the runtime.
+    broken = tmp_path / "broken-bundle"
+    broken.mkdir()
+    (broken / "bundle.json").write_text("not json")
+    with metrale.Runtime("host", bundle_dirs=[str(tmp_path / "absent"), str(broken)]):
+        pass
+    err = capfd.readouterr().err
+    assert str(broken) in err and "skipped" in err, err
+    assert str(tmp_path / "absent") in err, err
+    with metrale.Runtime("host"):
+        pass
+    assert str(broken) not in capfd.readouterr().err
+    with pytest.raises(metrale.ArgumentError, match="bundle_dirs"):
+        metrale.Runtime("host", bundle_dirs=["/a:b"])
+    with pytest.raises(metrale.ArgumentError, match="bundle_dirs"):
+        metrale.Runtime("host", bundle_dirs="/one/string")

@@ -60,6 +60,23 @@ void require_struct(const Struct* value, std::string_view what) {
   }
 }
 
+// As require_struct, for a struct that grew: sizes from `first_size` (its first version's) up
+// are accepted, and the caller reads a later field only when has_field says the struct holds it.
+template <typename Struct>
+void require_struct_since(const Struct* value, std::string_view what, std::size_t first_size) {
+  require_non_null(value, what);
+  if (value->struct_size < first_size) {
+    throw CapiError(METRALE_ERROR_VERSION, std::string(what) + ".struct_size is " + std::to_string(value->struct_size) +
+                                               ", smaller than any version's (" + std::to_string(first_size) +
+                                               "; initialise it with its *_init function)");
+  }
+}
+
+// Whether a caller's struct of `struct_size` bytes holds the field at [offset, offset + size).
+constexpr bool has_field(std::size_t struct_size, std::size_t offset, std::size_t size) {
+  return struct_size >= offset + size;
+}
+
 // A stable, NUL-terminated copy of `text` that lives until the process ends (kernel names and
 // guard reasons: a small, fixed set).
 const char* intern(std::string_view text);

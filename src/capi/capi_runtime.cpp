@@ -5,13 +5,20 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
+#include <filesystem>
 #include <optional>
 
 #include "capi_call.hpp"
+#include "jit/bundle.hpp"
 #include "ops/op_verdict.hpp"
 
 namespace metrale::capi {
 namespace {
+
+// metrale_runtime_options before bundle_dirs (version 1) ended at host_worker_threads; its size,
+// padding included, is where bundle_dirs starts. Such a caller's options still open a runtime.
+constexpr std::size_t kRuntimeOptionsFirstSize = offsetof(metrale_runtime_options, bundle_dirs);
 
 static_assert(kLeverSpecs.size() == METRALE_LEVER_COUNT, "metrale.h describes every lever");
 static_assert(kLeverSpecs[kBaGatesTwinLever].toml_key == "ssm_ba_gates_hopper" &&
@@ -81,6 +88,12 @@ RuntimeOptions runtime_options(const metrale_runtime_options& options, const Lev
   };
   if (options.cache_dir != nullptr) {
     out.cache_dir = std::string(options.cache_dir);
+  }
+  if (has_field(options.struct_size, offsetof(metrale_runtime_options, bundle_dirs), sizeof(options.bundle_dirs)) &&
+      options.bundle_dirs != nullptr) {
+    for (const std::filesystem::path& dir : BundleSet::split_dirs(options.bundle_dirs)) {
+      out.bundle_dirs.push_back(dir.string());
+    }
   }
   return out;
 }
@@ -152,7 +165,7 @@ metrale_status metrale_runtime_open(const metrale_runtime_options* options, metr
     metrale_runtime_options defaults;
     metrale_runtime_options_init(&defaults);
     if (options != nullptr) {
-      require_struct(options, "options");
+      require_struct_since(options, "options", kRuntimeOptionsFirstSize);
     }
     const metrale_runtime_options& chosen = options != nullptr ? *options : defaults;
     const LeverOverrides overrides = lever_overrides(chosen);

@@ -1,4 +1,4 @@
-// compile_target.cpp: arch choice and CUDA include directory resolution.
+// compile_target.cpp: arch choice, CUDA include directory resolution and which sources get it.
 #include "jit/compile_target.hpp"
 
 #include <cstdlib>
@@ -62,6 +62,14 @@ const std::optional<std::string>& cuda_include_dir() {
                                 return std::filesystem::exists(std::filesystem::path(candidate) / "cuda_bf16.h", error);
                               });
   return dir;
+}
+
+std::string include_dir_for(const SourceSet& sources, std::string_view source, std::string_view toolkit_dir) {
+  return sources.reaches_outside(source) ? std::string(toolkit_dir) : std::string();
+}
+
+std::string include_dir_for(const SourceSet& sources, std::string_view source) {
+  return include_dir_for(sources, source, cuda_include_dir().value_or(""));
 }
 
 }  // namespace metrale

@@ -11,6 +11,7 @@
 
 #include "metrale/gpu/compute_capability.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
+#include "metrale/jit/source_set.hpp"
 
 namespace metrale {
 
@@ -32,5 +33,13 @@ std::optional<std::string> choose_cuda_include_dir(const std::function<const cha
                                                    const std::function<bool(const std::string&)>& has_headers);
 // The same with the process environment and the file system; cached after the first call.
 const std::optional<std::string>& cuda_include_dir();
+
+// The include directory NVRTC gets for `source`: none when its includes stay inside the set (the
+// library's templates: metrale_types.cuh stands in for the toolkit's headers, so neither the
+// toolkit's presence nor its path enters their compile or their key), else `toolkit_dir` (an
+// engine's source that asks for <cuda_bf16.h>). Pure.
+std::string include_dir_for(const SourceSet& sources, std::string_view source, std::string_view toolkit_dir);
+// The same with cuda_include_dir().
+std::string include_dir_for(const SourceSet& sources, std::string_view source);
 
 }  // namespace metrale

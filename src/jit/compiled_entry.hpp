@@ -25,6 +25,9 @@ struct CompiledEntry {
   std::optional<KernelResources> resources;  // this variant's entry function, when ptxas ran
   double compile_ms = 0.0;                   // the NVRTC program's time (shared by a batch)
   std::size_t batch_size = 1;                // name expressions in that program
+  // Sources the preprocessor opened that the key's #include scan did not name (a macro
+  // include): the key does not cover them, so the entry is kept by no cache nor bundle.
+  std::vector<std::string> unkeyed_includes;
 
   // The bytes a backend loads: the CUBIN when there is one, else the PTX text.
   [[nodiscard]] std::span<const std::byte> image() const;

@@ -43,6 +43,11 @@ CompiledMemoryCache::Claim CompiledMemoryCache::claim(const std::string& key) {
   return Claim{std::move(future), std::move(promise)};
 }
 
+void CompiledMemoryCache::forget(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  entries_.erase(key);
+}
+
 std::size_t CompiledMemoryCache::size() const {
   std::lock_guard lock(mutex_);
   return entries_.size();

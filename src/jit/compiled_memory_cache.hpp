@@ -37,6 +37,8 @@ class CompiledMemoryCache {
   explicit CompiledMemoryCache(std::size_t max_entries = kDefaultMaxEntries);
 
   Claim claim(const std::string& key);
+  // Drops `key` (its claimants keep their future): the next claim compiles again.
+  void forget(const std::string& key);
   [[nodiscard]] std::size_t size() const;
   void clear();
 

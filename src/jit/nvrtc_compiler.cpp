@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "jit/compile_target.hpp"
+#include "jit/include_markers.hpp"
 #include "jit/nvrtc_library.hpp"
 
 namespace metrale {
@@ -74,21 +75,29 @@ CompileResult compile_with_nvrtc(const CompileRequest& request) {
     return failure(std::move(result), library.reason);
   }
   const NvrtcApi& api = *library.api;
-  const std::optional<std::string>& include_dir = cuda_include_dir();
-  result.options = nvrtc_options(request.arch, include_dir.value_or(""), request.extra_options);
+  result.options =
+      nvrtc_options(request.arch, include_dir_for(*request.sources, request.source_name), request.extra_options);
 
-  // Every other source is a header, so templates can #include each other by name.
+  // Every other source is a header, so templates can #include each other by name. Each text
+  // carries its include marker (its index; the main source's is the header count), so the log
+  // says which ones the preprocessor opened.
+  const bool markers = include_markers_usable(result.options);
+  std::vector<std::string> marked;
   std::vector<const char*> header_texts;
   std::vector<const char*> header_names;
   for (const auto& [name, text] : request.sources->sources()) {
     if (name != request.source_name) {
       header_names.push_back(name.c_str());
-      header_texts.push_back(text.c_str());
+      marked.push_back(markers ? with_include_marker(header_names.size() - 1, text) : text);
     }
+  }
+  const std::string main_marked = markers ? with_include_marker(header_names.size(), *main_text) : *main_text;
+  for (const std::string& text : marked) {
+    header_texts.push_back(text.c_str());
   }
   nvrtcProgram raw = nullptr;
   nvrtcResult status =
-      api.create_program(&raw, main_text->c_str(), request.source_name.c_str(), static_cast<int>(header_texts.size()),
+      api.create_program(&raw, main_marked.c_str(), request.source_name.c_str(), static_cast<int>(header_texts.size()),
                          header_texts.data(), header_names.data());
   if (status != NVRTC_SUCCESS) {
     return failure(std::move(result), std::string("nvrtcCreateProgram: ") + api.get_error_string(status));
@@ -105,8 +114,22 @@ CompileResult compile_with_nvrtc(const CompileRequest& request) {
   for (const std::string& option : result.options) {
     option_pointers.push_back(option.c_str());
   }
+  if (markers) {
+    option_pointers.push_back(kIncludeMarkerOption.data());
+  }
   status = api.compile_program(raw, static_cast<int>(option_pointers.size()), option_pointers.data());
-  const std::string raw_log = program_log(api, raw);
+  MarkedLog marked_log = read_include_markers(program_log(api, raw));
+  const std::string& raw_log = marked_log.log;
+  // The main source's own marker proves the markers were read; without it nothing is known.
+  if (markers && marked_log.opened.contains(header_names.size())) {
+    std::vector<std::string> opened;
+    for (const std::size_t index : marked_log.opened) {
+      if (index < header_names.size()) {
+        opened.emplace_back(header_names[index]);
+      }
+    }
+    result.included = std::move(opened);
+  }
   result.diagnostics = parse_diagnostics(raw_log, *request.sources);
   result.log = annotated_log(raw_log, result.diagnostics);
   result.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -3,9 +3,11 @@
 // PTX, CUBIN (real sm_XY only), lowered names, the log with its errors quoted, resources per
 // entry function, compile time. Invariants: a compile error is data (ok == false), never an
 // exception, and so is a missing NVRTC; the options always carry -std=c++17, --fmad=false (kernels use explicit fma so
-// GPU, host and CPU reference agree bit for bit), -default-device, the arch and -I<cuda include>.
+// GPU, host and CPU reference agree bit for bit), -default-device, the arch, and -I<cuda include>
+// only for a source that includes a file outside its set (compile_target.hpp's include_dir_for).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +34,9 @@ struct CompileResult {
   std::vector<SourceDiagnostic> diagnostics;
   std::vector<KernelResources> resources;  // per entry function (CUBIN builds only)
   std::vector<std::string> options;
+  // The other sources of the set that the preprocessor opened (include_markers.hpp), sorted;
+  // nullopt when the options silence the markers (-w, -Werror, ...).
+  std::optional<std::vector<std::string>> included;
   double compile_ms = 0.0;
 
   [[nodiscard]] const KernelResources* resources_for(std::string_view lowered_name) const;

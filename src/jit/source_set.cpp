@@ -36,11 +36,15 @@ void SourceSet::add_embedded_templates(const EnvLookup& env) {
 
 void SourceSet::add_directory(const std::string& directory) {
   std::error_code error;
-  std::filesystem::directory_iterator it(directory, error);
+  std::filesystem::recursive_directory_iterator it(directory, error);
   if (error) {
     throw ConfigError("template directory '" + directory + "' cannot be read: " + error.message());
   }
-  for (const auto& entry : it) {
+  for (; it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
+    if (error) {
+      break;
+    }
+    const std::filesystem::directory_entry& entry = *it;
     if (!entry.is_regular_file() || entry.path().extension() != ".cuh") {
       continue;
     }
@@ -50,7 +54,10 @@ void SourceSet::add_directory(const std::string& directory) {
     }
     std::ostringstream text;
     text << in.rdbuf();
-    add_source(entry.path().filename().string(), text.str());
+    add_source(entry.path().lexically_relative(directory).generic_string(), text.str());
+  }
+  if (error) {
+    throw ConfigError("template directory '" + directory + "' cannot be read: " + error.message());
   }
 }
 
@@ -68,24 +75,43 @@ std::vector<std::string> SourceSet::names() const {
   return out;
 }
 
-std::optional<std::string> SourceSet::digest(std::string_view name) const {
-  if (!contains(name)) {
-    return std::nullopt;
-  }
-  // The closure is sorted by name so the digest does not depend on include order.
-  std::set<std::string, std::less<>> closure;
+SourceSet::Closure SourceSet::closure(std::string_view name) const {
+  Closure out;
   std::vector<std::string> pending{std::string(name)};
   while (!pending.empty()) {
     std::string current = std::move(pending.back());
     pending.pop_back();
     const std::string* text = find(current);
-    if (text == nullptr || !closure.insert(current).second) {
+    if (text == nullptr) {
+      out.reaches_outside = true;
+      continue;
+    }
+    if (!out.members.insert(current).second) {
       continue;
     }
     for (std::string& included : included_names(*text)) {
       pending.push_back(std::move(included));
     }
   }
+  return out;
+}
+
+bool SourceSet::reaches_outside(std::string_view name) const { return contains(name) && closure(name).reaches_outside; }
+
+std::vector<std::string> SourceSet::digested_members(std::string_view name) const {
+  if (!contains(name)) {
+    return {};
+  }
+  const std::set<std::string, std::less<>> members = closure(name).members;
+  return {members.begin(), members.end()};
+}
+
+std::optional<std::string> SourceSet::digest(std::string_view name) const {
+  if (!contains(name)) {
+    return std::nullopt;
+  }
+  // The closure is sorted by name so the digest does not depend on include order.
+  const std::set<std::string, std::less<>> closure = this->closure(name).members;
   XXH3_state_t* state = XXH3_createState();
   XXH3_128bits_reset(state);
   for (const std::string& member : closure) {

@@ -1,9 +1,12 @@
 // variant_builder.cpp: the three-level lookup and the batched, parallel NVRTC compiles.
 #include "variant_builder.hpp"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <atomic>
 #include <future>
+#include <iterator>
 #include <map>
 #include <thread>
 
@@ -81,12 +84,22 @@ GroupResult compile_group(std::span<const BuildJob* const> group, std::span<std:
   }
   const auto ptx = std::make_shared<const std::string>(result.ptx);
   const auto cubin = std::make_shared<const std::string>(result.cubin);
+  const std::vector<std::string> unkeyed = unkeyed_includes(result, context.sources, request.source_name);
+  if (result.ok && !unkeyed.empty()) {
+    logger().warn(
+        "{}: the compile opened {}, which its cache key does not cover (no plain #include line names it: a "
+        "macro include?); its kernels are compiled on each request and neither stored on disk nor bundled",
+        request.source_name, fmt::join(unkeyed, ", "));
+  }
   for (std::size_t i = 0; i < group.size(); ++i) {
     const BuildJob& job = *group[i];
     if (!result.ok) {
       logger().warn("kernel {} ({}) failed to compile for {}; its handle stays absent:\n{}", job.variant.kernel,
                     job.variant.name_expression, context.arch, result.log);
       promises[i]->set_value(failed_entry(context.arch, result.log, result.compile_ms, group.size()));
+      if (!unkeyed.empty()) {  // the failure memo is keyed by the scan too: a fixed header must retry
+        context.memory.forget(job.key.joined());
+      }
       continue;
     }
     auto entry = std::make_shared<CompiledEntry>();
@@ -101,6 +114,12 @@ GroupResult compile_group(std::span<const BuildJob* const> group, std::span<std:
     }
     entry->compile_ms = result.compile_ms;
     entry->batch_size = group.size();
+    entry->unkeyed_includes = unkeyed;
+    if (!unkeyed.empty()) {
+      promises[i]->set_value(std::move(entry));
+      context.memory.forget(job.key.joined());
+      continue;
+    }
     if (context.store.enabled() && !context.store.store(with_compiler(job.key), entry_to_sections(*entry))) {
       logger().debug("kernel {}: the compiled entry was not stored on disk", job.variant.kernel);
     }
@@ -127,13 +146,26 @@ EntryPtr load_from_store(const BuildJob& job, const BuildContext& context) {
 
 }  // namespace
 
+std::vector<std::string> unkeyed_includes(const CompileResult& result, const SourceSet& sources,
+                                          std::string_view source) {
+  std::vector<std::string> out;
+  if (!result.included) {
+    logger().debug("{}: the options silence NVRTC's include markers; its key relies on the #include scan", source);
+    return out;
+  }
+  const std::vector<std::string> keyed = sources.digested_members(source);
+  std::set_difference(result.included->begin(), result.included->end(), keyed.begin(), keyed.end(),
+                      std::back_inserter(out));
+  return out;
+}
+
 EntryKey make_entry_key(const KernelVariant& variant, std::string_view arch, const SourceSet& sources,
                         const std::vector<std::string>& extra_options) {
   return EntryKey{variant.kernel,
                   variant.params.tag(),
                   std::string(arch),
                   {},
-                  join_options(nvrtc_options(arch, cuda_include_dir().value_or(""), extra_options)),
+                  join_options(nvrtc_options(arch, include_dir_for(sources, variant.source), extra_options)),
                   sources.digest(variant.source).value_or(""),
                   variant.name_expression};
 }

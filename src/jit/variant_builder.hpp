@@ -18,6 +18,7 @@
 #include "jit/compiled_entry.hpp"
 #include "jit/compiled_memory_cache.hpp"
 #include "jit/entry_store.hpp"
+#include "jit/nvrtc_compiler.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 
 namespace metrale::detail {
@@ -50,6 +51,11 @@ struct BuildContext {
   std::size_t parallelism = 1;
   const BundleSet* bundles = nullptr;  // null: none
 };
+
+// The sources a successful compile of `source` opened (its include markers) that the key's
+// digest does not cover, sorted; empty when the markers were silenced (the scan is then trusted).
+std::vector<std::string> unkeyed_includes(const CompileResult& result, const SourceSet& sources,
+                                          std::string_view source);
 
 // The key of one variant for `arch` (the option list and source digest included). Its
 // nvrtc_version is left empty: with_compiler() fills it when the disk or NVRTC is consulted.

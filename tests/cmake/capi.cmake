@@ -14,3 +14,16 @@ if(Python_Interpreter_FOUND)
                                                    ${PROJECT_SOURCE_DIR}/tests/scripts/check_readme_examples.py
                                                    ${PROJECT_SOURCE_DIR})
 endif()
+
+# metrale_runtime_options.bundle_dirs: a bundle built by the CLI serves a compile with NVRTC hidden.
+if(TARGET metrale-jit)
+  add_executable(metrale_capi_bundle_dir ${PROJECT_SOURCE_DIR}/tests/capi/capi_bundle_dir.c)
+  set_target_properties(metrale_capi_bundle_dir PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+  target_compile_options(metrale_capi_bundle_dir PRIVATE -Wall -Wextra -Wpedantic
+                                                         $<$<BOOL:${METRALE_WERROR}>:-Werror>)
+  target_link_libraries(metrale_capi_bundle_dir PRIVATE metrale_c)
+  add_test(NAME capi_bundle_dir COMMAND metrale_capi_bundle_dir $<TARGET_FILE:metrale-jit>)
+  set_tests_properties(capi_bundle_dir PROPERTIES TIMEOUT 300 LABELS cache ENVIRONMENT
+                       "METRALE_NVRTC_LIBRARY=/nonexistent/metrale-test/libnvrtc.so.13"
+                       PASS_REGULAR_EXPRESSION "all C ABI bundle checks passed")
+endif()

@@ -110,3 +110,22 @@ TEST_CASE("NVRTC options always carry the invariants", "[jit][arch]") {
   CHECK(std::find(ptx_only.begin(), ptx_only.end(), "--fmad=false") != ptx_only.end());
   CHECK(nvrtc_version().find('-') != std::string::npos);
 }
+
+TEST_CASE("only a source that includes a file outside its set gets the toolkit's include dir", "[jit][arch]") {
+  metrale::SourceSet sources;
+  sources.add_embedded_templates([](const char*) -> std::optional<std::string> { return std::nullopt; });
+  REQUIRE_FALSE(sources.names().empty());
+  // Every shipped template compiles without the toolkit (metrale_types.cuh stands in for it), so
+  // neither the toolkit's presence nor its path is in their options or keys.
+  for (const std::string& name : sources.names()) {
+    INFO(name);
+    REQUIRE_FALSE(sources.reaches_outside(name));
+    REQUIRE(metrale::include_dir_for(sources, name, "/cuda/include").empty());
+  }
+  sources.add_source("engine.cuh", "#include \"middle.cuh\"\n");
+  sources.add_source("middle.cuh", "#include <cuda_bf16.h>\n#include \"metrale_arith.cuh\"\n");
+  REQUIRE(sources.reaches_outside("engine.cuh"));  // transitively, through middle.cuh
+  REQUIRE(metrale::include_dir_for(sources, "engine.cuh", "/cuda/include") == "/cuda/include");
+  REQUIRE(metrale::include_dir_for(sources, "metrale_arith.cuh", "/cuda/include").empty());
+  REQUIRE_FALSE(sources.reaches_outside("not_a_member.cuh"));
+}

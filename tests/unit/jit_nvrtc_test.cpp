@@ -66,3 +66,23 @@ TEST_CASE("a source outside the set and a bad name expression are data too", "[j
   REQUIRE_FALSE(bad_expression.ok);
   CHECK_FALSE(bad_expression.log.empty());
 }
+
+TEST_CASE("the library's templates compile without the toolkit's headers, with the toolkit's type names",
+          "[jit][nvrtc]") {
+  SourceSet sources;
+  sources.add_embedded_templates([](const char*) -> std::optional<std::string> { return std::nullopt; });
+  // sm_80 takes metrale_types.cuh's integer e4m3 path, sm_90 the PTX conversion.
+  const std::string arch = GENERATE(as<std::string>{}, "sm_80", "sm_90");
+  const CompileResult result = compile_with_nvrtc(
+      {"fp8_act_quant.cuh", &sources, {"metrale::kernels::per_token_group_quant_fp8<16, 1>"}, arch, {}});
+  INFO(result.log);
+  REQUIRE(result.ok);
+  for (const std::string& option : result.options) {
+    CHECK_FALSE(option.starts_with("-I"));
+  }
+  // The storage types keep the toolkit's global names, so lowered names (and bundles) are as before.
+  REQUIRE(result.lowered_names.size() == 1);
+  CHECK(result.lowered_names[0] ==
+        "_ZN7metrale7kernels25per_token_group_quant_fp8ILj16ELj1EEEvPK13__nv_bfloat16P13__nv_fp8_e4m3Pfjjjjjj");
+  CHECK((result.ptx.find("cvt.rn.satfinite.e4m3x2.f32") != std::string::npos) == (arch == "sm_90"));
+}

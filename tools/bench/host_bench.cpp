@@ -2,6 +2,8 @@
 // test): the cost of one sync per thread (two fiber switches plus the scheduler's resolution), the
 // wall time of a BA-gates-sized load, and the BA-gates parent and twin from templates/ at the real
 // prefill shape (M = 264, K = 5120, N = 96). Exits 1 when the twin's bytes differ from the parent's.
+#include <cuda_bf16.h>  // __float2bfloat16 for the inputs, before the templates
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>

@@ -6,7 +6,11 @@
 #   bundle           an empty disk cache and METRALE_BUNDLE_DIR (NVRTC reachable, never loaded)
 #   bundle_no_nvrtc  the same with NVRTC hidden (METRALE_NVRTC_LIBRARY=/nonexistent)
 #   library_only     `targets`: a process that loads the library and the targets, no kernels
-# Usage: tools/bench/startup_times.sh build/tools/metrale-jit
+#   jitify2          only when JITIFY2=path to metrale-jitify2-startup (built with
+#                    -DMETRALE_JITIFY2_HEADER=...): NVIDIA Jitify2 compiling the same set from the
+#                    same templates, one program per template file, all in parallel (it finds
+#                    libnvrtc through LD_LIBRARY_PATH: JITIFY2_LIB_DIR, default /usr/local/cuda/lib64)
+# Usage: [JITIFY2=build/tools/metrale-jitify2-startup] tools/bench/startup_times.sh build/tools/metrale-jit
 set -euo pipefail
 CLI=$1
 W=$(mktemp -d)
@@ -19,6 +23,7 @@ ms() {
   echo $((($(date +%s%N) - start) / 1000000))
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+TEMPLATES=$(cd "$(dirname "$0")/../../templates" && pwd)
 METRALE_CACHE_DIR=$W/seed "$CLI" build --target hopper --bundle "$W/bundle" >/dev/null
 for _ in $(seq "${RUNS:-7}"); do
   rm -rf "$W/cold" "$W/empty"
@@ -29,7 +34,10 @@ for _ in $(seq "${RUNS:-7}"); do
   echo "bundle_no_nvrtc $(METRALE_CACHE_DIR=$W/empty METRALE_BUNDLE_DIR=$W/bundle METRALE_NVRTC_LIBRARY=/nonexistent \
     ms "$CLI" build --target hopper)"
   echo "library_only $(ms "$CLI" targets)"
+  if [ -n "${JITIFY2:-}" ]; then
+    echo "jitify2 $(LD_LIBRARY_PATH=${JITIFY2_LIB_DIR:-/usr/local/cuda/lib64} ms "$JITIFY2" "$TEMPLATES")"
+  fi
 done >"$W/times"
-for kind in cold warm bundle bundle_no_nvrtc library_only; do
+for kind in cold warm bundle bundle_no_nvrtc library_only ${JITIFY2:+jitify2}; do
   echo "$kind $(grep "^$kind " "$W/times" | awk '{print $2}' | median)"
 done

@@ -148,6 +148,11 @@ std::size_t write_bundle_of(const KernelRegistry& registry, const std::vector<Ke
     if (entry == nullptr || !entry->ok) {
       continue;
     }
+    if (!entry->unkeyed_includes.empty()) {
+      fmt::print(stderr, "warning: {} ({}) is not bundled: its key does not cover {}\n", row.record.kernel,
+                 row.record.params.tag(), entry->unkeyed_includes.front());
+      continue;
+    }
     BundleEntry described;
     described.fields = registry.bundle_key(row.record.id, row.record.arch);
     if (!written.insert(described.fields.digest()).second) {

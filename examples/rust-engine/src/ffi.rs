@@ -27,6 +27,7 @@ pub struct metrale_runtime_options {
     pub ssm_ba_gates_tensor_core: i32,
     pub host_sm_count: u32,
     pub host_worker_threads: u32,
+    pub bundle_dirs: *const c_char,
 }
 
 #[repr(C)]

@@ -6,8 +6,9 @@
 //   exception is confined to templates/metrale_arith.cuh: inline PTX (wmma, cp.async) has no
 //   host meaning, so its few wrappers call thread_context.hpp's tile collectives and plain copies
 //   off the device.
-// - CUDA's own host-side headers supply the bf16/fp8/vector types and their conversions; this
-//   file defines only what those headers leave device-only.
+// - The bf16/e4m3 types and the e4m3 conversion are the templates' own (templates/
+//   metrale_types.cuh), the one definition NVRTC compiles too; only the vector types come from
+//   CUDA's host-side headers. This file defines what those headers leave device-only.
 // - __shared__ is `static thread_local`: one OS thread runs one block at a time, all of that
 //   block's fibers on it, so thread-local storage is per-block storage, like shared memory.
 //   Dynamic shared memory is reached through metrale::host::dynamic_shared_memory() (the
@@ -25,9 +26,6 @@
 // The prelude exists to define CUDA's own reserved names (__global__, __shfl_xor_sync, ...).
 // NOLINTBEGIN(bugprone-reserved-identifier)
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_fp8.h>
 #include <math.h>
 #include <vector_functions.h>
 #include <vector_types.h>

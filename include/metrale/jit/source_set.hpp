@@ -1,14 +1,18 @@
 // metrale/jit/source_set.hpp: the named CUDA C++ texts a registry compiles from.
 // Every source of a set is handed to NVRTC as a header, so templates #include each other by
-// name. A host engine adds its own sources beside the library's embedded templates.
+// name (NVRTC matches the name as written, subdirectory and all). A host engine adds its own
+// sources beside the library's embedded templates.
 // Invariants: names are unique (adding a name again replaces its text); a source's digest
-// covers its text and, transitively, every source of the set it #includes, so editing a
-// header changes the cache key of everything that includes it.
+// covers its text and, transitively, every source of the set its #include lines name, so
+// editing a header changes the cache key of everything that includes it. That scan is checked
+// by the preprocessor on every compile (jit/include_markers.hpp): a kernel whose compile opened
+// a member the scan missed (a macro include) is never stored under the scan's key.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,7 +29,9 @@ class SourceSet {
   // Adds templates/*.cuh: from METRALE_TEMPLATE_DIR when it is set (a ConfigError names the
   // variable and the path when it is not an existing directory), else the embedded copies.
   void add_embedded_templates(const EnvLookup& env = process_environment());
-  // Adds every *.cuh file of one directory; ConfigError when it is not a readable directory.
+  // Adds every *.cuh file under one directory, a file in a subdirectory by its relative path
+  // ("sub/x.cuh", as `#include "sub/x.cuh"` names it); ConfigError when it is not a readable
+  // directory.
   void add_directory(const std::string& directory);
 
   [[nodiscard]] const std::string* find(std::string_view name) const;
@@ -37,8 +43,19 @@ class SourceSet {
   // Hex digest of `name` and every set member it #includes (transitively); nullopt when
   // `name` is not in the set.
   [[nodiscard]] std::optional<std::string> digest(std::string_view name) const;
+  // Whether `name` or a source it includes (transitively) names a file that is not in the set,
+  // e.g. <cuda_bf16.h>: only such sources are compiled with the toolkit's include directory.
+  [[nodiscard]] bool reaches_outside(std::string_view name) const;
+  // The members digest(name) covers: `name` and the members its #include lines name, sorted.
+  [[nodiscard]] std::vector<std::string> digested_members(std::string_view name) const;
 
  private:
+  struct Closure {
+    std::set<std::string, std::less<>> members;  // `name` and the members it includes
+    bool reaches_outside = false;
+  };
+  [[nodiscard]] Closure closure(std::string_view name) const;
+
   std::map<std::string, std::string, std::less<>> sources_;
 };
 

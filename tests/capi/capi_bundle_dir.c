@@ -1,0 +1,136 @@
+/* capi_bundle_dir.c: metrale_runtime_options.bundle_dirs from C. Builds a hopper bundle with the
+ * CLI (NVRTC reachable there), then, in this process where NVRTC is hidden (CTest sets
+ * METRALE_NVRTC_LIBRARY to a path that does not exist) and with an empty disk cache each time:
+ * - options naming the bundle (after a directory that does not exist, ':'-separated) compile a
+ *   hopper kernel for sm_90: it can only have come from the bundle;
+ * - without the option, or with a version-1 struct_size that ends before the field, the same
+ *   compile fails and says no NVRTC was found;
+ * - a struct_size below version 1's is refused as a version error.
+ * Each case runs in its own child: the process-wide memory cache would otherwise carry one
+ * case's result into the next. Usage: capi_bundle_dir <path to metrale-jit>. Exit 0 when every
+ * check holds. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "metrale/metrale.h"
+
+static int failures = 0;
+
+#define CHECK(cond, ...)                                         \
+  do {                                                           \
+    if (!(cond)) {                                               \
+      fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                              \
+      fprintf(stderr, "\n");                                     \
+      ++failures;                                                \
+    }                                                            \
+  } while (0)
+
+enum expect { EXPECT_FROM_BUNDLE, EXPECT_NO_NVRTC };
+
+/* Opens a runtime with `bundle_dirs` (NULL: unset) and `struct_size`, compiles the hopper FP8
+ * kernel for sm_90 and checks the outcome. Returns the number of failed checks. */
+static int compile_case(const char* cache_dir, const char* bundle_dirs, size_t struct_size, enum expect expect) {
+  metrale_runtime_options options;
+  metrale_runtime_options_init(&options);
+  options.target = "hopper";
+  options.cache_dir = cache_dir;
+  options.bundle_dirs = bundle_dirs;
+  options.struct_size = struct_size;
+  metrale_runtime* rt = NULL;
+  if (metrale_runtime_open(&options, &rt) != METRALE_OK) {
+    fprintf(stderr, "open: %s\n", metrale_last_error());
+    return 1;
+  }
+  metrale_variant variant;
+  metrale_variant_init(&variant);
+  variant.kernel = "fp8_act_quant";
+  variant.source = "fp8_act_quant.cuh";
+  variant.name_expression = "metrale::kernels::per_token_group_quant_fp8<16, 1>";
+  variant.lanes = 16;
+  variant.groups = 1;
+  uint32_t id = 0;
+  CHECK(metrale_registry_declare(rt, &variant, &id) == METRALE_OK, "declare: %s", metrale_last_error());
+  metrale_build_result result;
+  metrale_build_result_init(&result);
+  CHECK(metrale_registry_compile(rt, id, "sm_90", &result) == METRALE_OK, "compile: %s", metrale_last_error());
+  if (expect == EXPECT_FROM_BUNDLE) {
+    CHECK(result.ok == 1, "the bundle serves the kernel with NVRTC hidden: %s", result.reason ? result.reason : "");
+  } else {
+    CHECK(result.ok == 0, "without the bundle nothing can compile the kernel");
+    CHECK(result.log != NULL && strstr(result.log, "no NVRTC was found") != NULL, "the log says why: %s",
+          result.log ? result.log : "(null)");
+  }
+  metrale_runtime_close(rt);
+  return failures;
+}
+
+/* Runs compile_case in a child; returns its failure count (1 when it died). */
+static int in_child(const char* cache_dir, const char* bundle_dirs, size_t struct_size, enum expect expect) {
+  fflush(stderr);
+  const pid_t child = fork();
+  if (child == 0) {
+    failures = 0; /* the parent's count so far is not this case's */
+    _exit(compile_case(cache_dir, bundle_dirs, struct_size, expect) == 0 ? 0 : 1);
+  }
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child) {
+    return 1;
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: capi_bundle_dir <path to metrale-jit>\n");
+    return 2;
+  }
+  char work[] = "/tmp/metrale-capi-bundle-XXXXXX";
+  if (mkdtemp(work) == NULL) {
+    perror("mkdtemp");
+    return 1;
+  }
+  unsetenv("METRALE_BUNDLE_DIR");
+  char command[4096];
+  snprintf(command, sizeof command,
+           "METRALE_NVRTC_LIBRARY= METRALE_CACHE_DIR='%s/build-cache' '%s' build --target hopper --bundle '%s/bundle'"
+           " >/dev/null",
+           work, argv[1], work);
+  CHECK(system(command) == 0, "metrale-jit build --bundle: %s", command);
+
+  char bundle_list[1024];
+  snprintf(bundle_list, sizeof bundle_list, "%s/not-a-bundle:%s/bundle", work, work);
+  char caches[4][1024];
+  for (int i = 0; i < 4; ++i) {
+    snprintf(caches[i], sizeof caches[i], "%s/empty-cache-%d", work, i);
+  }
+  const size_t full = sizeof(metrale_runtime_options);
+  const size_t version1 = offsetof(metrale_runtime_options, bundle_dirs);
+  CHECK(in_child(caches[0], bundle_list, full, EXPECT_FROM_BUNDLE) == 0, "bundle_dirs names the bundle");
+  CHECK(in_child(caches[1], NULL, full, EXPECT_NO_NVRTC) == 0, "no bundle_dirs");
+  CHECK(in_child(caches[2], bundle_list, version1, EXPECT_NO_NVRTC) == 0,
+        "a version-1 struct_size: the field is not read");
+
+  metrale_runtime_options too_small;
+  metrale_runtime_options_init(&too_small);
+  too_small.struct_size = version1 - 1;
+  metrale_runtime* rt = NULL;
+  CHECK(metrale_runtime_open(&too_small, &rt) == METRALE_ERROR_VERSION, "a struct_size below version 1's is refused");
+  CHECK(rt == NULL, "and nothing is opened");
+  CHECK(strstr(metrale_last_error(), "struct_size") != NULL, "the error names struct_size: %s", metrale_last_error());
+
+  snprintf(command, sizeof command, "rm -rf '%s'", work);
+  if (system(command) != 0) {
+    fprintf(stderr, "could not remove %s\n", work);
+  }
+  if (failures == 0) {
+    printf("all C ABI bundle checks passed\n");
+  }
+  return failures == 0 ? 0 : 1;
+}
