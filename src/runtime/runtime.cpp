@@ -57,8 +57,13 @@ std::unique_ptr<Runtime> Runtime::open(RuntimeOptions options) {
   std::string reason;
   switch (options.backend) {
     case BackendChoice::kHost: {
-      auto host = std::make_unique<HostBackend>(
-          HostBackendOptions{.sm_count = options.host_sm_count, .worker_threads = options.host_worker_threads});
+      auto host = std::make_unique<HostBackend>(HostBackendOptions{
+          .sm_count = options.host_sm_count,
+          .worker_threads = options.host_worker_threads,
+          .jit_cache_dir = options.cache_dir ? std::optional<std::filesystem::path>(
+                                                   std::filesystem::path(*options.cache_dir) / "host")
+                                             : std::nullopt,
+          .jit_env = options.env});
       for (HostKernelInfo& kernel : options.host_kernels) {
         host->add_kernel(std::move(kernel));
       }
