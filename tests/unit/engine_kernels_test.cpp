@@ -7,6 +7,8 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <future>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -30,9 +32,14 @@ std::string read_text(const std::string& path) {
 }
 
 // A host runtime on the engine's test target, the JIT's objects in `cache`.
-std::unique_ptr<metrale::Runtime> open_engine_runtime(const std::string& templates, const std::string& cache) {
+std::unique_ptr<metrale::Runtime> open_engine_runtime(const std::string& templates, const std::string& cache,
+                                                      std::function<void()> background_gate = {}) {
   metrale::RuntimeOptions options =
       metrale::test::isolated_runtime_options(metrale::BackendChoice::kHost, 84, "engine_test");
+  if (background_gate) {
+    options.load_mode = metrale::LoadMode::kBackgroundTwins;
+    options.registry->background_gate = std::move(background_gate);
+  }
   options.host_worker_threads = 2;
   options.cache_dir = cache;
   options.env = [](const char* name) -> std::optional<std::string> {
@@ -126,4 +133,33 @@ TEST_CASE("an engine's broken template is an absent handle whose reason quotes t
   // With the lever on, the guard sees the twin absent and says so.
   test_engine::MirrorScale engine(*runtime);
   CHECK(metrale::guard_pick(runtime->kernel_handle(test_engine::kTwin), true, {}).reason == metrale::kGuardTwinAbsent);
+}
+
+TEST_CASE("an engine's twin builds in the background of the same open, after the parents", "[engine][host]") {
+  metrale::test::TempDir cache("metrale-engine-jit-background");
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  auto runtime =
+      open_engine_runtime(kEngineData + "/templates", cache.path().string(), [released] { released.wait(); });
+  // open() returned with the parents built (the engine's and the library's); the twin waits.
+  CHECK(runtime->kernel_handle(test_engine::kParent).present());
+  CHECK(runtime->kernel_handle("ssm_ba_gates").present());
+  CHECK_FALSE(runtime->kernel_handle(test_engine::kTwin).present());
+  test_engine::MirrorScale engine(*runtime);
+  metrale::GpuBackend& gpu = *runtime->backend();
+  const std::vector<float> x = metrale::ref::random_floats(64 * 128, 5, -2, 2);
+  const metrale::DevicePtr in = metrale::test::upload(gpu, x);
+  const metrale::DevicePtr out =
+      metrale::test::upload(gpu, std::vector<float>(x.size(), std::numeric_limits<float>::quiet_NaN()));
+  CHECK(engine.run(in, out, 2.0F, 64, true).reason == metrale::kGuardTwinAbsent);
+  release.set_value();
+  runtime->registry().wait_background();
+  REQUIRE(runtime->kernel_handle(test_engine::kTwin).present());
+  const metrale::GuardPick pick = engine.run(in, out, 2.0F, 64, true);
+  CHECK(pick.twin);
+  const std::vector<float> got = download(gpu, out, x.size());
+  const std::vector<float> want = reference(x, 2.0F, 128);
+  CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+  gpu.free(in);
+  gpu.free(out);
 }
