@@ -15,17 +15,21 @@ constexpr std::size_t kFirstConditionSlot = 3;
 
 }  // namespace
 
-GuardPick guard_pick(KernelHandle twin, bool lever, std::initializer_list<GuardCondition> conditions) {
-  if (!lever) {
-    return {false, kGuardLeverOff};
-  }
-  if (!twin.present()) {
-    return {false, kGuardTwinAbsent};
-  }
+std::optional<std::string_view> first_failed(std::initializer_list<GuardCondition> conditions) {
   for (const GuardCondition& condition : conditions) {
     if (!condition.holds) {
-      return {false, condition.reason};
+      return condition.reason;
     }
+  }
+  return std::nullopt;
+}
+
+GuardPick guard_pick(KernelHandle twin, bool lever, std::initializer_list<GuardCondition> conditions) {
+  if (const auto reason = first_failed({{kGuardLeverOff, lever}, {kGuardTwinAbsent, twin.present()}})) {
+    return {false, *reason};
+  }
+  if (const auto reason = first_failed(conditions)) {
+    return {false, *reason};
   }
   return {true, {}};
 }

@@ -150,6 +150,9 @@ TEST_CASE("the guard helper: lever, then handle, then each condition; logs count
   const metrale::GuardPick twin = metrale::guard_pick(present, true, {{"a", true}, {"b", true}});
   CHECK(twin.twin);
   CHECK(twin.reason.empty());
+  CHECK(metrale::first_failed({{"a", true}, {"b", false}, {"c", false}}) == "b");
+  CHECK_FALSE(metrale::first_failed({{"a", true}}).has_value());
+  CHECK_FALSE(metrale::first_failed({}).has_value());
   metrale::KernelGuard guard("g", 2);
   CHECK(guard.pick(present, true, {{"a", true}, {"b", false}}).reason == "b");
   CHECK_THROWS_AS(guard.pick(present, true, {{"a", true}}), metrale::ArgumentError);

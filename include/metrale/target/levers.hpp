@@ -78,6 +78,10 @@ struct GuardPick {
   std::string_view reason;  // empty when the twin runs
 };
 
+// The reason of the first condition that does not hold, or nullopt when all hold; a guard's
+// rules as one table. Every condition is evaluated, so each must be safe to compute. Pure.
+std::optional<std::string_view> first_failed(std::initializer_list<GuardCondition> conditions);
+
 // The verdict alone: the lever, then the twin's handle, then each condition in order. Pure.
 GuardPick guard_pick(KernelHandle twin, bool lever, std::initializer_list<GuardCondition> conditions);
 
