@@ -8,6 +8,7 @@
 #include "host/host_jit.hpp"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
@@ -16,12 +17,16 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
+#include "ground/log.hpp"
 #include "host/host_compiler.hpp"
 #include "jit/cache_key.hpp"
+#include "jit/cache_location.hpp"
 #include "jit/compile_target.hpp"
 #include "metrale/host/thread_context.hpp"
 #include "metrale/jit/source_set.hpp"
@@ -81,8 +86,15 @@ void make_library_global() {
   }
 }
 
-std::filesystem::path private_temp_dir() {
-  return std::filesystem::temp_directory_path() / fmt::format("metrale-host-jit-{}", ::getpid());
+// The reason `path` may not hold or be a loaded object ("" when it may).
+std::string refusal_of(const std::filesystem::path& path, bool directory) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0) {
+    return fmt::format("{} cannot be inspected: {}", path.string(), std::strerror(errno));
+  }
+  const CachePathRefusal refusal =
+      directory ? cache_dir_refusal(info, ::geteuid()) : cache_entry_refusal(info, ::geteuid());
+  return refusal == CachePathRefusal::none ? std::string() : describe_refusal(refusal, path, info, ::geteuid());
 }
 
 }  // namespace
@@ -133,7 +145,37 @@ std::optional<std::filesystem::path> host_jit_include_dir(const EnvLookup& env) 
 }
 
 HostJit::HostJit(std::optional<std::filesystem::path> cache_dir, EnvLookup env)
-    : cache_dir_(cache_dir ? std::move(*cache_dir) : private_temp_dir()), env_(std::move(env)) {}
+    : requested_dir_(std::move(cache_dir)), env_(std::move(env)) {}
+
+HostJit::~HostJit() {
+  if (private_dir_ && object_dir_) {
+    std::error_code ignored;  // mapped objects stay valid once unlinked
+    std::filesystem::remove_all(*object_dir_, ignored);
+  }
+}
+
+const std::filesystem::path& HostJit::object_dir() {
+  if (object_dir_) {
+    return *object_dir_;
+  }
+  if (requested_dir_) {
+    std::error_code error;
+    if (std::filesystem::create_directories(*requested_dir_, error)) {
+      std::filesystem::permissions(*requested_dir_, std::filesystem::perms::owner_all, error);
+    }
+    const std::string refusal = error ? error.message() : refusal_of(*requested_dir_, true);
+    if (refusal.empty()) {
+      object_dir_ = *requested_dir_;
+      return *object_dir_;
+    }
+    logger().warn("host JIT: {}; its objects go to a private folder, not reused across processes", refusal);
+  }
+  std::string pattern = (std::filesystem::temp_directory_path() / "metrale-host-jit-XXXXXX").string();
+  object_dir_ =
+      ::mkdtemp(pattern.data()) != nullptr ? std::filesystem::path(pattern) : std::filesystem::temp_directory_path();
+  private_dir_ = object_dir_ != std::filesystem::temp_directory_path();
+  return *object_dir_;
+}
 
 HostJitStats HostJit::stats() const {
   const std::lock_guard lock(mutex_);
@@ -171,20 +213,25 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
                      fmt::format("{}", fmt::join(kFlags, " ")),
                      hex_digest(XXH3_64bits(unit.data(), unit.size()), 0) + set.digest(request.source).value_or("") +
                          headers_digest(*include_dir)};
+  const std::filesystem::path& dir = object_dir();
   const std::filesystem::path object =
-      cache_dir_ / fmt::format("{}.{}.host.{}.so", sanitize_cache_name_part(key.kernel, 48),
-                               sanitize_cache_name_part(key.params_tag, 48), key.digest().substr(0, 16));
+      dir / fmt::format("{}.{}.host.{}.so", sanitize_cache_name_part(key.kernel, 48),
+                        sanitize_cache_name_part(key.params_tag, 48), key.digest().substr(0, 16));
   std::error_code error;
-  if (std::filesystem::is_regular_file(object, error)) {
-    HostJitResult loaded = load_object(object, request);
-    if (loaded.kernel) {
-      ++stats_.cache_hits;
-      loaded.from_cache = true;
-      return loaded;
+  if (std::filesystem::exists(object, error)) {
+    if (const std::string refusal = refusal_of(object, false); !refusal.empty()) {
+      logger().warn("host JIT: {}; not loaded, compiled again", refusal);
+    } else {
+      HostJitResult loaded = load_object(object, request);
+      if (loaded.kernel) {
+        ++stats_.cache_hits;
+        loaded.from_cache = true;
+        return loaded;
+      }
+      logger().warn("host JIT: {}; compiled again", loaded.reason);
     }
-    std::filesystem::remove(object, error);  // unreadable or stale: compile again
   }
-  const std::filesystem::path work = cache_dir_ / fmt::format(".work-{}-{}", key.digest().substr(0, 16), ::getpid());
+  const std::filesystem::path work = dir / fmt::format(".work-{}-{}", key.digest().substr(0, 16), ::getpid());
   std::filesystem::create_directories(work, error);
   if (error) {
     return refuse(fmt::format("cannot create {}: {}", work.string(), error.message()));
@@ -217,6 +264,12 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
     }
     return refuse(fmt::format("{} failed (exit {}):\n{}", search.compiler->identity, ran.exit_code, log));
   }
+  // Whatever the umask, the kept object is writable by its owner only (loading checks that).
+  std::filesystem::permissions(work / "unit.so",
+                               std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                                   std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                                   std::filesystem::perms::others_exec,
+                               error);
   std::filesystem::rename(work / "unit.so", object, error);
   const std::string rename_error = error ? error.message() : std::string();
   std::filesystem::remove_all(work, error);

@@ -53,18 +53,25 @@ std::optional<std::filesystem::path> host_jit_include_dir(const EnvLookup& env);
 
 class HostJit {
  public:
-  // `cache_dir`: where objects are kept (created when missing); nullopt: a private temporary
-  // folder, nothing reused across processes.
+  // `cache_dir`: where objects are kept (created when missing). A loaded object is code, so the
+  // folder must be the current user's and writable by no one else, and so must an object before
+  // it is loaded; otherwise (and for nullopt) a private folder (mkdtemp) is used, nothing reused
+  // across processes, and removed with the HostJit.
   HostJit(std::optional<std::filesystem::path> cache_dir, EnvLookup env);
+  HostJit(const HostJit&) = delete;
+  HostJit& operator=(const HostJit&) = delete;
+  ~HostJit();
 
   HostJitResult build(const HostJitRequest& request);
   [[nodiscard]] HostJitStats stats() const;
-  [[nodiscard]] const std::filesystem::path& cache_dir() const { return cache_dir_; }
 
  private:
   HostJitResult load_object(const std::filesystem::path& object, const HostJitRequest& request) const;
+  const std::filesystem::path& object_dir();  // chosen on first use; called with mutex_ held
 
-  std::filesystem::path cache_dir_;
+  std::optional<std::filesystem::path> requested_dir_;
+  std::optional<std::filesystem::path> object_dir_;
+  bool private_dir_ = false;
   EnvLookup env_;
   mutable std::mutex mutex_;
   HostJitStats stats_;

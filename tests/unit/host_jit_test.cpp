@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -116,6 +117,42 @@ TEST_CASE("the host JIT's second run of a kernel loads the cached object without
     REQUIRE(load_parent(gpu, edited).present());
     CHECK(gpu.jit_stats().compiles == 1);
     CHECK(gpu.jit_stats().cache_hits == 0);
+  }
+}
+
+TEST_CASE("the host JIT loads no object others may write", "[host][jit][engine]") {
+  metrale::test::TempDir cache("metrale-host-jit-perms");
+  const Sources sources = engine_sources();
+  {
+    metrale::HostBackend gpu(jit_options(cache.path()));
+    REQUIRE(load_parent(gpu, sources).present());
+    CHECK(gpu.jit_stats().compiles == 1);
+  }
+  // An object made group-writable is not loaded: compiled again (and kept owner-writable only).
+  std::filesystem::path object;
+  for (const auto& entry : std::filesystem::directory_iterator(cache.path())) {
+    if (entry.path().extension() == ".so") {
+      object = entry.path();
+    }
+  }
+  REQUIRE_FALSE(object.empty());
+  std::filesystem::permissions(object, std::filesystem::perms::group_write, std::filesystem::perm_options::add);
+  {
+    metrale::HostBackend gpu(jit_options(cache.path()));
+    const metrale::KernelHandle kernel = load_parent(gpu, sources);
+    REQUIRE(kernel.present());
+    CHECK(gpu.jit_stats().compiles == 1);
+    CHECK(gpu.jit_stats().cache_hits == 0);
+    check_runs(gpu, kernel, 9);
+  }
+  CHECK((std::filesystem::status(object).permissions() & std::filesystem::perms::group_write) ==
+        std::filesystem::perms::none);
+  // A cache folder anyone may write is not used: objects go to a private folder, not reused.
+  std::filesystem::permissions(cache.path(), std::filesystem::perms::all);
+  for (int run = 0; run < 2; ++run) {
+    metrale::HostBackend gpu(jit_options(cache.path()));
+    REQUIRE(load_parent(gpu, sources).present());
+    CHECK(gpu.jit_stats().compiles == 1);
   }
 }
 
