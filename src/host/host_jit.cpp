@@ -74,6 +74,11 @@ std::string headers_digest(const std::filesystem::path& include_dir) {
   return hex_digest(hash.high64, hash.low64);
 }
 
+std::string unit_digest(const std::string& unit) {
+  const XXH128_hash_t hash = XXH3_128bits(unit.data(), unit.size());
+  return hex_digest(hash.high64, hash.low64);
+}
+
 bool plain_file_name(const std::string& name) {
   return !name.empty() && name.front() != '.' && name.find('/') == std::string::npos;
 }
@@ -197,7 +202,11 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
     return refuse(
         fmt::format("no folder holds {} (set METRALE_INCLUDE_DIR to the installed include folder)", kPrelude));
   }
-  const CompilerSearch search = find_system_compiler(env_);
+  if (!compiler_) {  // once per HostJit: `--version` is a process start
+    compiler_ = find_system_compiler(env_);
+    headers_digest_ = headers_digest(*include_dir);
+  }
+  const CompilerSearch& search = *compiler_;
   if (!search.compiler) {
     return refuse(search.problem);
   }
@@ -211,8 +220,7 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
                      "host",
                      search.compiler->identity,
                      fmt::format("{}", fmt::join(kFlags, " ")),
-                     hex_digest(XXH3_64bits(unit.data(), unit.size()), 0) + set.digest(request.source).value_or("") +
-                         headers_digest(*include_dir)};
+                     unit_digest(unit) + set.digest(request.source).value_or("") + headers_digest_};
   const std::filesystem::path& dir = object_dir();
   const std::filesystem::path object =
       dir / fmt::format("{}.{}.host.{}.so", sanitize_cache_name_part(key.kernel, 48),

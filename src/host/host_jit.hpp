@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "host/host_compiler.hpp"
 #include "metrale/environment.hpp"
 #include "metrale/host/host_kernel.hpp"
 
@@ -69,6 +70,8 @@ class HostJit {
   HostJitResult load_object(const std::filesystem::path& object, const HostJitRequest& request) const;
   const std::filesystem::path& object_dir();  // chosen on first use; called with mutex_ held
 
+  std::optional<CompilerSearch> compiler_;  // found on first use
+  std::string headers_digest_;              // of the include folder, with compiler_
   std::optional<std::filesystem::path> requested_dir_;
   std::optional<std::filesystem::path> object_dir_;
   bool private_dir_ = false;
