@@ -49,6 +49,12 @@ struct RuntimeOptions {
   // An engine's own kernels for the host backend (make_host_kernel over a template compiled with
   // metrale/host/cuda_host_prelude.hpp), loadable beside the library's; ignored on a device.
   std::vector<HostKernelInfo> host_kernels;
+  // An engine's own template sources (file name -> text), beside the library's templates; a
+  // declaration's `source` names one of them (or a library template).
+  std::map<std::string, std::string> sources;
+  // An engine's kernels: a target's HARDWARE.toml ships them by these names, and open() builds
+  // them with the library's own in one batch (parents first, background variants after).
+  std::vector<KernelDeclaration> kernels;
   EnvLookup env = process_environment();
   std::optional<KernelRegistry::Options> registry;  // default: the process memory cache + disk cache
   // The disk cache's directory instead of METRALE_CACHE_DIR / XDG_CACHE_HOME / ~/.cache/metrale
@@ -77,6 +83,9 @@ class Runtime {
   [[nodiscard]] const Levers& levers() const { return levers_; }
   [[nodiscard]] KernelRegistry& registry() { return *registry_; }
   [[nodiscard]] std::optional<VariantId> variant_id(std::string_view kernel) const;
+  // The registry handle of a kernel the target ships (the library's or an engine's), read
+  // lock-free; 0 when absent (not shipped, still building, failed, or no device).
+  [[nodiscard]] KernelHandle kernel_handle(std::string_view kernel) const;
 
   // The op's kernels as loaded now (absent while a background twin is still building).
   [[nodiscard]] ops::BaGatesKernels ba_gates_kernels() const;

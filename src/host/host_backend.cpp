@@ -14,6 +14,7 @@
 #include "ground/log.hpp"
 #include "host/builtin_kernels.hpp"
 #include "host/launch_limits.hpp"
+#include "jit/cache_location.hpp"
 #include "launch_profiler.hpp"
 #include "metrale/error.hpp"
 
@@ -76,6 +77,9 @@ std::string HostBackend::describe() const {
 KernelHandle HostBackend::load(const LoadRequest& request) {
   const std::lock_guard lock(kernels_mutex_);
   const HostKernelInfo* entry = table_.find(request.kernel, request.params);
+  if (entry == nullptr && request.sources != nullptr && !request.source.empty()) {
+    entry = compile_at_run_time(request);
+  }
   if (entry == nullptr) {
     throw BackendError(fmt::format("host backend has no kernel '{}' with params {} (it has: {})", request.kernel,
                                    request.params.tag(), table_.list()));
@@ -88,6 +92,32 @@ KernelHandle HostBackend::load(const LoadRequest& request) {
   }
   loaded_.push_back(*entry);
   return KernelHandle{loaded_.size()};
+}
+
+const HostKernelInfo* HostBackend::compile_at_run_time(const LoadRequest& request) {
+  if (!jit_) {
+    std::optional<std::filesystem::path> dir = options_.jit_cache_dir;
+    if (!dir) {
+      if (const CacheDirChoice chosen = choose_cache_dir(options_.jit_env); chosen.dir) {
+        dir = *chosen.dir / "host";
+      }
+    }
+    jit_ = std::make_unique<host::HostJit>(std::move(dir), options_.jit_env);
+  }
+  host::HostJitResult built =
+      jit_->build({request.kernel, request.params, request.name_expression, request.source, request.sources});
+  if (!built.kernel) {
+    throw BackendError(built.reason);
+  }
+  logger().debug("host JIT: {} {}", built.kernel->display_name,
+                 built.from_cache ? "loaded from the cache" : "compiled");
+  table_.add(std::move(*built.kernel));
+  return table_.find(request.kernel, request.params);
+}
+
+host::HostJitStats HostBackend::jit_stats() const {
+  const std::lock_guard lock(kernels_mutex_);
+  return jit_ ? jit_->stats() : host::HostJitStats{};
 }
 
 void HostBackend::launch(KernelHandle kernel, const LaunchConfig& config, std::span<const KernelArg> args) {

@@ -13,11 +13,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
 
+#include "host/host_jit.hpp"
 #include "host/host_kernel_table.hpp"
 #include "host/host_memory.hpp"
 #include "host/launch_traffic.hpp"
@@ -42,6 +44,11 @@ struct HostBackendOptions {
   unsigned worker_threads = 0;  // 0: std::thread::hardware_concurrency()
   std::size_t fiber_stack_bytes = kDefaultFiberStackBytes;
   bool profiled_kernels = false;  // the builtin kernels that record their accesses
+  // Where the run-time compiler keeps the objects of variants without a built-in instantiation
+  // (host/host_jit.hpp); nullopt: "host" in the disk cache's folder (METRALE_CACHE_DIR,
+  // XDG_CACHE_HOME, ~/.cache/metrale), or a private temporary folder when there is none.
+  std::optional<std::filesystem::path> jit_cache_dir;
+  EnvLookup jit_env = process_environment();  // CXX, PATH, METRALE_INCLUDE_DIR, the cache folder
 };
 
 // How much of a grid a profiled launch runs: the whole grid when budget_blocks is 0 or the grid
@@ -84,12 +91,20 @@ class HostBackend final : public GpuBackend {
 
   [[nodiscard]] const HostBackendOptions& options() const { return options_; }
   [[nodiscard]] std::size_t live_allocations() const { return memory_.live_allocations(); }
+  // The run-time compiler's counts (all zero until a variant without a built-in instantiation
+  // is loaded).
+  [[nodiscard]] host::HostJitStats jit_stats() const;
 
  private:
+  // A variant the table lacks, compiled by the system compiler and added; called with
+  // kernels_mutex_ held. BackendError with the reason (the compiler's log) when it cannot be.
+  const HostKernelInfo* compile_at_run_time(const LoadRequest& request);
+
   HostBackendOptions options_;
   mutable std::mutex kernels_mutex_;
   HostKernelTable table_;
   std::vector<HostKernelInfo> loaded_;  // handle value - 1 -> the entry it was loaded from
+  std::unique_ptr<host::HostJit> jit_;  // made on the first variant the table lacks
   host::HostMemory memory_;
   std::unique_ptr<host::GridExecutor> executor_;
   std::optional<ProfileSampling> profile_;

@@ -264,12 +264,20 @@ DeviceIndex KernelRegistry::load(GpuBackend& backend, LoadMode mode) {
 
 void KernelRegistry::load_ids(GpuBackend& backend, DeviceIndex device, std::span<const VariantId> ids) {
   if (!backend.needs_compiled_image()) {
+    const std::shared_ptr<const SourceSet> snapshot = sources();
     for (const VariantId id : ids) {
       const KernelVariant declared = variant(id);
       BuildRecord record{id, declared.kernel, declared.params, "host", BuildOrigin::kHost, nullptr, {}};
       try {
         handles_->set(id, device,
-                      backend.load(LoadRequest{declared.kernel, declared.params, declared.name_expression, {}, {}}));
+                      backend.load(LoadRequest{declared.kernel,
+                                               declared.params,
+                                               declared.name_expression,
+                                               {},
+                                               {},
+                                               ImageKind::kCubin,
+                                               declared.source,
+                                               &snapshot->sources()}));
       } catch (const Error& error) {
         record.load_error = error.what();
         logger().warn("kernel {} could not be loaded on {}: {}", declared.kernel, backend.device_key(), error.what());

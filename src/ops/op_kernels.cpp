@@ -1,54 +1,111 @@
-// op_kernels.cpp: name expressions of the five kernels, built from their parameters.
+// op_kernels.cpp: the library's five kernels declared to a KernelCatalog, and declaring a
+// target's entries to the registry through a catalog.
 #include "ops/op_kernels.hpp"
 
 #include <fmt/format.h>
 
 #include "metrale/error.hpp"
-#include "metrale/ops/fp8_act_quant.hpp"
-#include "metrale/ops/ssm_ba_gates.hpp"
+#include "ops/op_kernel_rules.hpp"
 #include "target/kernel_catalog.hpp"
 
 namespace metrale::ops {
+namespace {
 
-std::optional<KernelVariant> op_kernel_variant(std::string_view kernel, const KernelParams& params) {
-  KernelVariant variant;
-  variant.kernel = std::string(kernel);
-  variant.params = params;
-  if (kernel == kBaGatesParentKernel) {
-    variant.source = std::string(kBaGatesTemplateFile);
-    variant.name_expression = fmt::format("{}<{}, {}>", kBaGatesParentTemplate, params.block, params.lanes);
-  } else if (kernel == kBaGatesTwinKernel) {
-    variant.source = std::string(kBaGatesTemplateFile);
-    variant.name_expression =
-        fmt::format("{}<{}, {}, {}>", kBaGatesTwinTemplate, params.block, params.lanes, params.groups);
-    variant.background = true;
-  } else if (kernel == kBaGatesMmaKernel) {
-    // Declared in the background like a twin: until it arrives its guard says "kernel absent".
-    variant.source = std::string(kBaGatesMmaTemplateFile);
-    variant.name_expression = fmt::format("{}<{}, {}>", kBaGatesMmaTemplate, params.block, params.lanes);
-    variant.background = true;
-  } else if (kernel == kFp8QuantSharedKernel) {
-    variant.source = std::string(kFp8QuantTemplateFile);
-    variant.name_expression = fmt::format("{}<{}, {}>", kFp8QuantSharedTemplate, params.lanes, params.groups);
-  } else if (kernel == kFp8QuantTwinKernel) {
-    variant.source = std::string(kFp8QuantTemplateFile);
-    variant.name_expression = fmt::format("{}<{}, {}>", kFp8QuantTwinTemplate, params.lanes, params.groups);
-    variant.background = true;
-  } else {
+KernelCatalog make_library_catalog() {
+  const auto named = [](std::string_view template_name, std::string_view args) {
+    return fmt::format("{}<{}>", template_name, args);
+  };
+  KernelCatalog catalog;
+  catalog.add({std::string(kBaGatesParentKernel),
+               std::string(kBaGatesTemplateFile),
+               named(kBaGatesParentTemplate, "{block}, {lanes}"),
+               {"block", "lanes"},
+               {},
+               false,
+               false,
+               check_ssm_ba_gates});
+  catalog.add({std::string(kBaGatesTwinKernel),
+               std::string(kBaGatesTemplateFile),
+               named(kBaGatesTwinTemplate, "{block}, {lanes}, {groups}"),
+               {"block", "lanes", "groups"},
+               std::string(kBaGatesParentKernel),
+               true,
+               true,
+               check_ssm_ba_gates_hopper});
+  // Declared in the background like a twin: until it arrives its guard says "kernel absent".
+  catalog.add({std::string(kBaGatesMmaKernel),
+               std::string(kBaGatesMmaTemplateFile),
+               named(kBaGatesMmaTemplate, "{block}, {lanes}"),
+               {"block", "lanes"},
+               {},
+               false,
+               true,
+               check_ssm_ba_gates_mma});
+  catalog.add({std::string(kFp8QuantSharedKernel),
+               std::string(kFp8QuantTemplateFile),
+               named(kFp8QuantSharedTemplate, "{lanes}, {groups}"),
+               {"lanes", "groups"},
+               {},
+               false,
+               false,
+               check_fp8_act_quant});
+  // The FP8 group max is exact in any order, so its twin may split a group differently.
+  catalog.add({std::string(kFp8QuantTwinKernel),
+               std::string(kFp8QuantTemplateFile),
+               named(kFp8QuantTwinTemplate, "{lanes}, {groups}"),
+               {"lanes", "groups"},
+               std::string(kFp8QuantSharedKernel),
+               false,
+               true,
+               check_fp8_act_quant_hopper});
+  return catalog;
+}
+
+}  // namespace
+
+const KernelCatalog& library_catalog() {
+  static const KernelCatalog catalog = make_library_catalog();
+  return catalog;
+}
+
+std::optional<KernelParamsProblem> check_kernel_params(std::string_view kernel, const KernelParams& params) {
+  return library_catalog().check(kernel, params);
+}
+
+std::optional<std::string> kernel_params_violation(std::string_view kernel, const KernelParams& params) {
+  auto found = check_kernel_params(kernel, params);
+  if (!found) {
     return std::nullopt;
   }
-  return variant;
+  return std::move(found->reason);
+}
+
+std::optional<KernelVariant> op_kernel_variant(std::string_view kernel, const KernelParams& params) {
+  if (library_catalog().find(kernel) == nullptr) {
+    return std::nullopt;
+  }
+  return library_catalog().variant(kernel, params);
+}
+
+KernelVariant target_kernel_variant(const HardwareTarget& target, const KernelEntry& entry,
+                                    const KernelCatalog& catalog) {
+  if (!entry.source.empty()) {
+    return KernelVariant{entry.name, entry.source, expand_kernel_expression(entry.expression, entry.params),
+                         entry.params, false};
+  }
+  if (catalog.find(entry.name) == nullptr) {
+    throw ConfigError(fmt::format("{}: kernels.{}: no declaration of this kernel (known: {})", target.source,
+                                  entry.name, fmt::join(catalog.names(), ", ")));
+  }
+  return catalog.variant(entry.name, entry.params);
 }
 
 std::map<std::string, VariantId, std::less<>> declare_target_kernels(KernelRegistry& registry,
-                                                                     const HardwareTarget& target) {
+                                                                     const HardwareTarget& target,
+                                                                     const KernelCatalog& catalog) {
   std::map<std::string, VariantId, std::less<>> ids;
   for (const KernelEntry& entry : target.kernels) {
-    auto variant = op_kernel_variant(entry.name, entry.params);
-    if (!variant) {
-      throw ConfigError(fmt::format("{}: kernels.{}: no template is known for this kernel", target.source, entry.name));
-    }
-    ids.emplace(entry.name, registry.declare(std::move(*variant)));
+    ids.emplace(entry.name, registry.declare(target_kernel_variant(target, entry, catalog)));
   }
   return ids;
 }

@@ -1,7 +1,7 @@
-// ops/op_kernels.hpp: how the library's own kernels are declared to the registry: the
-// template file and name expression of every kernel a HARDWARE.toml may ship.
-// Invariants: this is the one place that spells a name expression; a twin is declared as a
-// background variant (it may arrive after the runtime opens, and the guards then pick the
+// ops/op_kernels.hpp: the library's own kernels as catalog declarations (template file, name
+// expression pattern, parameters, rules), made through the KernelCatalog an engine uses.
+// Invariants: this is the one place that spells a library name expression; a twin is declared
+// as a background variant (it may arrive after the runtime opens, and the guards then pick the
 // parent, which computes the same bytes).
 #pragma once
 
@@ -33,12 +33,25 @@ inline constexpr std::string_view kFp8QuantSharedTemplate = "metrale::kernels::p
 inline constexpr std::string_view kFp8QuantTwinTemplate = "metrale::kernels::per_token_group_quant_fp8_hopper";
 inline constexpr std::string_view kFp8QuantTemplateFile = "fp8_act_quant.cuh";
 
-// The registry variant for one shipped kernel entry; nullopt for a kernel name the library
-// does not know (the HARDWARE.toml loader refuses those before they get here).
+// The library's five kernels, declared once per process.
+const KernelCatalog& library_catalog();
+
+// The first rule `params` breaks for one of the library's kernels, or nullopt. Pure.
+std::optional<KernelParamsProblem> check_kernel_params(std::string_view kernel, const KernelParams& params);
+// The same, as one sentence ("groups = 20: must be in [1, 16] ..."). Pure.
+std::optional<std::string> kernel_params_violation(std::string_view kernel, const KernelParams& params);
+
+// The registry variant of one of the library's kernels; nullopt for a name it does not know.
 std::optional<KernelVariant> op_kernel_variant(std::string_view kernel, const KernelParams& params);
+
+// The registry variant of one shipped entry: from the entry itself when the target file declares
+// it in full, else from `catalog`. ConfigError naming the file when the catalog lacks it.
+KernelVariant target_kernel_variant(const HardwareTarget& target, const KernelEntry& entry,
+                                    const KernelCatalog& catalog);
 
 // Declares every kernel the target ships; returns kernel name -> variant id.
 std::map<std::string, VariantId, std::less<>> declare_target_kernels(KernelRegistry& registry,
-                                                                     const HardwareTarget& target);
+                                                                     const HardwareTarget& target,
+                                                                     const KernelCatalog& catalog = library_catalog());
 
 }  // namespace metrale::ops

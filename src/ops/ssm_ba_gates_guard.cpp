@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "ground/log.hpp"
+#include "metrale/target/levers.hpp"
 #include "ops/op_verdict.hpp"
 
 namespace metrale::ops {
@@ -16,25 +17,12 @@ std::uint32_t ba_gates_min_tokens(std::uint32_t sm_count) { return min_ctas(sm_c
 std::optional<std::string_view> ssm_ba_gates_hopper_reject(bool requested, bool kernel_present, std::uint32_t m,
                                                            std::uint32_t n, std::uint32_t k, std::uint32_t k_stride,
                                                            std::uint32_t sm_count) {
-  if (!requested) {
-    return kBaGatesRejects[0];
-  }
-  if (!kernel_present) {
-    return kBaGatesRejects[1];
-  }
-  if (n == 0 || k == 0) {
-    return kBaGatesRejects[2];
-  }
-  if (k % 8 != 0) {
-    return kBaGatesRejects[3];
-  }
-  if (k_stride < k) {
-    return kBaGatesRejects[4];
-  }
-  if (m < ba_gates_min_tokens(sm_count)) {
-    return kBaGatesRejects[5];
-  }
-  return std::nullopt;
+  return first_failed({{kBaGatesRejects[0], requested},
+                       {kBaGatesRejects[1], kernel_present},
+                       {kBaGatesRejects[2], n != 0 && k != 0},
+                       {kBaGatesRejects[3], k % 8 == 0},
+                       {kBaGatesRejects[4], k_stride >= k},
+                       {kBaGatesRejects[5], m >= ba_gates_min_tokens(sm_count)}});
 }
 
 BaGatesPick ba_gates_pick(bool requested, KernelHandle parent, KernelHandle twin, std::uint32_t m, std::uint32_t n,

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "ground/log.hpp"
+#include "metrale/target/levers.hpp"
 
 namespace metrale::ops {
 
@@ -19,34 +20,15 @@ std::uint32_t ba_gates_mma_min_tokens(std::uint32_t sm_count, std::uint32_t toke
 }
 
 std::optional<std::string_view> ssm_ba_gates_mma_reject(const BaGatesMmaQuery& q) {
-  if (!q.requested) {
-    return kBaGatesMmaRejects[0];
-  }
-  if (!q.kernel_present) {
-    return kBaGatesMmaRejects[1];
-  }
-  if (!q.compute_capability || *q.compute_capability < kBaGatesMmaMinCc) {
-    return kBaGatesMmaRejects[2];
-  }
-  if (q.n == 0 || q.k == 0) {
-    return kBaGatesMmaRejects[3];
-  }
-  if (q.n > kBaGatesMmaMaxN) {
-    return kBaGatesMmaRejects[4];
-  }
-  if (q.k % 8 != 0 || q.k_stride % 8 != 0) {
-    return kBaGatesMmaRejects[5];
-  }
-  if (q.k_stride < q.k) {
-    return kBaGatesMmaRejects[6];
-  }
-  if (!q.aligned) {
-    return kBaGatesMmaRejects[7];
-  }
-  if (q.m < ba_gates_mma_min_tokens(q.sm_count, q.tokens_per_block)) {
-    return kBaGatesMmaRejects[8];
-  }
-  return std::nullopt;
+  return first_failed({{kBaGatesMmaRejects[0], q.requested},
+                       {kBaGatesMmaRejects[1], q.kernel_present},
+                       {kBaGatesMmaRejects[2], q.compute_capability && *q.compute_capability >= kBaGatesMmaMinCc},
+                       {kBaGatesMmaRejects[3], q.n != 0 && q.k != 0},
+                       {kBaGatesMmaRejects[4], q.n <= kBaGatesMmaMaxN},
+                       {kBaGatesMmaRejects[5], q.k % 8 == 0 && q.k_stride % 8 == 0},
+                       {kBaGatesMmaRejects[6], q.k_stride >= q.k},
+                       {kBaGatesMmaRejects[7], q.aligned},
+                       {kBaGatesMmaRejects[8], q.m >= ba_gates_mma_min_tokens(q.sm_count, q.tokens_per_block)}});
 }
 
 BaGatesPick ba_gates_pick_with_mma(const BaGatesMmaQuery& query, KernelHandle mma, bool twin_requested,

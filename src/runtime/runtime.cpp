@@ -57,8 +57,13 @@ std::unique_ptr<Runtime> Runtime::open(RuntimeOptions options) {
   std::string reason;
   switch (options.backend) {
     case BackendChoice::kHost: {
-      auto host = std::make_unique<HostBackend>(
-          HostBackendOptions{.sm_count = options.host_sm_count, .worker_threads = options.host_worker_threads});
+      auto host = std::make_unique<HostBackend>(HostBackendOptions{
+          .sm_count = options.host_sm_count,
+          .worker_threads = options.host_worker_threads,
+          .jit_cache_dir = options.cache_dir ? std::optional<std::filesystem::path>(
+                                                   std::filesystem::path(*options.cache_dir) / "host")
+                                             : std::nullopt,
+          .jit_env = options.env});
       for (HostKernelInfo& kernel : options.host_kernels) {
         host->add_kernel(std::move(kernel));
       }
@@ -91,11 +96,18 @@ std::unique_ptr<Runtime> Runtime::open_with(std::unique_ptr<GpuBackend> backend,
 }
 
 void Runtime::initialise(RuntimeOptions& options) {
-  const auto targets = load_targets(options.env);
+  KernelCatalog catalog = ops::library_catalog();
+  for (KernelDeclaration& declaration : options.kernels) {
+    catalog.add(std::move(declaration));
+  }
+  const auto targets = load_targets(options.env, catalog);
   target_ = choose_target(targets, options, backend_.get());
   levers_ = resolve_levers(target_, options.env);
   SourceSet sources;
   sources.add_embedded_templates(options.env);
+  for (auto& [name, text] : options.sources) {
+    sources.add_source(name, std::move(text));
+  }
   const bool given = options.registry.has_value();
   KernelRegistry::Options registry_options = given ? std::move(*options.registry) : KernelRegistry::Options{};
   if (!given && options.cache_dir) {
@@ -114,7 +126,7 @@ void Runtime::initialise(RuntimeOptions& options) {
     registry_options.bundles = nullptr;  // the environment given names none
   }
   registry_ = std::make_unique<KernelRegistry>(std::move(sources), std::move(registry_options));
-  variant_ids_ = ops::declare_target_kernels(*registry_, target_);
+  variant_ids_ = ops::declare_target_kernels(*registry_, target_, catalog);
   const ops::BaGatesKernels ba_defaults;
   const ops::Fp8QuantKernels fp8_defaults;
   ba_parent_ = resolve_slot(ops::kBaGatesParentKernel, ba_defaults.parent_params);
@@ -138,6 +150,11 @@ std::optional<VariantId> Runtime::variant_id(std::string_view kernel) const {
 Runtime::OpKernelSlot Runtime::resolve_slot(std::string_view kernel, const KernelParams& fallback) const {
   const KernelEntry* entry = target_.find_kernel(kernel);
   return OpKernelSlot{variant_id(kernel), entry != nullptr ? entry->params : fallback};
+}
+
+KernelHandle Runtime::kernel_handle(std::string_view kernel) const {
+  const std::optional<VariantId> id = variant_id(kernel);
+  return (backend_ && id) ? registry_->handle(device_, *id) : KernelHandle{};
 }
 
 KernelHandle Runtime::handle(const OpKernelSlot& slot) const {

@@ -13,6 +13,7 @@
 #include "ground/log.hpp"
 #include "hardware_toml.hpp"
 #include "metrale/error.hpp"
+#include "target/kernel_catalog.hpp"
 
 namespace metrale {
 namespace {
@@ -75,11 +76,14 @@ std::string read_text(const std::filesystem::path& path) {
 
 }  // namespace
 
-HardwareTarget parse_hardware_toml(std::string_view text, std::string_view source_name) {
-  return detail::parse_hardware_file(text, source_name).target;
+HardwareTarget parse_hardware_toml(std::string_view text, std::string_view source_name, const KernelCatalog& catalog) {
+  HardwareTarget target = detail::parse_hardware_file(text, source_name).target;
+  check_target_kernels(target, complete_catalog(catalog, std::span(&target, 1)));
+  return target;
 }
 
-std::vector<HardwareTarget> load_targets_from_files(std::span<const EmbeddedFile> files, std::string_view origin) {
+std::vector<HardwareTarget> load_targets_from_files(std::span<const EmbeddedFile> files, std::string_view origin,
+                                                    const KernelCatalog& catalog) {
   if (files.empty()) {
     throw ConfigError(fmt::format("{}: no <target>/{} files", origin, kFileName));
   }
@@ -106,10 +110,16 @@ std::vector<HardwareTarget> load_targets_from_files(std::span<const EmbeddedFile
     targets.push_back(std::move(p.target));
   }
   std::sort(targets.begin(), targets.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  // Names are checked once every declaration is in: a kernel one file declares in full may be
+  // shipped by another.
+  const KernelCatalog complete = complete_catalog(catalog, targets);
+  for (const HardwareTarget& target : targets) {
+    check_target_kernels(target, complete);
+  }
   return targets;
 }
 
-std::vector<HardwareTarget> load_targets_from_dir(const std::filesystem::path& dir) {
+std::vector<HardwareTarget> load_targets_from_dir(const std::filesystem::path& dir, const KernelCatalog& catalog) {
   std::error_code error;
   if (!std::filesystem::is_directory(dir, error)) {
     throw ConfigError(fmt::format("{}: not an existing directory of <target>/{} files", dir.string(), kFileName));
@@ -144,21 +154,23 @@ std::vector<HardwareTarget> load_targets_from_dir(const std::filesystem::path& d
   while (origin.size() > 1 && origin.back() == '/') {
     origin.pop_back();
   }
-  return load_targets_from_files(files, origin);
+  return load_targets_from_files(files, origin, catalog);
 }
 
-std::vector<HardwareTarget> load_targets(const EnvLookup& env) {
+std::vector<HardwareTarget> load_targets(const EnvLookup& env, const KernelCatalog& catalog) {
   if (auto dir = env(kHardwareDirEnv); dir && !dir->empty()) {
     std::error_code error;
     if (!std::filesystem::is_directory(*dir, error)) {
       throw ConfigError(fmt::format("{}={}: not an existing directory", kHardwareDirEnv, *dir));
     }
     logger().debug("hardware targets from {} ({})", *dir, kHardwareDirEnv);
-    return load_targets_from_dir(*dir);
+    return load_targets_from_dir(*dir, catalog);
   }
-  return load_targets_from_files(embedded_hardware(), kEmbeddedOrigin);
+  return load_targets_from_files(embedded_hardware(), kEmbeddedOrigin, catalog);
 }
 
-std::vector<HardwareTarget> load_targets() { return load_targets(process_environment()); }
+std::vector<HardwareTarget> load_targets(const KernelCatalog& catalog) {
+  return load_targets(process_environment(), catalog);
+}
 
 }  // namespace metrale

@@ -16,7 +16,6 @@
 
 #include "metrale/error.hpp"
 #include "metrale/target/levers.hpp"
-#include "target/kernel_catalog.hpp"
 
 namespace metrale::detail {
 namespace {
@@ -188,49 +187,45 @@ std::uint32_t read_kernel_param(const FileChecker& check, const toml::node& node
   return static_cast<std::uint32_t>(value->get());
 }
 
+// One [kernels] entry: its parameters, and for a kernel declared in full its source and name
+// expression. Whether the name is known and the parameters fit is the catalog's check, made
+// once every declaration is in (target/kernel_catalog.hpp).
 KernelEntry read_kernel(const FileChecker& check, std::string_view name, const toml::node& node) {
   static constexpr std::array<std::string_view, 3> kParams{"block", "lanes", "groups"};
+  static constexpr std::array<std::string_view, 5> kKeys{"block", "lanes", "groups", "source", "expression"};
   const std::string prefix = FileChecker::dotted("kernels", name);
-  if (!is_known_kernel(name)) {
-    check.fail(node.source().begin.line, prefix,
-               fmt::format("unknown kernel (known: {})", fmt::join(kKnownKernels, ", ")));
-  }
   const auto* table = node.as_table();
   if (table == nullptr) {
     check.wrong_type(node, prefix, "table of block/lanes/groups");
   }
-  check.only_keys(*table, prefix, kParams);
-  KernelEntry entry{std::string(name), {}};
+  check.only_keys(*table, prefix, kKeys);
+  KernelEntry entry{std::string(name), {}, {}, {}, node.source().begin.line};
   std::array<std::uint32_t*, 3> fields{&entry.params.block, &entry.params.lanes, &entry.params.groups};
   for (std::size_t i = 0; i < kParams.size(); ++i) {
     if (const toml::node* param = table->get(kParams[i])) {
       *fields[i] = read_kernel_param(check, *param, FileChecker::dotted(prefix, kParams[i]));
     }
   }
-  if (auto problem = check_kernel_params(name, entry.params)) {
-    const toml::node* param = table->get(problem->param);
-    const std::uint32_t line = (param != nullptr ? param : &node)->source().begin.line;
-    check.fail(line, FileChecker::dotted(prefix, problem->param),
-               param != nullptr ? problem->reason : "missing key; " + problem->reason);
+  const bool has_source = table->get("source") != nullptr;
+  const bool has_expression = table->get("expression") != nullptr;
+  if (has_source != has_expression) {
+    check.fail(entry.line, FileChecker::dotted(prefix, has_source ? "expression" : "source"),
+               "missing key; a kernel declared in full needs both source and expression");
+  }
+  if (has_source) {
+    entry.source = check.string(*table, "source", FileChecker::dotted(prefix, "source"));
+    entry.expression = check.string(*table, "expression", FileChecker::dotted(prefix, "expression"));
+    try {
+      (void)expand_kernel_expression(entry.expression, entry.params);
+    } catch (const ArgumentError& error) {
+      check.fail(table->get("expression")->source().begin.line, FileChecker::dotted(prefix, "expression"),
+                 error.what());
+    }
+    if (entry.source.empty() || entry.expression.empty()) {
+      check.fail(entry.line, prefix, "source and expression must not be empty");
+    }
   }
   return entry;
-}
-
-void check_twins_match_parents(const FileChecker& check, const toml::table& kernels, const HardwareTarget& target) {
-  for (const auto& [twin_name, parent_name, same_shape] : kTwins) {
-    const KernelEntry* twin = target.find_kernel(twin_name);
-    const KernelEntry* parent = target.find_kernel(parent_name);
-    if (!same_shape || twin == nullptr || parent == nullptr) {
-      continue;
-    }
-    if (twin->params.block != parent->params.block || twin->params.lanes != parent->params.lanes) {
-      check.fail(
-          kernels.get(twin_name)->source().begin.line, FileChecker::dotted("kernels", twin_name),
-          fmt::format("block/lanes ({}, {}) differ from kernels.{} ({}, {}); the twin must reduce in its "
-                      "parent's shape to produce the same bytes",
-                      twin->params.block, twin->params.lanes, parent_name, parent->params.block, parent->params.lanes));
-    }
-  }
 }
 
 void read_kernels_table(const FileChecker& check, const toml::table& root, HardwareTarget& target) {
@@ -240,7 +235,6 @@ void read_kernels_table(const FileChecker& check, const toml::table& root, Hardw
   }
   std::sort(target.kernels.begin(), target.kernels.end(),
             [](const KernelEntry& a, const KernelEntry& b) { return a.name < b.name; });
-  check_twins_match_parents(check, kernels, target);
 }
 
 void read_defaults_table(const FileChecker& check, const toml::table& root, HardwareTarget& target) {

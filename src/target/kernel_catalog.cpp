@@ -1,148 +1,206 @@
-// kernel_catalog.cpp: the parameter rules of each shippable kernel.
-// Why these rules: ssm_ba_gates reduces one output over 64 lanes (a 32-lane xor-shuffle
-// per warp, then warp_even + warp_odd), so lanes is fixed and block holds whole outputs;
-// fp8_act_quant gives each team of 16, 8 or 4 lanes one 128-element group (each lane 8, 16 or
-// 32 bf16), and the block is lanes * groups, never set on its own; ssm_ba_gates_mma's `lanes` is its
-// token tile (16-row MMA tiles, 3 K stages of (tokens + 128) staged rows in 48 KiB of static
-// shared memory, so at most 64), split evenly over its warps with 8 output tiles per token tile.
+// kernel_catalog.cpp: a catalog of declared kernels, and the checks a target's [kernels] table
+// gets against it.
+// Why placeholders and not a callback: a target file must be able to declare a kernel in full
+// (the CLI has no engine code), so a name expression is data the loader can check and fill in.
 #include "target/kernel_catalog.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+
+#include "metrale/error.hpp"
 
 namespace metrale {
 namespace {
 
-constexpr std::uint32_t kBaLanes = 64;
-constexpr std::uint32_t kMaxBlock = 1024;
-constexpr std::uint32_t kBaMaxGroups = 16;
-constexpr std::uint32_t kQuantLanes = 16;
-constexpr std::uint32_t kQuantMaxGroups = 32;
-constexpr std::uint32_t kMmaTile = 16;
-constexpr std::uint32_t kMmaMaxTokens = 64;
-constexpr std::uint32_t kMmaOutTiles = 8;
+constexpr std::array<std::string_view, 3> kParamNames{"block", "lanes", "groups"};
 
-using Problem = std::optional<KernelParamsProblem>;
-
-Problem problem(std::string_view param, std::string reason) { return KernelParamsProblem{param, std::move(reason)}; }
-
-Problem check_ba_shape(const KernelParams& p) {
-  if (p.lanes != kBaLanes) {
-    return problem("lanes", fmt::format("lanes = {}: must be {} (a 32-lane shuffle per warp, then a pairwise "
-                                        "cross-warp sum: exactly two warps per output)",
-                                        p.lanes, kBaLanes));
+std::uint32_t param_value(const KernelParams& params, std::string_view name) {
+  if (name == "block") {
+    return params.block;
   }
-  if (p.block < kBaLanes || p.block > kMaxBlock || p.block % p.lanes != 0) {
-    return problem("block", fmt::format("block = {}: must be a multiple of lanes ({}) in [{}, {}]", p.block, p.lanes,
-                                        kBaLanes, kMaxBlock));
+  if (name == "lanes") {
+    return params.lanes;
   }
-  return std::nullopt;
+  return params.groups;
 }
 
-Problem check_quant_lanes(const KernelParams& p) {
-  if (p.lanes != kQuantLanes && p.lanes != kQuantLanes / 2 && p.lanes != kQuantLanes / 4) {
-    return problem("lanes", fmt::format("lanes = {}: must be 16, 8 or 4 (a 128-element group is 16 lanes x 8 bf16, "
-                                        "8 x 16 or 4 x 32)",
-                                        p.lanes));
-  }
-  if (p.block != 0) {
-    return problem("block", fmt::format("block = {}: must be absent (the block is lanes x groups)", p.block));
-  }
-  return std::nullopt;
+bool declares(const KernelDeclaration& declaration, std::string_view param) {
+  return std::find(declaration.params.begin(), declaration.params.end(), param) != declaration.params.end();
 }
 
-Problem check_ssm_ba_gates(const KernelParams& p) {
-  if (auto shape = check_ba_shape(p)) {
-    return shape;
+// Every {name} of `pattern`, in order; ArgumentError for an unclosed brace.
+std::vector<std::string> placeholders(std::string_view pattern) {
+  std::vector<std::string> found;
+  for (std::size_t at = pattern.find('{'); at != std::string_view::npos; at = pattern.find('{', at + 1)) {
+    const std::size_t end = pattern.find('}', at);
+    if (end == std::string_view::npos) {
+      throw ArgumentError(fmt::format("expression '{}': '{{' at {} is never closed", pattern, at));
+    }
+    found.emplace_back(pattern.substr(at + 1, end - at - 1));
   }
-  if (p.groups != 0) {
-    return problem("groups", fmt::format("groups = {}: must be absent (one output group per block)", p.groups));
-  }
-  return std::nullopt;
+  return found;
 }
 
-Problem check_ssm_ba_gates_hopper(const KernelParams& p) {
-  if (auto shape = check_ba_shape(p)) {
-    return shape;
-  }
-  if (p.groups < 1 || p.groups > kBaMaxGroups) {
-    return problem("groups", fmt::format("groups = {}: must be in [1, {}]", p.groups, kBaMaxGroups));
-  }
-  return std::nullopt;
-}
-
-Problem check_ssm_ba_gates_mma(const KernelParams& p) {
-  if (p.lanes < kMmaTile || p.lanes > kMmaMaxTokens || p.lanes % kMmaTile != 0) {
-    return problem("lanes", fmt::format("lanes = {}: the token tile must be a multiple of {} in [{}, {}] (16-row MMA "
-                                        "tiles; three K stages must fit 48 KiB of shared memory)",
-                                        p.lanes, kMmaTile, kMmaTile, kMmaMaxTokens));
-  }
-  const std::uint32_t token_tiles = p.lanes / kMmaTile;
-  if (p.block < 32 || p.block > kMaxBlock || p.block % 32 != 0 || (p.block / 32) % token_tiles != 0 ||
-      kMmaOutTiles % (p.block / 32 / token_tiles) != 0) {
-    return problem("block", fmt::format("block = {}: must be whole warps in [32, {}], a multiple of the {} token "
-                                        "tiles, with warps per token tile dividing {} output tiles",
-                                        p.block, kMaxBlock, token_tiles, kMmaOutTiles));
-  }
-  if (p.groups != 0) {
-    return problem("groups", fmt::format("groups = {}: must be absent", p.groups));
-  }
-  return std::nullopt;
-}
-
-Problem check_fp8_act_quant(const KernelParams& p) {
-  if (auto lanes = check_quant_lanes(p)) {
-    return lanes;
-  }
-  if (p.groups != 1) {
-    return problem("groups", fmt::format("groups = {}: must be 1 (one group per CTA)", p.groups));
-  }
-  return std::nullopt;
-}
-
-Problem check_fp8_act_quant_hopper(const KernelParams& p) {
-  if (auto lanes = check_quant_lanes(p)) {
-    return lanes;
-  }
-  if (p.groups < 1 || p.groups > kQuantMaxGroups || p.lanes * p.groups > kMaxBlock) {
-    return problem("groups", fmt::format("groups = {}: must be in [1, {}] with lanes x groups <= {}", p.groups,
-                                         kQuantMaxGroups, kMaxBlock));
-  }
-  return std::nullopt;
+std::string at_line(const HardwareTarget& target, std::uint32_t line) {
+  return line != 0 ? fmt::format("{}:{}", target.source, line) : target.source;
 }
 
 }  // namespace
 
-bool is_known_kernel(std::string_view kernel) {
-  return std::find(kKnownKernels.begin(), kKnownKernels.end(), kernel) != kKnownKernels.end();
+std::string expand_kernel_expression(std::string_view pattern, const KernelParams& params) {
+  std::string out;
+  std::size_t from = 0;
+  for (std::size_t at = pattern.find('{'); at != std::string_view::npos; at = pattern.find('{', from)) {
+    const std::size_t end = pattern.find('}', at);
+    if (end == std::string_view::npos) {
+      throw ArgumentError(fmt::format("expression '{}': '{{' at {} is never closed", pattern, at));
+    }
+    const std::string_view name = pattern.substr(at + 1, end - at - 1);
+    if (std::find(kParamNames.begin(), kParamNames.end(), name) == kParamNames.end()) {
+      throw ArgumentError(
+          fmt::format("expression '{}': unknown placeholder {{{}}} (allowed: {{block}}, {{lanes}}, "
+                      "{{groups}})",
+                      pattern, name));
+    }
+    out.append(pattern.substr(from, at - from));
+    out += std::to_string(param_value(params, name));
+    from = end + 1;
+  }
+  out.append(pattern.substr(from));
+  return out;
 }
 
-std::optional<KernelParamsProblem> check_kernel_params(std::string_view kernel, const KernelParams& params) {
-  if (kernel == kSsmBaGates) {
-    return check_ssm_ba_gates(params);
+void KernelCatalog::add(KernelDeclaration declaration) {
+  if (declaration.kernel.empty() || declaration.source.empty() || declaration.expression.empty()) {
+    throw ArgumentError(
+        fmt::format("kernel declaration '{}' needs a kernel name, a source and an expression", declaration.kernel));
   }
-  if (kernel == kSsmBaGatesHopper) {
-    return check_ssm_ba_gates_hopper(params);
+  for (const std::string& param : declaration.params) {
+    if (std::find(kParamNames.begin(), kParamNames.end(), param) == kParamNames.end()) {
+      throw ArgumentError(fmt::format("kernel declaration '{}': unknown parameter '{}' (allowed: block, lanes, groups)",
+                                      declaration.kernel, param));
+    }
   }
-  if (kernel == kSsmBaGatesMma) {
-    return check_ssm_ba_gates_mma(params);
+  for (const std::string& name : placeholders(declaration.expression)) {
+    if (!declares(declaration, name)) {
+      throw ArgumentError(
+          fmt::format("kernel declaration '{}': expression '{}' uses {{{}}}, which is not one of its "
+                      "parameters ({})",
+                      declaration.kernel, declaration.expression, name, fmt::join(declaration.params, ", ")));
+    }
   }
-  if (kernel == kFp8ActQuant) {
-    return check_fp8_act_quant(params);
+  if (const KernelDeclaration* known = find(declaration.kernel)) {
+    if (known->source != declaration.source || known->expression != declaration.expression) {
+      throw ArgumentError(fmt::format("kernel '{}' is already declared with source '{}' and expression '{}'",
+                                      declaration.kernel, known->source, known->expression));
+    }
+    return;
   }
-  if (kernel == kFp8ActQuantHopper) {
-    return check_fp8_act_quant_hopper(params);
-  }
-  return problem("", fmt::format("unknown kernel '{}' (known: {})", kernel, fmt::join(kKnownKernels, ", ")));
+  declarations_.push_back(std::move(declaration));
 }
 
-std::optional<std::string> kernel_params_violation(std::string_view kernel, const KernelParams& params) {
-  auto found = check_kernel_params(kernel, params);
-  if (!found) {
-    return std::nullopt;
+const KernelDeclaration* KernelCatalog::find(std::string_view kernel) const {
+  const auto found = std::find_if(declarations_.begin(), declarations_.end(),
+                                  [&](const KernelDeclaration& d) { return d.kernel == kernel; });
+  return found == declarations_.end() ? nullptr : &*found;
+}
+
+std::vector<std::string> KernelCatalog::names() const {
+  std::vector<std::string> out;
+  out.reserve(declarations_.size());
+  for (const KernelDeclaration& declaration : declarations_) {
+    out.push_back(declaration.kernel);
   }
-  return std::move(found->reason);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<KernelParamsProblem> KernelCatalog::check(std::string_view kernel, const KernelParams& params) const {
+  const KernelDeclaration* declaration = find(kernel);
+  if (declaration == nullptr) {
+    return KernelParamsProblem{"", fmt::format("unknown kernel '{}' (known: {})", kernel, fmt::join(names(), ", "))};
+  }
+  if (declaration->rule) {
+    if (auto problem = declaration->rule(params)) {
+      return problem;
+    }
+  }
+  for (const std::string_view name : kParamNames) {
+    const std::uint32_t value = param_value(params, name);
+    if (declares(*declaration, name) && value == 0) {
+      return KernelParamsProblem{name, fmt::format("{} = 0: must be set (a parameter of the template)", name)};
+    }
+    if (!declares(*declaration, name) && value != 0) {
+      return KernelParamsProblem{name,
+                                 fmt::format("{} = {}: must be absent (the template does not take it)", name, value)};
+    }
+  }
+  return std::nullopt;
+}
+
+KernelVariant KernelCatalog::variant(std::string_view kernel, const KernelParams& params) const {
+  const KernelDeclaration* declaration = find(kernel);
+  if (declaration == nullptr) {
+    throw ArgumentError(fmt::format("unknown kernel '{}' (known: {})", kernel, fmt::join(names(), ", ")));
+  }
+  return KernelVariant{declaration->kernel, declaration->source,
+                       expand_kernel_expression(declaration->expression, params), params, declaration->background};
+}
+
+KernelCatalog complete_catalog(const KernelCatalog& base, std::span<const HardwareTarget> targets) {
+  KernelCatalog catalog = base;
+  for (const HardwareTarget& target : targets) {
+    for (const KernelEntry& entry : target.kernels) {
+      if (entry.source.empty()) {
+        continue;
+      }
+      std::vector<std::string> params;
+      for (const std::string_view name : kParamNames) {
+        if (param_value(entry.params, name) != 0) {
+          params.emplace_back(name);
+        }
+      }
+      try {
+        catalog.add(
+            KernelDeclaration{entry.name, entry.source, entry.expression, std::move(params), {}, false, false, {}});
+      } catch (const ArgumentError& error) {
+        throw ConfigError(fmt::format("{}: kernels.{}: {}", at_line(target, entry.line), entry.name, error.what()));
+      }
+    }
+  }
+  return catalog;
+}
+
+void check_target_kernels(const HardwareTarget& target, const KernelCatalog& catalog) {
+  for (const KernelEntry& entry : target.kernels) {
+    if (const auto problem = catalog.check(entry.name, entry.params)) {
+      const std::string key = problem->param.empty() ? fmt::format("kernels.{}", entry.name)
+                                                     : fmt::format("kernels.{}.{}", entry.name, problem->param);
+      // A parameter of 0 is one the file left out (the parser refuses 0 as a value).
+      const bool missing = !problem->param.empty() && param_value(entry.params, problem->param) == 0;
+      const std::string reason = problem->param.empty()
+                                     ? fmt::format("unknown kernel (known: {})", fmt::join(catalog.names(), ", "))
+                                 : missing ? "missing key; " + problem->reason
+                                           : problem->reason;
+      throw ConfigError(fmt::format("{}: {}: {}", at_line(target, entry.line), key, reason));
+    }
+  }
+  for (const KernelEntry& twin : target.kernels) {
+    const KernelDeclaration* declaration = catalog.find(twin.name);
+    const KernelEntry* parent = declaration->twin_of.empty() ? nullptr : target.find_kernel(declaration->twin_of);
+    if (parent == nullptr || !declaration->same_shape) {
+      continue;
+    }
+    if (twin.params.block != parent->params.block || twin.params.lanes != parent->params.lanes) {
+      throw ConfigError(
+          fmt::format("{}: kernels.{}: block/lanes ({}, {}) differ from kernels.{} ({}, {}); the twin "
+                      "must reduce in its parent's shape to produce the same bytes",
+                      at_line(target, twin.line), twin.name, twin.params.block, twin.params.lanes, parent->name,
+                      parent->params.block, parent->params.lanes));
+    }
+  }
 }
 
 }  // namespace metrale

@@ -1,16 +1,14 @@
-// target/kernel_catalog.hpp: the kernels a HARDWARE.toml may ship and the template
-// parameters each accepts.
-// Invariant: the constraints here are the ones the templates' arithmetic needs (reduction
-// shape, one 128-element group per 16 lanes); the loader rejects any entry that breaks them,
-// so a kernel is never instantiated with a shape it cannot compute.
+// target/kernel_catalog.hpp: the names of the library's own kernels, and checking a set of
+// loaded targets against a kernel catalog (metrale/target/hardware_target.hpp).
+// Invariant: the target layer knows no kernel's rules; the library's kernels are declared by
+// the ops layer (ops/op_kernels.hpp) through the same KernelCatalog an engine uses. The names
+// here are only spellings shared with the host's built-in instantiations.
 #pragma once
 
-#include <array>
-#include <optional>
-#include <string>
+#include <span>
 #include <string_view>
 
-#include "metrale/gpu/kernel_params.hpp"
+#include "metrale/target/hardware_target.hpp"
 
 namespace metrale {
 
@@ -21,34 +19,12 @@ inline constexpr std::string_view kFp8ActQuantHopper = "fp8_act_quant_hopper";
 // The tensor-core BA-gates kernel; its `lanes` is the token tile a block owns (TOKENS).
 inline constexpr std::string_view kSsmBaGatesMma = "ssm_ba_gates_mma";
 
-// Every kernel name a [kernels] table may use, sorted.
-inline constexpr std::array<std::string_view, 5> kKnownKernels{kFp8ActQuant, kFp8ActQuantHopper, kSsmBaGates,
-                                                               kSsmBaGatesHopper, kSsmBaGatesMma};
+// `base` plus every kernel the targets declare in full; ConfigError "<file>:<line>: kernels.<k>:"
+// when one clashes with a declaration of another source or expression.
+KernelCatalog complete_catalog(const KernelCatalog& base, std::span<const HardwareTarget> targets);
 
-// A twin and the parent whose bytes it must reproduce. `same_shape`: the twin must take the
-// parent's block and lanes, because its bytes depend on them (the BA sum's order follows the
-// lanes); the FP8 group max is exact in any order, so its twin may split a group differently.
-struct TwinOf {
-  std::string_view twin;
-  std::string_view parent;
-  bool same_shape;
-};
-inline constexpr std::array<TwinOf, 2> kTwins{
-    {{kSsmBaGatesHopper, kSsmBaGates, true}, {kFp8ActQuantHopper, kFp8ActQuant, false}}};
-
-[[nodiscard]] bool is_known_kernel(std::string_view kernel);
-
-// Which parameter breaks which rule; param is "block", "lanes", "groups", or "" when the
-// kernel name itself is unknown.
-struct KernelParamsProblem {
-  std::string_view param;
-  std::string reason;
-};
-
-// The first rule `params` breaks for `kernel`, or nullopt when it is acceptable. Pure.
-std::optional<KernelParamsProblem> check_kernel_params(std::string_view kernel, const KernelParams& params);
-
-// The same, as one sentence ("groups = 20: must be in [1, 16] ..."). Pure.
-std::optional<std::string> kernel_params_violation(std::string_view kernel, const KernelParams& params);
+// Checks every kernel entry of `target` against `catalog`: known name, its parameters, twins in
+// their parent's shape. ConfigError "<file>:<line>: kernels.<k>[.<param>]: <reason>".
+void check_target_kernels(const HardwareTarget& target, const KernelCatalog& catalog);
 
 }  // namespace metrale

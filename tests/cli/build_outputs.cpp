@@ -17,6 +17,7 @@
 #include <string>
 
 #include "cli_process.hpp"
+#include "ops/op_kernels.hpp"
 #include "target/hardware_loader.hpp"
 
 namespace fs = std::filesystem;
@@ -49,7 +50,7 @@ const nlohmann::json* find_row(const nlohmann::json& rows, const std::string& ta
 
 void check_files(Checks& checks, const nlohmann::json& rows, const fs::path& work) {
   std::size_t expected_rows = 0;
-  for (const auto& target : metrale::load_targets()) {
+  for (const auto& target : metrale::load_targets(metrale::ops::library_catalog())) {
     for (const auto& kernel : target.kernels) {
       ++expected_rows;
       const std::string what = target.name + "/" + kernel.name;

@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string cli = argv[1];
-  const auto targets = metrale::load_targets();
+  const auto targets = metrale::load_targets(metrale::ops::library_catalog());
   namespace ops = metrale::ops;
   for (const char* name : {"hopper", "gb10", "b300"}) {
     const metrale::HardwareTarget& target = *metrale::find_target(targets, name);

@@ -8,15 +8,17 @@
 #include <string_view>
 
 #include "metrale/error.hpp"
+#include "ops/op_kernels.hpp"
 #include "target/hardware_loader.hpp"
 #include "target/kernel_catalog.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
-    const metrale::HardwareTarget target = metrale::parse_hardware_toml(text, "fuzz/HARDWARE.toml");
+    const metrale::HardwareTarget target =
+        metrale::parse_hardware_toml(text, "fuzz/HARDWARE.toml", metrale::ops::library_catalog());
     for (const auto& kernel : target.kernels) {
-      if (metrale::kernel_params_violation(kernel.name, kernel.params).has_value()) {
+      if (metrale::ops::kernel_params_violation(kernel.name, kernel.params).has_value()) {
         std::abort();  // the loader accepted parameters the catalog refuses
       }
     }

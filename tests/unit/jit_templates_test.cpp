@@ -43,7 +43,7 @@ TEST_CASE("every shipped kernel variant compiles for its target's arch with no s
         << "smem" << std::setw(7) << "stack"
         << "\n";
   std::size_t compiled = 0;
-  for (const HardwareTarget& target : load_targets(no_environment)) {
+  for (const HardwareTarget& target : load_targets(no_environment, metrale::ops::library_catalog())) {
     const auto ids = ops::declare_target_kernels(registry, target);
     REQUIRE(ids.size() == target.kernels.size());
     std::vector<VariantId> wanted;

@@ -19,7 +19,8 @@ namespace {}  // namespace
 TEST_CASE("every shipped kernel variant has a builtin host instantiation", "[kernels][host]") {
   HostKernelTable table;
   register_builtin_host_kernels(table);
-  const std::vector<HardwareTarget> targets = load_targets(metrale::test::no_environment);
+  const std::vector<HardwareTarget> targets =
+      load_targets(metrale::test::no_environment, metrale::ops::library_catalog());
   REQUIRE(targets.size() >= 5);
   std::size_t shipped = 0;
   for (const HardwareTarget& target : targets) {
@@ -33,7 +34,7 @@ TEST_CASE("every shipped kernel variant has a builtin host instantiation", "[ker
 }
 
 TEST_CASE("a host runtime on every target loads every kernel it ships", "[kernels][host]") {
-  for (const HardwareTarget& target : load_targets(metrale::test::no_environment)) {
+  for (const HardwareTarget& target : load_targets(metrale::test::no_environment, metrale::ops::library_catalog())) {
     auto runtime = Runtime::open(metrale::test::isolated_runtime_options(BackendChoice::kHost, 132, target.name));
     REQUIRE(runtime->has_device());
     for (const KernelEntry& entry : target.kernels) {

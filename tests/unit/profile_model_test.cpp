@@ -10,6 +10,7 @@
 #include "host/grid_sample.hpp"
 #include "host/host_kernel_table.hpp"
 #include "metrale/error.hpp"
+#include "ops/op_kernels.hpp"
 #include "profile/cost_model.hpp"
 #include "profile/occupancy.hpp"
 #include "profile/target_resources.hpp"
@@ -40,13 +41,14 @@ std::string roofline_with(const std::string& from, const std::string& to) {
 }  // namespace
 
 TEST_CASE("roofline: the table parses and every shipped target has one", "[profile][target]") {
-  const auto target = metrale::parse_hardware_toml(kBase + kRoofline, "t/hopper/HARDWARE.toml");
+  const auto target =
+      metrale::parse_hardware_toml(kBase + kRoofline, "t/hopper/HARDWARE.toml", metrale::ops::library_catalog());
   REQUIRE(target.roofline);
   CHECK(target.roofline->dram_gb_per_s == 4300);
   CHECK(target.roofline->l2_gb_per_s == 7000.5);
   CHECK(target.roofline->launch_overhead_us == 3);
-  CHECK_FALSE(metrale::parse_hardware_toml(kBase, "t/hopper/HARDWARE.toml").roofline);
-  for (const auto& shipped : metrale::load_targets()) {
+  CHECK_FALSE(metrale::parse_hardware_toml(kBase, "t/hopper/HARDWARE.toml", metrale::ops::library_catalog()).roofline);
+  for (const auto& shipped : metrale::load_targets(metrale::ops::library_catalog())) {
     INFO(shipped.name);
     REQUIRE(shipped.roofline);
     CHECK(shipped.roofline->dram_gb_per_s > 0);
@@ -71,7 +73,7 @@ TEST_CASE("roofline: bad values are refused with file, line and key", "[profile]
   };
   for (const auto& c : cases) {
     INFO(c.text);
-    CHECK_THROWS_WITH(metrale::parse_hardware_toml(c.text, file),
+    CHECK_THROWS_WITH(metrale::parse_hardware_toml(c.text, file, metrale::ops::library_catalog()),
                       Catch::StartsWith(c.starts) && Catch::Contains(c.hint));
   }
 }
@@ -161,7 +163,7 @@ TEST_CASE("profiled and plain host kernels match", "[profile][host]") {
 }
 
 TEST_CASE("profile: registers come from ptxas for every kernel hopper ships", "[profile][nvrtc]") {
-  const auto targets = metrale::load_targets();
+  const auto targets = metrale::load_targets(metrale::ops::library_catalog());
   const auto* hopper = metrale::find_target(targets, "hopper");
   REQUIRE(hopper != nullptr);
   const auto resources = metrale::target_kernel_resources(*hopper);

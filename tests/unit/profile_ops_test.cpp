@@ -30,7 +30,7 @@ constexpr bool kSanitized = false;
 #endif
 
 const metrale::HardwareTarget& hopper() {
-  static const auto targets = metrale::load_targets();
+  static const auto targets = metrale::load_targets(metrale::ops::library_catalog());
   const auto* target = metrale::find_target(targets, "hopper");
   REQUIRE(target != nullptr);
   return *target;

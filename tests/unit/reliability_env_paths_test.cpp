@@ -20,6 +20,7 @@
 #include "jit/disk_cache.hpp"
 #include "metrale/error.hpp"
 #include "metrale/jit/source_set.hpp"
+#include "ops/op_kernels.hpp"
 #include "target/hardware_loader.hpp"
 #include "target/target_selection.hpp"
 #include "target_test_support.hpp"
@@ -184,20 +185,21 @@ TEST_CASE("reliability: METRALE_HARDWARE_DIR relative or odd loads; a missing od
   ScopedCwd cwd(temp.path());
   {
     ScopedEnv env(kHardwareDirEnv, "hw");
-    const auto targets = load_targets();
+    const auto targets = load_targets(metrale::ops::library_catalog());
     REQUIRE(targets.size() == 2);
     CHECK(find_target(targets, "hopper")->source == "hw/hopper/HARDWARE.toml");
   }
   {
     ScopedEnv env(kHardwareDirEnv, (temp.path() / kOddName).string());
-    const auto targets = load_targets();
+    const auto targets = load_targets(metrale::ops::library_catalog());
     REQUIRE(targets.size() == 2);
     CHECK(find_target(targets, "generic")->source == (temp.path() / kOddName / "generic/HARDWARE.toml").string());
   }
   for (const std::string& value : {std::string("no-such-hw"), (temp.path() / (kOddName + "-missing")).string()}) {
     INFO(value);
     ScopedEnv env(kHardwareDirEnv, value);
-    CHECK_THROWS_AS(load_targets(), ConfigError);
-    CHECK_THROWS_WITH(load_targets(), Catch::Contains("METRALE_HARDWARE_DIR=" + value + ": not an existing directory"));
+    CHECK_THROWS_AS(load_targets(metrale::ops::library_catalog()), ConfigError);
+    CHECK_THROWS_WITH(load_targets(metrale::ops::library_catalog()),
+                      Catch::Contains("METRALE_HARDWARE_DIR=" + value + ": not an existing directory"));
   }
 }

@@ -1,11 +1,14 @@
 // The kernel catalog's constraints as a pure function, and METRALE_LOG_LEVEL parsing.
 #include <catch2/catch.hpp>
+#include <string>
+#include <vector>
 
 #include "ground/log.hpp"
+#include "ops/op_kernels.hpp"
 #include "target/kernel_catalog.hpp"
 
-using metrale::kernel_params_violation;
 using metrale::KernelParams;
+using metrale::ops::kernel_params_violation;
 
 TEST_CASE("kernel parameter constraints accept the shipped shapes and name the broken rule", "[target][catalog]") {
   CHECK_FALSE(kernel_params_violation("ssm_ba_gates", {256, 64, 0}));
@@ -54,7 +57,7 @@ TEST_CASE("kernel parameter constraints accept the shipped shapes and name the b
   };
   for (const auto& b : bad) {
     INFO(b.kernel << " " << b.params.tag());
-    const auto problem = metrale::check_kernel_params(b.kernel, b.params);
+    const auto problem = metrale::ops::check_kernel_params(b.kernel, b.params);
     REQUIRE(problem.has_value());
     CHECK(problem->param == b.param);
     const auto sentence = kernel_params_violation(b.kernel, b.params);
@@ -64,10 +67,10 @@ TEST_CASE("kernel parameter constraints accept the shipped shapes and name the b
   const auto unknown = kernel_params_violation("ssm_ba_gatez", {256, 64, 0});
   REQUIRE(unknown.has_value());
   CHECK_THAT(*unknown, Catch::Contains("unknown kernel 'ssm_ba_gatez'") && Catch::Contains("ssm_ba_gates_hopper"));
-  for (auto name : metrale::kKnownKernels) {
-    CHECK(metrale::is_known_kernel(name));
-  }
-  CHECK_FALSE(metrale::is_known_kernel("SSM_BA_GATES"));
+  CHECK(metrale::ops::library_catalog().names() == std::vector<std::string>{"fp8_act_quant", "fp8_act_quant_hopper",
+                                                                            "ssm_ba_gates", "ssm_ba_gates_hopper",
+                                                                            "ssm_ba_gates_mma"});
+  CHECK(metrale::ops::library_catalog().find("SSM_BA_GATES") == nullptr);
 }
 
 TEST_CASE("METRALE_LOG_LEVEL spellings", "[target][log]") {

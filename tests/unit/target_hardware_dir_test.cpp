@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "metrale/error.hpp"
+#include "ops/op_kernels.hpp"
 #include "target/hardware_loader.hpp"
 #include "target/target_selection.hpp"
 #include "target_test_support.hpp"
@@ -28,7 +29,7 @@ TEST_CASE("METRALE_HARDWARE_DIR points the loader at a folder on disk", "[target
   dir.write("README.txt", "not a target");  // plain files beside the folders are ignored
 
   metrale::test::ScopedEnv env(metrale::kHardwareDirEnv, dir.path().string());
-  const auto targets = metrale::load_targets();
+  const auto targets = metrale::load_targets(metrale::ops::library_catalog());
   REQUIRE(targets.size() == 2);
   const auto* chosen = metrale::find_target(targets, "hopper");
   REQUIRE(chosen != nullptr);
@@ -39,7 +40,7 @@ TEST_CASE("METRALE_HARDWARE_DIR points the loader at a folder on disk", "[target
 TEST_CASE("without METRALE_HARDWARE_DIR, or with it empty, the embedded files load", "[target][dir]") {
   for (const std::optional<std::string>& value : {std::optional<std::string>{}, std::optional<std::string>("")}) {
     metrale::test::ScopedEnv env(metrale::kHardwareDirEnv, value);
-    const auto targets = metrale::load_targets();
+    const auto targets = metrale::load_targets(metrale::ops::library_catalog());
     CHECK(targets.size() == 5);
     CHECK(metrale::find_target(targets, "hopper")->source == "<embedded>/hopper/HARDWARE.toml");
   }
@@ -50,31 +51,34 @@ TEST_CASE("a bad METRALE_HARDWARE_DIR is a named error", "[target][dir]") {
   SECTION("missing path") {
     const std::string missing = (dir.path() / "absent").string();
     metrale::test::ScopedEnv env(metrale::kHardwareDirEnv, missing);
-    CHECK_THROWS_AS(metrale::load_targets(), metrale::ConfigError);
-    CHECK_THROWS_WITH(metrale::load_targets(), Catch::Contains("METRALE_HARDWARE_DIR=" + missing) &&
-                                                   Catch::Contains("not an existing directory"));
+    CHECK_THROWS_AS(metrale::load_targets(metrale::ops::library_catalog()), metrale::ConfigError);
+    CHECK_THROWS_WITH(
+        metrale::load_targets(metrale::ops::library_catalog()),
+        Catch::Contains("METRALE_HARDWARE_DIR=" + missing) && Catch::Contains("not an existing directory"));
   }
   SECTION("a file, not a folder") {
     dir.write("file.toml", "x = 1");
     metrale::test::ScopedEnv env(metrale::kHardwareDirEnv, (dir.path() / "file.toml").string());
-    CHECK_THROWS_WITH(metrale::load_targets(), Catch::Contains("not an existing directory"));
+    CHECK_THROWS_WITH(metrale::load_targets(metrale::ops::library_catalog()),
+                      Catch::Contains("not an existing directory"));
   }
   SECTION("a target folder without HARDWARE.toml") {
     dir.write("generic/HARDWARE.toml", shipped("generic"));
     std::filesystem::create_directories(dir.path() / "hopper");
     metrale::test::ScopedEnv env(metrale::kHardwareDirEnv, dir.path().string());
-    CHECK_THROWS_WITH(metrale::load_targets(),
+    CHECK_THROWS_WITH(metrale::load_targets(metrale::ops::library_catalog()),
                       Catch::Contains((dir.path() / "hopper").string()) && Catch::Contains("no HARDWARE.toml"));
   }
   SECTION("an empty folder") {
     metrale::test::ScopedEnv env(metrale::kHardwareDirEnv, dir.path().string());
-    CHECK_THROWS_WITH(metrale::load_targets(), Catch::Contains("no <target>/HARDWARE.toml"));
+    CHECK_THROWS_WITH(metrale::load_targets(metrale::ops::library_catalog()),
+                      Catch::Contains("no <target>/HARDWARE.toml"));
   }
   SECTION("a malformed file names its path on disk") {
     dir.write("generic/HARDWARE.toml", shipped("generic"));
     dir.write("hopper/HARDWARE.toml", shipped("hopper") + "bogus = 1\n");
     metrale::test::ScopedEnv env(metrale::kHardwareDirEnv, dir.path().string());
-    CHECK_THROWS_WITH(metrale::load_targets(),
+    CHECK_THROWS_WITH(metrale::load_targets(metrale::ops::library_catalog()),
                       Catch::StartsWith((dir.path() / "hopper/HARDWARE.toml").string() + ":") &&
                           Catch::Contains("bogus: unknown key"));
   }

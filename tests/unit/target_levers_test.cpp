@@ -4,6 +4,7 @@
 #include <map>
 
 #include "metrale/target/levers.hpp"
+#include "ops/op_kernels.hpp"
 #include "target/hardware_loader.hpp"
 #include "target/target_selection.hpp"
 #include "target_test_support.hpp"
@@ -25,7 +26,8 @@ const Spelling kSpellings[] = {
 };
 
 metrale::HardwareTarget target_named(const char* name) {
-  const auto targets = metrale::load_targets_from_files(metrale::embedded_hardware(), "<embedded>");
+  const auto targets =
+      metrale::load_targets_from_files(metrale::embedded_hardware(), "<embedded>", metrale::ops::library_catalog());
   return *metrale::find_target(targets, name);
 }
 

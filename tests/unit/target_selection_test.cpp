@@ -4,12 +4,14 @@
 #include <catch2/catch.hpp>
 
 #include "metrale/error.hpp"
+#include "ops/op_kernels.hpp"
 #include "target/hardware_loader.hpp"
 
 using metrale::ComputeCapability;
 
 TEST_CASE("a device's compute capability selects its target, else generic with its own arch", "[target]") {
-  const auto targets = metrale::load_targets_from_files(metrale::embedded_hardware(), "<embedded>");
+  const auto targets =
+      metrale::load_targets_from_files(metrale::embedded_hardware(), "<embedded>", metrale::ops::library_catalog());
   struct Case {
     ComputeCapability device;
     const char* target;
@@ -33,7 +35,8 @@ TEST_CASE("a device's compute capability selects its target, else generic with i
 }
 
 TEST_CASE("selection without a generic target is a named error; find_target misses cleanly", "[target]") {
-  auto targets = metrale::load_targets_from_files(metrale::embedded_hardware(), "<embedded>");
+  auto targets =
+      metrale::load_targets_from_files(metrale::embedded_hardware(), "<embedded>", metrale::ops::library_catalog());
   CHECK(metrale::find_target(targets, "hopper2") == nullptr);
   std::erase_if(targets, [](const auto& t) { return !t.compute_capability; });
   CHECK(metrale::select_target(targets, {9, 0}).name == "hopper");

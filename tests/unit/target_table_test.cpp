@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "metrale/target/levers.hpp"
+#include "ops/op_kernels.hpp"
 #include "target/hardware_loader.hpp"
 #include "target/kernel_catalog.hpp"
 #include "target/target_selection.hpp"
@@ -33,7 +34,8 @@ std::optional<std::string> no_env(const char* /*name*/) { return std::nullopt; }
 }  // namespace
 
 TEST_CASE("the shipped targets match DESIGN.md's table cell by cell", "[target]") {
-  const auto targets = metrale::load_targets_from_files(metrale::embedded_hardware(), "<embedded>");
+  const auto targets =
+      metrale::load_targets_from_files(metrale::embedded_hardware(), "<embedded>", metrale::ops::library_catalog());
   REQUIRE(targets.size() == std::size(kDesignTable));
   for (const Row& row : kDesignTable) {
     INFO(row.name);
@@ -87,8 +89,10 @@ TEST_CASE("the shipped targets match DESIGN.md's table cell by cell", "[target]"
 }
 
 TEST_CASE("the hardware/ folder on disk and the embedded copy agree", "[target]") {
-  const auto embedded = metrale::load_targets_from_files(metrale::embedded_hardware(), "<embedded>");
-  const auto on_disk = metrale::load_targets_from_dir(std::string(METRALE_SOURCE_DIR) + "/hardware");
+  const auto embedded =
+      metrale::load_targets_from_files(metrale::embedded_hardware(), "<embedded>", metrale::ops::library_catalog());
+  const auto on_disk =
+      metrale::load_targets_from_dir(std::string(METRALE_SOURCE_DIR) + "/hardware", metrale::ops::library_catalog());
   REQUIRE(on_disk.size() == embedded.size());
   for (std::size_t i = 0; i < embedded.size(); ++i) {
     INFO(embedded[i].name);

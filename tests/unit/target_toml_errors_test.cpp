@@ -3,6 +3,7 @@
 #include <string>
 
 #include "metrale/error.hpp"
+#include "ops/op_kernels.hpp"
 #include "target/hardware_loader.hpp"
 
 namespace {
@@ -43,7 +44,7 @@ std::string edited(const std::string& from, const std::string& to) {
 
 std::string error_of(const std::string& text) {
   try {
-    (void)metrale::parse_hardware_toml(text, kFile);
+    (void)metrale::parse_hardware_toml(text, kFile, metrale::ops::library_catalog());
   } catch (const metrale::ConfigError& e) {
     return e.what();
   }
@@ -62,7 +63,7 @@ struct Case {
 }  // namespace
 
 TEST_CASE("the valid fixture parses, so each case below fails for its own edit", "[target][toml]") {
-  const auto target = metrale::parse_hardware_toml(kValid, kFile);
+  const auto target = metrale::parse_hardware_toml(kValid, kFile, metrale::ops::library_catalog());
   CHECK(target.name == "hopper");
   CHECK(target.kernels.size() == 4);
   CHECK(target.source == kFile);
@@ -147,7 +148,7 @@ TEST_CASE("the FP8 twin may split a group over other lanes than its parent; a BA
   std::string fp8 = kValid;
   const std::string twin16 = "fp8_act_quant_hopper = { lanes = 16,";
   fp8.replace(fp8.find(twin16), twin16.size(), "fp8_act_quant_hopper = { lanes = 8,");
-  const metrale::HardwareTarget target = metrale::parse_hardware_toml(fp8, kFile);
+  const metrale::HardwareTarget target = metrale::parse_hardware_toml(fp8, kFile, metrale::ops::library_catalog());
   const metrale::KernelEntry* twin = target.find_kernel("fp8_act_quant_hopper");
   REQUIRE(twin != nullptr);
   CHECK(twin->params.lanes == 8);
@@ -155,16 +156,17 @@ TEST_CASE("the FP8 twin may split a group over other lanes than its parent; a BA
 }
 
 TEST_CASE("generic must take its arch and SM count from the device", "[target][toml]") {
-  CHECK(metrale::parse_hardware_toml(kGeneric, "g/HARDWARE.toml").arch.empty());
+  CHECK(metrale::parse_hardware_toml(kGeneric, "g/HARDWARE.toml", metrale::ops::library_catalog()).arch.empty());
   std::string text = kGeneric;
   text.replace(text.find("sm_count = \"device\""), 19, "sm_count = 132");
-  CHECK_THROWS_WITH(metrale::parse_hardware_toml(text, "g/HARDWARE.toml"),
+  CHECK_THROWS_WITH(metrale::parse_hardware_toml(text, "g/HARDWARE.toml", metrale::ops::library_catalog()),
                     Catch::StartsWith("g/HARDWARE.toml:5: target.sm_count: ") && Catch::Contains("\"device\""));
 }
 
 TEST_CASE("cross-file checks name both files", "[target][toml]") {
   auto load = [](std::initializer_list<metrale::EmbeddedFile> files) {
-    return metrale::load_targets_from_files(std::span(files.begin(), files.size()), "dir");
+    return metrale::load_targets_from_files(std::span(files.begin(), files.size()), "dir",
+                                            metrale::ops::library_catalog());
   };
   std::string second = kValid;
   second.replace(second.find("\"hopper\""), 8, "\"hopper2\"");

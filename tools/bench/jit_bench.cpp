@@ -70,7 +70,7 @@ std::vector<KernelVariant> bench_variants(bool real, SourceSet& sources) {
   if (real) {
     sources.add_embedded_templates();
     std::vector<KernelVariant> variants;
-    const auto targets = load_targets();
+    const auto targets = load_targets(metrale::ops::library_catalog());
     for (const KernelEntry& entry : find_target(targets, "hopper")->kernels) {
       variants.push_back(*ops::op_kernel_variant(entry.name, entry.params));
     }

@@ -255,7 +255,7 @@ int build(const BuildOptions& options) {
   if (options.all_targets && !options.target.empty()) {
     throw UsageError("--target and --all-targets exclude each other");
   }
-  const auto targets = load_targets();
+  const auto targets = load_targets(metrale::ops::library_catalog());
   const std::optional<DeviceInfo> device = detect_device();
   const std::vector<BuildPlan> plans = plan_builds(targets, options, device);
 

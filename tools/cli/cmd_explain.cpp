@@ -83,7 +83,7 @@ std::pair<bool, std::string> lever_value(const HardwareTarget& target, LeverValu
 }
 
 Context resolve(const ExplainOptions& options, LeverValue Levers::*lever_field) {
-  const auto targets = load_targets();
+  const auto targets = load_targets(metrale::ops::library_catalog());
   const HardwareTarget* target = find_target(targets, options.target);
   if (target == nullptr) {
     std::string names;

@@ -16,6 +16,7 @@
 
 #include "cli_support.hpp"
 #include "metrale/error.hpp"
+#include "ops/op_kernels.hpp"
 #include "profile/op_profile.hpp"
 #include "profile/target_resources.hpp"
 #include "target/hardware_loader.hpp"
@@ -117,7 +118,7 @@ int profile(const ProfileOptions& options) {
   if (!op) {
     throw UsageError(fmt::format("profile {}: unknown op (known: ba-gates, fp8-quant)", options.op));
   }
-  const auto targets = load_targets();
+  const auto targets = load_targets(metrale::ops::library_catalog());
   const HardwareTarget& target = require_target(targets, options.target);
   Progress progress;
   ProfileRequest request;

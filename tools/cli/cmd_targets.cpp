@@ -11,6 +11,7 @@
 
 #include "command.hpp"
 #include "metrale/target/levers.hpp"
+#include "ops/op_kernels.hpp"
 #include "target/hardware_loader.hpp"
 
 namespace metrale::cli {
@@ -75,7 +76,7 @@ void setup_targets(CLI::App& app, CommandContext& /*context*/) {
   auto as_json = std::make_shared<bool>(false);
   command->add_flag("--json", *as_json, "Print JSON instead of text");
   command->callback([as_json] {
-    const auto targets = load_targets();
+    const auto targets = load_targets(metrale::ops::library_catalog());
     if (*as_json) {
       nlohmann::json all = nlohmann::json::array();
       for (const auto& target : targets) {

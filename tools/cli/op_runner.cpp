@@ -85,7 +85,7 @@ std::optional<std::string> reject_text(std::optional<std::string_view> reject) {
 std::unique_ptr<Runtime> open_device_or_host(const std::string& target) {
   RuntimeOptions options;
   if (!target.empty()) {
-    const HardwareTarget& named = require_target(load_targets(), target);
+    const HardwareTarget& named = require_target(load_targets(metrale::ops::library_catalog()), target);
     options.target = target;
     options.host_sm_count = named.sm_count.value_or(kFallbackSmCount);
   }

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -36,6 +37,10 @@ struct LoadRequest {
   std::string_view lowered_name;     // the mangled entry point; empty on the host backend
   std::span<const std::byte> image;  // CUBIN, or PTX text; empty on the host backend
   ImageKind image_kind = ImageKind::kCubin;
+  // For a backend that compiles at run time (the host backend, for a variant it has no built-in
+  // instantiation of): the source holding the template, and every source of the set by name.
+  std::string_view source{};
+  const std::map<std::string, std::string, std::less<>>* sources = nullptr;
 };
 
 // One kernel argument as the launch passes it: the address of the value and its size.

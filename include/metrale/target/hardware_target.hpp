@@ -1,12 +1,15 @@
-// metrale/target/hardware_target.hpp: one target as read from its HARDWARE.toml.
-// Invariants (established by the loader): kernels are sorted by name and each passes the
-// kernel catalog's constraints; compute_capability is nullopt only for the generic target,
-// whose arch stays empty and sm_count nullopt until select_target fills them from the device.
+// metrale/target/hardware_target.hpp: one target as read from its HARDWARE.toml, and the kernel
+// catalog its [kernels] table is checked against.
+// Invariants (established by the loader): kernels are sorted by name and each is in the catalog
+// (the library's, an engine's, or declared in full by a target file) and passes its rules;
+// compute_capability is nullopt only for the generic target, whose arch stays empty and
+// sm_count nullopt until select_target fills them from the device.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +17,7 @@
 
 #include "metrale/gpu/compute_capability.hpp"
 #include "metrale/gpu/kernel_params.hpp"
+#include "metrale/jit/kernel_registry.hpp"
 
 namespace metrale {
 
@@ -31,7 +35,60 @@ struct Roofline {
 struct KernelEntry {
   std::string name;
   KernelParams params;
+  // Set only for a kernel the target file declares in full
+  // (`k = { block = 128, source = "k.cuh", expression = "engine::k<{block}>" }`).
+  std::string source;
+  std::string expression;
+  std::uint32_t line = 0;  // of its key in the file (0 when unknown)
 };
+
+// Which parameter breaks which rule; param is "block", "lanes", "groups", or "" when the
+// kernel name itself is unknown.
+struct KernelParamsProblem {
+  std::string_view param;
+  std::string reason;
+};
+
+// One kernel a HARDWARE.toml may ship, as the library's ops or an engine declare it.
+struct KernelDeclaration {
+  std::string kernel;      // "ssm_ba_gates": its key in a [kernels] table
+  std::string source;      // "ssm_ba_gates.cuh": a member of the registry's SourceSet
+  std::string expression;  // "metrale::kernels::x<{block}, {lanes}>": {block}, {lanes}, {groups} filled in
+  // The parameters an entry must set, of "block", "lanes", "groups"; the others must be absent.
+  std::vector<std::string> params;
+  std::string twin_of;      // the parent whose bytes this twin reproduces; empty: not a twin
+  bool same_shape = false;  // a twin whose block and lanes must equal its parent's
+  bool background = false;  // may arrive after the runtime opens
+  // The template's own constraints beyond which parameters are set; empty: none.
+  std::function<std::optional<KernelParamsProblem>(const KernelParams&)> rule;
+};
+
+// The kernels a HARDWARE.toml may name. The library's ops declare theirs through add(), as an
+// engine does; the target loader only checks entries against what the catalog holds.
+class KernelCatalog {
+ public:
+  // ArgumentError for an empty field, a parameter other than block/lanes/groups, a placeholder
+  // of a parameter not declared, or the same kernel declared again with another source or
+  // expression (the same declaration again is accepted).
+  void add(KernelDeclaration declaration);
+  [[nodiscard]] const KernelDeclaration* find(std::string_view kernel) const;
+  [[nodiscard]] std::vector<std::string> names() const;  // sorted
+  [[nodiscard]] const std::vector<KernelDeclaration>& declarations() const { return declarations_; }
+
+  // The first problem of `params` for `kernel` (param "" when the kernel is unknown), or
+  // nullopt. Pure.
+  [[nodiscard]] std::optional<KernelParamsProblem> check(std::string_view kernel, const KernelParams& params) const;
+  // The registry variant of `kernel` with `params` (expression filled in); ArgumentError when
+  // the kernel is unknown.
+  [[nodiscard]] KernelVariant variant(std::string_view kernel, const KernelParams& params) const;
+
+ private:
+  std::vector<KernelDeclaration> declarations_;
+};
+
+// `pattern` with {block}, {lanes} and {groups} replaced by the values of `params`; ArgumentError
+// naming any other {placeholder}. Pure.
+std::string expand_kernel_expression(std::string_view pattern, const KernelParams& params);
 
 struct HardwareTarget {
   std::string name;

@@ -1,0 +1,38 @@
+// host/host_compiler.hpp: the system C++ compiler the host backend's run-time compiler drives
+// (CXX, else c++, g++ or clang++ on PATH), and running it with its output captured.
+// Invariants: a missing compiler is a state (nullopt with the places looked in), never an
+// exception; a run never goes through a shell, so paths need no quoting.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "metrale/environment.hpp"
+
+namespace metrale::host {
+
+struct SystemCompiler {
+  std::vector<std::string> command;  // the program and any arguments CXX carries ("ccache g++")
+  std::string identity;              // the first line of `--version`: part of every cache key
+};
+
+struct CompilerSearch {
+  std::optional<SystemCompiler> compiler;
+  std::string problem;  // why there is none ("CXX=... is not executable", "no c++ ... on PATH")
+};
+
+// CXX (split on whitespace; its program looked up on PATH when it has no '/'), else the first
+// of c++, g++, clang++ on PATH.
+CompilerSearch find_system_compiler(const EnvLookup& env);
+
+struct CompilerRun {
+  int exit_code = -1;  // -1: it could not be started
+  std::string output;  // stdout and stderr together
+};
+
+// Runs `argv` (argv[0] looked up on PATH when it has no '/') in `work_dir`, its output captured.
+CompilerRun run_captured(const std::vector<std::string>& argv, const std::filesystem::path& work_dir);
+
+}  // namespace metrale::host

@@ -1,0 +1,83 @@
+// host/host_jit.hpp: the host backend's run-time compiler for a declared variant that has no
+// built-in host instantiation (an engine's kernel): the system C++ compiler builds the host
+// prelude, the variant's source and one `extern "C"` entry that names the instantiation by its
+// expression into a shared object, which is loaded (dlopen) and cached on disk.
+// Invariants: the cache key follows the NVRTC rules (jit/cache_key.hpp: kernel, params, arch
+// "host", the compiler's identity in place of NVRTC's version, the options, and the digest of
+// the source with every set member it includes, plus the public headers the prelude reads), so
+// a second run of the same kernel loads the object without running the compiler; no compiler,
+// a compile error or a refused load is a reason (the compiler's log quoted), never an
+// exception; a loaded object stays mapped for the process (its kernels may still be running).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "host/host_compiler.hpp"
+#include "metrale/environment.hpp"
+#include "metrale/host/host_kernel.hpp"
+
+namespace metrale::host {
+
+struct HostJitRequest {
+  std::string_view kernel;           // "engine_mirror"
+  KernelParams params;               // {128, 0, 0}
+  std::string_view name_expression;  // "engine::mirror_scale<128>"
+  std::string_view source;           // the member of `sources` holding the template
+  const std::map<std::string, std::string, std::less<>>* sources = nullptr;
+};
+
+struct HostJitResult {
+  std::optional<HostKernelInfo> kernel;  // absent: see reason
+  std::string reason;
+  bool from_cache = false;
+};
+
+struct HostJitStats {
+  std::uint64_t compiles = 0;    // compiler runs (successful or not)
+  std::uint64_t cache_hits = 0;  // objects loaded from the cache without a compiler run
+  std::uint64_t failures = 0;    // results without a kernel
+};
+
+// The translation unit compiled for `name_expression` from `source`. Pure.
+std::string host_jit_unit(std::string_view source, std::string_view name_expression);
+
+// The folder holding metrale/host/cuda_host_prelude.hpp: METRALE_INCLUDE_DIR, else the source
+// tree's include/ recorded at build time, else the installed include folder; nullopt when none
+// holds it.
+std::optional<std::filesystem::path> host_jit_include_dir(const EnvLookup& env);
+
+class HostJit {
+ public:
+  // `cache_dir`: where objects are kept (created when missing). A loaded object is code, so the
+  // folder must be the current user's and writable by no one else, and so must an object before
+  // it is loaded; otherwise (and for nullopt) a private folder (mkdtemp) is used, nothing reused
+  // across processes, and removed with the HostJit.
+  HostJit(std::optional<std::filesystem::path> cache_dir, EnvLookup env);
+  HostJit(const HostJit&) = delete;
+  HostJit& operator=(const HostJit&) = delete;
+  ~HostJit();
+
+  HostJitResult build(const HostJitRequest& request);
+  [[nodiscard]] HostJitStats stats() const;
+
+ private:
+  HostJitResult load_object(const std::filesystem::path& object, const HostJitRequest& request) const;
+  const std::filesystem::path& object_dir();  // chosen on first use; called with mutex_ held
+
+  std::optional<CompilerSearch> compiler_;  // found on first use
+  std::string headers_digest_;              // of the include folder, with compiler_
+  std::optional<std::filesystem::path> requested_dir_;
+  std::optional<std::filesystem::path> object_dir_;
+  bool private_dir_ = false;
+  EnvLookup env_;
+  mutable std::mutex mutex_;
+  HostJitStats stats_;
+};
+
+}  // namespace metrale::host
