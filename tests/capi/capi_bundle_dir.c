@@ -18,19 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "capi_check.h"
 #include "metrale/metrale.h"
-
-static int failures = 0;
-
-#define CHECK(cond, ...)                                         \
-  do {                                                           \
-    if (!(cond)) {                                               \
-      fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                              \
-      fprintf(stderr, "\n");                                     \
-      ++failures;                                                \
-    }                                                            \
-  } while (0)
 
 enum expect { EXPECT_FROM_BUNDLE, EXPECT_NO_NVRTC };
 

@@ -10,19 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capi_check.h"
 #include "metrale/metrale.h"
-
-static int failures = 0;
-
-#define CHECK(cond, ...)                                         \
-  do {                                                           \
-    if (!(cond)) {                                               \
-      fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                              \
-      fprintf(stderr, "\n");                                     \
-      ++failures;                                                \
-    }                                                            \
-  } while (0)
 
 /* xorshift64*: seeded, so a failure reproduces; never all zeros. */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
