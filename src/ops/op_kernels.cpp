@@ -1,5 +1,5 @@
-// op_kernels.cpp: the library's five kernels declared to a KernelCatalog, and declaring a
-// target's entries to the registry through a catalog.
+// op_kernels.cpp: the library's five kernels declared to a KernelCatalog, and a target entry's
+// variant through a catalog (declaring them to a registry: op_kernel_declare.cpp).
 #include "ops/op_kernels.hpp"
 
 #include <fmt/format.h>
@@ -98,16 +98,6 @@ KernelVariant target_kernel_variant(const HardwareTarget& target, const KernelEn
                                   entry.name, fmt::join(catalog.names(), ", ")));
   }
   return catalog.variant(entry.name, entry.params);
-}
-
-std::map<std::string, VariantId, std::less<>> declare_target_kernels(KernelRegistry& registry,
-                                                                     const HardwareTarget& target,
-                                                                     const KernelCatalog& catalog) {
-  std::map<std::string, VariantId, std::less<>> ids;
-  for (const KernelEntry& entry : target.kernels) {
-    ids.emplace(entry.name, registry.declare(target_kernel_variant(target, entry, catalog)));
-  }
-  return ids;
 }
 
 }  // namespace metrale::ops
