@@ -71,7 +71,8 @@ diagnostics() {
   echo "libnvrtc chosen: $(chosen_nvrtc)   LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
   echo "CUDA include dir: ${METRALE_CUDA_INCLUDE_DIR:-none found}"
   echo "compute-sanitizer: $(command -v "$SANITIZER" || echo 'not on PATH') $(timeout 20 "$SANITIZER" --version 2>/dev/null | tail -n1)"
-  echo "python3: $(command -v python3)  torch: $(timeout 60 python3 -c \
+  # The version decides which CPython ABI a staged metrale Python extension must be built for.
+  echo "python3: $(command -v python3) ($(python3 -c 'import sys; print(sys.version.split()[0])' 2>&1))  torch: $(timeout 60 python3 -c \
     'import torch; print(torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())' 2>&1 | tail -n1)"
   echo "BUILD_INFO ($STAGE/BUILD_INFO):"; sed 's/^/  /' "$STAGE/BUILD_INFO" 2>/dev/null || echo "  missing"
   echo "build vs these sources: $(build_info_verdict)"
