@@ -107,7 +107,6 @@ struct BaGatesMmaCopies {
         src[slot] = readable[slot] ? weight + static_cast<unsigned long long>(out) * k + k_offset[slot] : weight;
       }
     }
-    (void)k;
   }
 
   // Issues the copies of the block's K step `step` into `stage`: chunk (step + first) mod

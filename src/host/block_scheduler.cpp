@@ -30,14 +30,19 @@ void outside_kernel(const char* what) {
 
 void sync_threads(const ::metrale::host::CallSite& site) { BlockScheduler::arrive_at_barrier(site); }
 
-unsigned char* dynamic_shared_memory() {
-  const detail::FiberCoordinates& coords = detail::coordinates("dynamic shared memory");
-  if (coords.dynamic_shared_bytes == 0) {
+unsigned char* dynamic_shared_memory() { return BlockScheduler::running_block_shared_memory(); }
+
+unsigned char* BlockScheduler::running_block_shared_memory() {
+  BlockScheduler* self = tls_scheduler;
+  if (self == nullptr) {
+    detail::outside_kernel("dynamic shared memory");
+  }
+  if (self->dynamic_shared_bytes_ == 0) {
     throw BackendError(
         "the kernel uses dynamic shared memory (extern __shared__) but its launch asked for 0 bytes "
         "(LaunchConfig::dynamic_shared_bytes)");
   }
-  return coords.dynamic_shared;
+  return self->dynamic_shared_.front().bytes;
 }
 
 std::uint64_t warp_sync(const WarpSyncRequest& request) { return BlockScheduler::arrive_at_warp_sync(request); }
@@ -129,10 +134,10 @@ std::optional<std::string> BlockScheduler::run(const BlockRun& run, const Dim3& 
   scheduler_tsan_fiber_ = sanitizer::current_fiber();
   fibers_.resize(threads);
   sync_.assign(threads, ThreadSync{});
-  dynamic_shared_.resize((std::size_t{run.dynamic_shared_bytes} + sizeof(SharedChunk) - 1) / sizeof(SharedChunk));
-  unsigned char* shared = dynamic_shared_.empty() ? nullptr : dynamic_shared_.front().bytes;
-  if (shared != nullptr) {
-    std::memset(shared, kDynamicSharedPoison, run.dynamic_shared_bytes);
+  dynamic_shared_bytes_ = run.dynamic_shared_bytes;
+  dynamic_shared_.resize((std::size_t{dynamic_shared_bytes_} + sizeof(SharedChunk) - 1) / sizeof(SharedChunk));
+  if (dynamic_shared_bytes_ != 0) {
+    std::memset(dynamic_shared_.front().bytes, kDynamicSharedPoison, dynamic_shared_bytes_);
   }
   for (std::uint32_t t = 0; t < threads; ++t) {
     Fiber& fiber = fibers_[t];
@@ -142,8 +147,6 @@ std::optional<std::string> BlockScheduler::run(const BlockRun& run, const Dim3& 
     fiber.coords.block_idx = uint3{block_idx.x, block_idx.y, block_idx.z};
     fiber.coords.block_dim = dim3(run.block.x, run.block.y, run.block.z);
     fiber.coords.grid_dim = dim3(run.grid.x, run.grid.y, run.grid.z);
-    fiber.coords.dynamic_shared = shared;
-    fiber.coords.dynamic_shared_bytes = run.dynamic_shared_bytes;
     fiber.stack = stacks_.acquire(t);
     fiber.context = ctx::make_fcontext(fiber.stack.top(), fiber.stack.size, &BlockScheduler::fiber_entry);
   }

@@ -50,6 +50,8 @@ class BlockScheduler {
   // The sync points, called on a fiber through thread_context.hpp.
   static void arrive_at_barrier(const ::metrale::host::CallSite& site);
   static std::uint64_t arrive_at_warp_sync(const WarpSyncRequest& request);
+  // The running block's dynamic shared memory (dynamic_shared_memory() in thread_context.hpp).
+  static unsigned char* running_block_shared_memory();
 
  private:
   struct Fiber {
@@ -72,6 +74,7 @@ class BlockScheduler {
 
   FiberStackPool stacks_;
   std::vector<SharedChunk> dynamic_shared_;
+  std::uint32_t dynamic_shared_bytes_ = 0;
   std::vector<Fiber> fibers_;
   std::vector<ThreadSync> sync_;
   KernelBody body_;

@@ -72,7 +72,8 @@ def run_variant(args, variant: dict, scratch: str) -> dict:
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=args.timeout)
         rc, log = done.returncode, done.stdout + done.stderr
     except subprocess.TimeoutExpired as timeout:
-        rc, log = 124, (timeout.stdout or b"").decode(errors="replace") if isinstance(timeout.stdout, bytes) else ""
+        out = timeout.stdout or ""  # bytes even with text=True on some Pythons
+        rc, log = 124, out.decode(errors="replace") if isinstance(out, bytes) else out
     result = {"variant": variant, "rc": rc, "seconds": round(time.monotonic() - started, 1), "log_tail": log[-1500:]}
     if os.path.exists(out):
         with open(out) as f:

@@ -45,18 +45,18 @@ note() { record "$1" "$2" 0 "$3"; }
 
 # The sanitizer's verdict from its own log (not from the exit status of the program it ran).
 sanitizer_verdict() {  # FILE RC -> "verdict|detail"
-  local file=$1 rc=$2 errors
+  local file=$1 rc=$2 errors summary
   if grep -q "Device not supported" "$file" 2>/dev/null; then
     echo "unsupported|compute-sanitizer: Device not supported (exit $rc)"
   elif errors=$(grep -o 'ERROR SUMMARY: [0-9]* error' "$file" 2>/dev/null | tail -n1 | awk '{print $3}') &&
        [ -n "$errors" ]; then
     if [ "$errors" = 0 ]; then echo "pass|ERROR SUMMARY: 0 errors (program exit $rc)"
     else echo "fail|ERROR SUMMARY: $errors errors (program exit $rc)"; fi
-  elif errors=$(grep -o 'RACECHECK SUMMARY: [0-9]* hazards displayed ([0-9]* errors' "$file" 2>/dev/null | tail -n1 |
-                 sed 's/.*(\([0-9]*\) errors/\1/') && [ -n "$errors" ]; then
+  elif summary=$(grep -o 'RACECHECK SUMMARY: .*' "$file" 2>/dev/null | tail -n1) && [ -n "$summary" ]; then
     # racecheck sums up in its own line; its warnings are possible hazards, its errors real ones.
-    if [ "$errors" = 0 ]; then echo "pass|$(grep -o 'RACECHECK SUMMARY: .*' "$file" | tail -n1) (program exit $rc)"
-    else echo "fail|$(grep -o 'RACECHECK SUMMARY: .*' "$file" | tail -n1) (program exit $rc)"; fi
+    errors=$(sed -n 's/.*(\([0-9]*\) errors.*/\1/p' <<<"$summary")
+    if [ "$errors" = 0 ]; then echo "pass|$summary (program exit $rc)"
+    else echo "fail|$summary (program exit $rc)"; fi
   elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
     echo "timeout|killed at its limit before the sanitizer's summary"
   else

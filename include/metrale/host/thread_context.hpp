@@ -73,8 +73,6 @@ struct FiberCoordinates {
   uint3 block_idx{};
   dim3 block_dim{};
   dim3 grid_dim{};
-  unsigned char* dynamic_shared = nullptr;  // the block's dynamic shared memory (the launch's bytes)
-  std::uint32_t dynamic_shared_bytes = 0;
 };
 
 // The running fiber's coordinates; null outside a host kernel launch.
