@@ -4,9 +4,9 @@
 // small request cannot hide a later line about another outcome.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
-#include <memory>
+
+#include "ground/once_slots.hpp"
 
 namespace metrale::ops {
 
@@ -23,17 +23,6 @@ struct OpLogSlot {
   friend constexpr bool operator==(const OpLogSlot&, const OpLogSlot&) = default;
 };
 
-class OnceSlots {
- public:
-  explicit OnceSlots(std::size_t count);
-
-  // True the first time slot `index` is claimed; false afterwards and for an index past the end.
-  bool claim(std::size_t index);
-  [[nodiscard]] std::size_t size() const { return count_; }
-
- private:
-  std::size_t count_;
-  std::unique_ptr<std::atomic<bool>[]> claimed_;
-};
+using ::metrale::OnceSlots;
 
 }  // namespace metrale::ops

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "ground/log.hpp"
+#include "ground/once_slots.hpp"
 #include "metrale/error.hpp"
 #include "metrale/target/levers.hpp"
 
@@ -12,6 +13,30 @@ constexpr std::size_t kTwinSlot = 0;
 constexpr std::size_t kLeverSlot = 1;
 constexpr std::size_t kAbsentSlot = 2;
 constexpr std::size_t kFirstConditionSlot = 3;
+
+// The verdict and the log slot it belongs to, found in one pass: the lever, the handle, then the
+// conditions in order.
+struct SlottedPick {
+  GuardPick pick;
+  std::size_t slot = kTwinSlot;
+};
+
+SlottedPick slotted_pick(KernelHandle twin, bool lever, std::initializer_list<GuardCondition> conditions) {
+  if (!lever) {
+    return {{false, kGuardLeverOff}, kLeverSlot};
+  }
+  if (!twin.present()) {
+    return {{false, kGuardTwinAbsent}, kAbsentSlot};
+  }
+  std::size_t slot = kFirstConditionSlot;
+  for (const GuardCondition& condition : conditions) {
+    if (!condition.holds) {
+      return {{false, condition.reason}, slot};
+    }
+    ++slot;
+  }
+  return {{true, {}}, kTwinSlot};
+}
 
 }  // namespace
 
@@ -25,45 +50,24 @@ std::optional<std::string_view> first_failed(std::initializer_list<GuardConditio
 }
 
 GuardPick guard_pick(KernelHandle twin, bool lever, std::initializer_list<GuardCondition> conditions) {
-  if (const auto reason = first_failed({{kGuardLeverOff, lever}, {kGuardTwinAbsent, twin.present()}})) {
-    return {false, *reason};
-  }
-  if (const auto reason = first_failed(conditions)) {
-    return {false, *reason};
-  }
-  return {true, {}};
+  return slotted_pick(twin, lever, conditions).pick;
 }
 
 KernelGuard::KernelGuard(std::string name, std::size_t conditions)
     : name_(std::move(name)),
       conditions_(conditions),
-      logged_(std::make_unique<std::atomic<bool>[]>(kFirstConditionSlot + conditions)) {
-  for (std::size_t i = 0; i < kFirstConditionSlot + conditions_; ++i) {
-    logged_[i].store(false, std::memory_order_relaxed);
-  }
-}
+      logged_(std::make_unique<OnceSlots>(kFirstConditionSlot + conditions)) {}
+KernelGuard::KernelGuard(KernelGuard&&) noexcept = default;
+KernelGuard& KernelGuard::operator=(KernelGuard&&) noexcept = default;
+KernelGuard::~KernelGuard() = default;
 
 GuardPick KernelGuard::pick(KernelHandle twin, bool lever, std::initializer_list<GuardCondition> conditions) {
   if (conditions.size() != conditions_) {
     throw ArgumentError(
         fmt::format("guard {}: {} conditions given, it was made for {}", name_, conditions.size(), conditions_));
   }
-  const GuardPick verdict = guard_pick(twin, lever, conditions);
-  std::size_t slot = kTwinSlot;
-  if (!verdict.twin) {
-    slot = verdict.reason == kGuardLeverOff     ? kLeverSlot
-           : verdict.reason == kGuardTwinAbsent ? kAbsentSlot
-                                                : kFirstConditionSlot;
-    if (slot == kFirstConditionSlot) {
-      for (const GuardCondition& condition : conditions) {
-        if (!condition.holds) {
-          break;
-        }
-        ++slot;
-      }
-    }
-  }
-  if (!logged_[slot].exchange(true, std::memory_order_acq_rel)) {
+  const auto [verdict, slot] = slotted_pick(twin, lever, conditions);
+  if (logged_->claim(slot)) {
     if (verdict.twin) {
       logger().info("guard {}: the twin runs", name_);
     } else {

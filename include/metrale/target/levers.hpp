@@ -7,7 +7,6 @@
 #pragma once
 
 #include <array>
-#include <atomic>
 #include <cstddef>
 #include <initializer_list>
 #include <memory>
@@ -85,6 +84,8 @@ std::optional<std::string_view> first_failed(std::initializer_list<GuardConditio
 // The verdict alone: the lever, then the twin's handle, then each condition in order. Pure.
 GuardPick guard_pick(KernelHandle twin, bool lever, std::initializer_list<GuardCondition> conditions);
 
+class OnceSlots;  // ground/once_slots.hpp
+
 // The seeds' guard for one twin: pick() decides as guard_pick does and logs one line per slot the
 // first time the slot is taken (the twin, lever off, twin absent, each condition by position), so
 // a verdict that depends on the shape is logged once per outcome, never per call. pick() takes no
@@ -92,13 +93,16 @@ GuardPick guard_pick(KernelHandle twin, bool lever, std::initializer_list<GuardC
 class KernelGuard {
  public:
   KernelGuard(std::string name, std::size_t conditions);
+  KernelGuard(KernelGuard&&) noexcept;
+  KernelGuard& operator=(KernelGuard&&) noexcept;
+  ~KernelGuard();
   GuardPick pick(KernelHandle twin, bool lever, std::initializer_list<GuardCondition> conditions);
   [[nodiscard]] const std::string& name() const { return name_; }
 
  private:
   std::string name_;
   std::size_t conditions_;
-  std::unique_ptr<std::atomic<bool>[]> logged_;  // twin, lever off, absent, then each condition
+  std::unique_ptr<OnceSlots> logged_;  // twin, lever off, absent, then each condition
 };
 
 }  // namespace metrale

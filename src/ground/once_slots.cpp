@@ -1,7 +1,7 @@
-// log_once.cpp: once-flags for the ops' verdict logs.
-#include "ops/log_once.hpp"
+// ground/once_slots.cpp: once-per-process flags.
+#include "ground/once_slots.hpp"
 
-namespace metrale::ops {
+namespace metrale {
 
 OnceSlots::OnceSlots(std::size_t count) : count_(count), claimed_(std::make_unique<std::atomic<bool>[]>(count)) {
   for (std::size_t i = 0; i < count_; ++i) {
@@ -16,4 +16,4 @@ bool OnceSlots::claim(std::size_t index) {
   return !claimed_[index].exchange(true, std::memory_order_acq_rel);
 }
 
-}  // namespace metrale::ops
+}  // namespace metrale
