@@ -16,48 +16,48 @@ KernelCatalog make_library_catalog() {
     return fmt::format("{}<{}>", template_name, args);
   };
   KernelCatalog catalog;
-  catalog.add({std::string(kBaGatesParentKernel),
-               std::string(kBaGatesTemplateFile),
-               named(kBaGatesParentTemplate, "{block}, {lanes}"),
-               {"block", "lanes"},
-               {},
-               false,
-               false,
-               check_ssm_ba_gates});
-  catalog.add({std::string(kBaGatesTwinKernel),
-               std::string(kBaGatesTemplateFile),
-               named(kBaGatesTwinTemplate, "{block}, {lanes}, {groups}"),
-               {"block", "lanes", "groups"},
-               std::string(kBaGatesParentKernel),
-               true,
-               true,
-               check_ssm_ba_gates_hopper});
+  catalog.add({.kernel = std::string(kBaGatesParentKernel),
+               .source = std::string(kBaGatesTemplateFile),
+               .expression = named(kBaGatesParentTemplate, "{block}, {lanes}"),
+               .params = {"block", "lanes"},
+               .twin_of = {},  // not a twin
+               .same_shape = false,
+               .background = false,
+               .rule = check_ssm_ba_gates});
+  catalog.add({.kernel = std::string(kBaGatesTwinKernel),
+               .source = std::string(kBaGatesTemplateFile),
+               .expression = named(kBaGatesTwinTemplate, "{block}, {lanes}, {groups}"),
+               .params = {"block", "lanes", "groups"},
+               .twin_of = std::string(kBaGatesParentKernel),
+               .same_shape = true,
+               .background = true,
+               .rule = check_ssm_ba_gates_hopper});
   // Declared in the background like a twin: until it arrives its guard says "kernel absent".
-  catalog.add({std::string(kBaGatesMmaKernel),
-               std::string(kBaGatesMmaTemplateFile),
-               named(kBaGatesMmaTemplate, "{block}, {lanes}"),
-               {"block", "lanes"},
-               {},
-               false,
-               true,
-               check_ssm_ba_gates_mma});
-  catalog.add({std::string(kFp8QuantSharedKernel),
-               std::string(kFp8QuantTemplateFile),
-               named(kFp8QuantSharedTemplate, "{lanes}, {groups}"),
-               {"lanes", "groups"},
-               {},
-               false,
-               false,
-               check_fp8_act_quant});
+  catalog.add({.kernel = std::string(kBaGatesMmaKernel),
+               .source = std::string(kBaGatesMmaTemplateFile),
+               .expression = named(kBaGatesMmaTemplate, "{block}, {lanes}"),
+               .params = {"block", "lanes"},
+               .twin_of = {},  // not a twin
+               .same_shape = false,
+               .background = true,
+               .rule = check_ssm_ba_gates_mma});
+  catalog.add({.kernel = std::string(kFp8QuantSharedKernel),
+               .source = std::string(kFp8QuantTemplateFile),
+               .expression = named(kFp8QuantSharedTemplate, "{lanes}, {groups}"),
+               .params = {"lanes", "groups"},
+               .twin_of = {},  // not a twin
+               .same_shape = false,
+               .background = false,
+               .rule = check_fp8_act_quant});
   // The FP8 group max is exact in any order, so its twin may split a group differently.
-  catalog.add({std::string(kFp8QuantTwinKernel),
-               std::string(kFp8QuantTemplateFile),
-               named(kFp8QuantTwinTemplate, "{lanes}, {groups}"),
-               {"lanes", "groups"},
-               std::string(kFp8QuantSharedKernel),
-               false,
-               true,
-               check_fp8_act_quant_hopper});
+  catalog.add({.kernel = std::string(kFp8QuantTwinKernel),
+               .source = std::string(kFp8QuantTemplateFile),
+               .expression = named(kFp8QuantTwinTemplate, "{lanes}, {groups}"),
+               .params = {"lanes", "groups"},
+               .twin_of = std::string(kFp8QuantSharedKernel),
+               .same_shape = false,
+               .background = true,
+               .rule = check_fp8_act_quant_hopper});
   return catalog;
 }
 
