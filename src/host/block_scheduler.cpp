@@ -5,6 +5,8 @@
 // one annotated jump and an abandoned fiber is simply never resumed.
 #include "block_scheduler.hpp"
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <exception>
 
@@ -135,9 +137,13 @@ std::optional<std::string> BlockScheduler::run(const BlockRun& run, const Dim3& 
   fibers_.resize(threads);
   sync_.assign(threads, ThreadSync{});
   dynamic_shared_bytes_ = run.dynamic_shared_bytes;
-  dynamic_shared_.resize((std::size_t{dynamic_shared_bytes_} + sizeof(SharedChunk) - 1) / sizeof(SharedChunk));
   if (dynamic_shared_bytes_ != 0) {
-    std::memset(dynamic_shared_.front().bytes, kDynamicSharedPoison, dynamic_shared_bytes_);
+    const std::size_t with_canary = std::size_t{dynamic_shared_bytes_} + kDynamicSharedCanaryBytes;
+    dynamic_shared_.resize((with_canary + sizeof(SharedChunk) - 1) / sizeof(SharedChunk));
+    unsigned char* bytes = dynamic_shared_.front().bytes;
+    std::memset(bytes, kDynamicSharedPoison, dynamic_shared_bytes_);
+    std::memset(bytes + dynamic_shared_bytes_, kDynamicSharedCanary,
+                dynamic_shared_.size() * sizeof(SharedChunk) - dynamic_shared_bytes_);
   }
   for (std::uint32_t t = 0; t < threads; ++t) {
     Fiber& fiber = fibers_[t];
@@ -161,7 +167,7 @@ std::optional<std::string> BlockScheduler::run(const BlockRun& run, const Dim3& 
       }
     }
     if (exited_ == threads) {
-      return std::nullopt;
+      return dynamic_shared_overrun();
     }
     WarpResolution warps = resolve_warp_collectives(sync_, block_dim_);
     if (warps.error) {
@@ -171,6 +177,23 @@ std::optional<std::string> BlockScheduler::run(const BlockRun& run, const Dim3& 
       return diagnose_stuck_block(sync_, block_dim_);
     }
   }
+}
+
+std::optional<std::string> BlockScheduler::dynamic_shared_overrun() const {
+  if (dynamic_shared_bytes_ == 0) {
+    return std::nullopt;
+  }
+  const unsigned char* bytes = dynamic_shared_.front().bytes;
+  const std::size_t end = dynamic_shared_.size() * sizeof(SharedChunk);
+  for (std::size_t i = dynamic_shared_bytes_; i < end; ++i) {
+    if (bytes[i] != kDynamicSharedCanary) {
+      return fmt::format(
+          "the kernel wrote past its dynamic shared memory: byte {} of a block that asked for {} "
+          "(LaunchConfig::dynamic_shared_bytes is smaller than what the kernel uses)",
+          i, dynamic_shared_bytes_);
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace metrale::host

@@ -24,6 +24,10 @@ namespace metrale::host {
 
 // What a block's dynamic shared memory holds before the kernel writes it.
 inline constexpr unsigned char kDynamicSharedPoison = 0xCD;
+// What the bytes just past it hold: a write there is reported when the block ends (the launch
+// asked for less than the kernel uses, which a GPU may not report at all).
+inline constexpr unsigned char kDynamicSharedCanary = 0xA5;
+inline constexpr std::uint32_t kDynamicSharedCanaryBytes = 256;
 
 // The code every thread of the launch runs: the kernel with its arguments bound.
 struct KernelBody {
@@ -66,6 +70,8 @@ class BlockScheduler {
   void resume(Fiber& fiber);
   void yield_to_scheduler(bool for_good);
   void fail(const Fiber& fiber, std::string_view what);
+  // The first byte past the dynamic shared memory the block overwrote, described; nullopt if none.
+  [[nodiscard]] std::optional<std::string> dynamic_shared_overrun() const;
 
   // 128 bytes, so a vector of them is a 128-byte-aligned buffer (wmma tiles want 32).
   struct alignas(128) SharedChunk {

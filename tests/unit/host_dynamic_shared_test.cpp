@@ -2,7 +2,8 @@
 // dynamic_shared_bytes (here past the 48 KiB a GPU grants without opting in) is one buffer per
 // block, shared by its threads and separate from every other block running at the same time on
 // another worker; it starts as 0xCD, not zeros; a kernel that uses it with 0 bytes asked for, and
-// a request past 227 KiB, stop the launch with a message naming the mistake.
+// a request past 227 KiB, and a kernel writing past what its launch asked for stop the launch with
+// a message naming the mistake.
 #include <catch2/catch.hpp>
 #include <memory>
 #include <string>
@@ -103,6 +104,10 @@ TEST_CASE("host dynamic shared memory: the launch's mistakes are named", "[host]
   CHECK_THAT(launch_rotate(gpu, in, out, 64, 227 * 1024 + 1),
              Contains("232449 bytes of dynamic shared memory") && Contains("at most 232448"));
   CHECK(launch_rotate(gpu, in, out, 64, 227 * 1024).empty());
+  // 64 words staged in 255 bytes: the last word lands past the buffer, which a GPU may not report.
+  CHECK_THAT(launch_rotate(gpu, in, out, 64, 64 * 4 - 1),
+             Contains("wrote past its dynamic shared memory") && Contains("byte 255 of a block that asked for 255"));
+  CHECK(launch_rotate(gpu, in, out, 64, 64 * 4).empty());
 }
 
 TEST_CASE("the dynamic shared memory test kernel compiles with NVRTC, with no static shared memory",
