@@ -4,26 +4,35 @@
 // Owned by the kernels area.
 // Template parameters:
 // - BLOCK: threads per block, a whole number of warps;
-// - TOKENS: the tokens a block owns (a multiple of 16; one 16-row MMA tile per TOKENS / 16).
+// - TOKENS: the tokens a block owns (a multiple of 16; one 16-row MMA tile per TOKENS / 16);
+// - STAGES: K chunks in the shared-memory ring (2 .. 16); STAGES - 1 are in flight while one is
+//   multiplied.
 // The warps split as (TOKENS / 16) token tiles x (warps / (TOKENS / 16)) output slices; a warp
 // accumulates its token tile against kMmaNTiles / slices output tiles of 16 (slice s takes tiles
 // s, s + slices, ...), so N <= 128.
-// Shipped as {BLOCK 256, TOKENS 64}: 4 token tiles x 2 slices of 4 output tiles, 32 fp32
-// accumulators per thread.
-// Data flow: a block streams its x tile [TOKENS][K] and the whole weight [N][K] through shared
-// memory in K chunks of kMmaChunk (16-byte cp.async copies, kMmaStages deep, zero-filled past M,
-// N and K; each block starts at its own chunk and wraps), so the weight is read from L2 once per
-// token tile; the accumulators go to shared
-// memory (mma_store_row, reusing the stage buffers) and the epilogue applies ba_gates_store, the
-// parent's own gate math, writing each token's outputs by consecutive threads.
+// Shipped on hopper as {BLOCK 256, TOKENS 64, STAGES 8}: 4 token tiles x 2 slices of up to 4
+// output tiles, 32 fp32 accumulators per thread, 7 chunks of 64 K in flight (56 KiB of x and
+// 84 KiB of weight at N 96) in 184 KiB of dynamic shared memory.
+// Data flow: a block streams its x tile [TOKENS][K] and the weight's rows [N][K] through dynamic
+// shared memory in K chunks of kMmaChunk (16-byte cp.async copies, STAGES deep, zero-filled past
+// M, N and K; each block starts at its own chunk and wraps), so the weight is read from L2 once
+// per token tile; the accumulators go to shared memory (mma_store_row, reusing the stage buffers)
+// and the epilogue applies ba_gates_store, the parent's own gate math, writing each token's
+// outputs by consecutive threads.
+// Why this depth: with 3 stages of 32 K (2 groups, 20 KiB, in flight) the H200 measured 86 us at
+// M 8192 K 5120 N 96, one ~1 us round trip per 20 KiB a block streams (BENCHMARKS.md); the
+// bytes in flight, not the instruction count, set the pace.
 // Invariants:
+// - the launch's dynamic shared memory is ba_gates_mma_shared_bytes(TOKENS, N, STAGES) (the op's
+//   launcher computes the same; the host backend reports a kernel writing past what was asked);
 // - every MMA call is warp-uniform (the token/output-tile loops depend only on the warp index and
 //   N), as PTX wmma's .sync.aligned requires; every thread reaches every barrier;
 // - rows past M or N and K columns past K are zeros in shared memory, so they add nothing, and
 //   nothing is written outside [0, M) x [0, 2 nv);
 // - token x row-stride and output x K products are 64-bit.
 // Arguments: as ssm_ba_gates.cuh. x rows and weight 16-byte aligned, K % 8 == 0, N <= 128 (the
-// op and its guard check). Grid: (ceil(M / TOKENS), 1, 1).
+// op and its guard check; the kernel returns at once past 128 rather than overrun its stages).
+// Grid: (ceil(M / TOKENS), 1, 1).
 #pragma once
 
 #include "metrale_arith.cuh"
@@ -35,19 +44,36 @@ namespace kernels {
 // The widest N the kernel takes: 8 output tiles of 16.
 constexpr unsigned int kMmaNTiles = 8;
 constexpr unsigned int kMmaMaxN = kMmaNTiles * kMmaTile;
-// K elements per pipeline stage (two MMA k-steps), and stages in flight.
-constexpr unsigned int kMmaChunk = 32;
-constexpr unsigned int kMmaStages = 3;
+// K elements per pipeline stage (four MMA k-steps), and the deepest ring.
+constexpr unsigned int kMmaChunk = 64;
+constexpr unsigned int kMmaMaxStages = 16;
 // A staged row: the chunk plus 16 bytes, so a warp's 8 row reads of one wmma load hit 8
-// distinct bank groups (80-byte rows) and every 16-row tile stays 32-byte aligned.
+// distinct bank groups (144-byte rows) and every 16-row tile stays 32-byte aligned.
 constexpr unsigned int kMmaRowLd = kMmaChunk + 8;
 // The accumulator tile's row (floats): 128 outputs plus 4, 16-byte rows, 32-byte tile starts.
 constexpr unsigned int kMmaAccLd = kMmaMaxN + 4;
+// K steps whose fragments a warp loads before it issues their MMAs.
+constexpr unsigned int kMmaBatch = 2;
 
-template <unsigned int BLOCK, unsigned int TOKENS>
+// Elements of one stage: the x tile's `tokens` rows, then N rounded up to whole output tiles.
+__host__ __device__ constexpr unsigned int ba_gates_mma_stage_elems(unsigned int tokens, unsigned int n) {
+  return (tokens + (n + kMmaTile - 1u) / kMmaTile * kMmaTile) * kMmaRowLd;
+}
+
+// The dynamic shared memory a launch needs: the stage ring, or the accumulator tile that reuses
+// it once the K loop is done, whichever is larger.
+__host__ __device__ constexpr unsigned int ba_gates_mma_shared_bytes(unsigned int tokens, unsigned int n,
+                                                                     unsigned int stages) {
+  const unsigned int ring = stages * ba_gates_mma_stage_elems(tokens, n) * 2u;
+  const unsigned int acc = tokens * kMmaAccLd * 4u;
+  return ring > acc ? ring : acc;
+}
+
+template <unsigned int BLOCK, unsigned int TOKENS, unsigned int STAGES>
 struct BaGatesMmaShape {
   static_assert(BLOCK % 32 == 0 && BLOCK >= 32 && BLOCK <= 1024, "BLOCK must be whole warps in [32, 1024]");
   static_assert(TOKENS % kMmaTile == 0 && TOKENS >= kMmaTile, "TOKENS must be a positive multiple of 16");
+  static_assert(STAGES >= 2 && STAGES <= kMmaMaxStages, "STAGES must be in [2, 16]");
   static constexpr unsigned int kWarps = BLOCK / 32;
   static constexpr unsigned int kTokenTiles = TOKENS / kMmaTile;
   static_assert(kWarps % kTokenTiles == 0, "the warps must split evenly over the token tiles");
@@ -55,21 +81,11 @@ struct BaGatesMmaShape {
   static_assert(kMmaNTiles % kSlices == 0, "the output tiles must split evenly over a token tile's warps");
   static constexpr unsigned int kTilesPerWarp = kMmaNTiles / kSlices;
   static constexpr unsigned int kVecPerRow = kMmaChunk / 8;  // 16-byte copies per staged row
-  // A stage: the x tile's TOKENS rows, then the weight's kMmaMaxN rows, kMmaRowLd elements each.
-  static constexpr unsigned int kStageRows = TOKENS + kMmaMaxN;
-  static constexpr unsigned int kStage = kStageRows * kMmaRowLd;
-  static constexpr unsigned int kStageBytes = kMmaStages * kStage * 2u;
-  static constexpr unsigned int kAccBytes = TOKENS * kMmaAccLd * 4u;
-  static constexpr unsigned int kSmemBytes = kStageBytes > kAccBytes ? kStageBytes : kAccBytes;
-  static_assert(kSmemBytes <= 48u * 1024u, "static shared memory is limited to 48 KiB");
+  static constexpr unsigned int kMaxStageRows = TOKENS + kMmaMaxN;
   // 16-byte copies a thread issues per stage, in fixed slots (the same rows every chunk).
-  static constexpr unsigned int kCopySlots = (kStageRows * kVecPerRow + BLOCK - 1u) / BLOCK;
-};
-
-// The block's shared memory, aligned for wmma tiles (32 bytes) and 16-byte copies.
-template <unsigned int BYTES>
-struct alignas(128) BaGatesMmaSmem {
-  unsigned char bytes[BYTES];
+  static constexpr unsigned int kCopySlots = (kMaxStageRows * kVecPerRow + BLOCK - 1u) / BLOCK;
+  static_assert(ba_gates_mma_shared_bytes(TOKENS, kMmaMaxN, STAGES) <= 227u * 1024u,
+                "at N = 128 the stages must fit the 227 KiB a block may opt in to");
 };
 
 // One thread's share of a stage's copies, worked out once: per slot its source row (already at
@@ -77,9 +93,9 @@ struct alignas(128) BaGatesMmaSmem {
 // staged at all (rows past the last output tile are never read) or read from memory (rows past M
 // or N are zero-filled). Why: recomputing rows and 64-bit addresses per copy per chunk was most
 // of the main loop's instructions on the H200 (ncu: 5.2 cycles per issue, half in ALU latency).
-template <unsigned int BLOCK, unsigned int TOKENS>
+template <unsigned int BLOCK, unsigned int TOKENS, unsigned int STAGES>
 struct BaGatesMmaCopies {
-  using Shape = BaGatesMmaShape<BLOCK, TOKENS>;
+  using Shape = BaGatesMmaShape<BLOCK, TOKENS, STAGES>;
   const __nv_bfloat16* src[Shape::kCopySlots];
   unsigned int dst[Shape::kCopySlots];
   unsigned int k_offset[Shape::kCopySlots];
@@ -130,74 +146,90 @@ struct BaGatesMmaCopies {
 };
 
 // The K loop for a warp with TILES output tiles (warp-uniform; its tiles are slice, slice +
-// kSlices, ...): every chunk loads the warp's A and B fragments first, then issues its MMAs, with
-// no branch between them, so the loads overlap and ptxas can interleave them with the MMAs.
-template <unsigned int BLOCK, unsigned int TOKENS, unsigned int TILES>
-__device__ inline void ba_gates_mma_k_loop(const BaGatesMmaCopies<BLOCK, TOKENS>& copies, unsigned short* stages,
-                                           MmaF32Fragment (&acc)[BaGatesMmaShape<BLOCK, TOKENS>::kTilesPerWarp],
+// kSlices, ...): per batch of kMmaBatch k-steps it loads the warp's A and B fragments first, then
+// issues their MMAs, with no branch between them, so the loads overlap and ptxas can interleave
+// them with the MMAs. The ring's stage for chunk c is c mod STAGES; the copies issued at chunk c
+// go to the stage chunk c - 1 used, which every warp has left once the barrier is passed.
+template <unsigned int BLOCK, unsigned int TOKENS, unsigned int STAGES, unsigned int TILES>
+__device__ inline void ba_gates_mma_k_loop(const BaGatesMmaCopies<BLOCK, TOKENS, STAGES>& copies,
+                                           unsigned short* stages, unsigned int stage_elems,
+                                           MmaF32Fragment (&acc)[BaGatesMmaShape<BLOCK, TOKENS, STAGES>::kTilesPerWarp],
                                            unsigned int token_tile, unsigned int slice, unsigned int chunks,
                                            unsigned int first, unsigned int k) {
-  using Shape = BaGatesMmaShape<BLOCK, TOKENS>;
+  using Shape = BaGatesMmaShape<BLOCK, TOKENS, STAGES>;
   constexpr unsigned int kSteps = kMmaChunk / kMmaTile;
+  static_assert(kSteps % kMmaBatch == 0, "the batches must cover the chunk's k-steps");
   const unsigned int a_offset = token_tile * kMmaTile * kMmaRowLd;
   const unsigned int b_offset = (TOKENS + slice * kMmaTile) * kMmaRowLd;
+  unsigned int read_stage = 0;
+  unsigned int write_stage = STAGES - 1u;
   for (unsigned int c = 0; c < chunks; ++c) {
-    async_copy_wait<kMmaStages - 2u>();
+    async_copy_wait<STAGES - 2u>();
     // Chunk c has landed for every thread, and every warp is done with chunk c - 1's stage.
     __syncthreads();
-    copies.issue(stages + ((c + kMmaStages - 1u) % kMmaStages) * Shape::kStage, c + kMmaStages - 1u, chunks, first, k);
-    const unsigned short* stage = stages + (c % kMmaStages) * Shape::kStage;
-    MmaBf16Fragment a[kSteps];
-    MmaBf16Fragment b[kSteps][TILES > 0 ? TILES : 1];
+    copies.issue(stages + write_stage * stage_elems, c + STAGES - 1u, chunks, first, k);
+    const unsigned short* stage = stages + read_stage * stage_elems;
     METRALE_UNROLL
-    for (unsigned int step = 0; step < kSteps; ++step) {
-      mma_load_a_row(a[step], stage + a_offset + step * kMmaTile, kMmaRowLd);
+    for (unsigned int batch = 0; batch < kSteps; batch += kMmaBatch) {
+      MmaBf16Fragment a[kMmaBatch];
+      MmaBf16Fragment b[kMmaBatch][TILES > 0 ? TILES : 1];
       METRALE_UNROLL
-      for (unsigned int t = 0; t < TILES; ++t) {
-        mma_load_b_col(b[step][t], stage + b_offset + t * Shape::kSlices * kMmaTile * kMmaRowLd + step * kMmaTile,
-                       kMmaRowLd);
+      for (unsigned int step = 0; step < kMmaBatch; ++step) {
+        const unsigned int k_in_chunk = (batch + step) * kMmaTile;
+        mma_load_a_row(a[step], stage + a_offset + k_in_chunk, kMmaRowLd);
+        METRALE_UNROLL
+        for (unsigned int t = 0; t < TILES; ++t) {
+          mma_load_b_col(b[step][t], stage + b_offset + t * Shape::kSlices * kMmaTile * kMmaRowLd + k_in_chunk,
+                         kMmaRowLd);
+        }
+      }
+      METRALE_UNROLL
+      for (unsigned int step = 0; step < kMmaBatch; ++step) {
+        METRALE_UNROLL
+        for (unsigned int t = 0; t < TILES; ++t) {
+          mma_bf16_accumulate(acc[t], a[step], b[step][t]);
+        }
       }
     }
-    METRALE_UNROLL
-    for (unsigned int step = 0; step < kSteps; ++step) {
-      METRALE_UNROLL
-      for (unsigned int t = 0; t < TILES; ++t) {
-        mma_bf16_accumulate(acc[t], a[step], b[step][t]);
-      }
-    }
+    read_stage = read_stage + 1u == STAGES ? 0u : read_stage + 1u;
+    write_stage = write_stage + 1u == STAGES ? 0u : write_stage + 1u;
   }
 }
 
 // Runs the K loop instantiated for this warp's tile count (0 .. kTilesPerWarp).
-template <unsigned int BLOCK, unsigned int TOKENS, unsigned int TILES>
-__device__ inline void ba_gates_mma_k_loop_for(unsigned int tiles, const BaGatesMmaCopies<BLOCK, TOKENS>& copies,
-                                               unsigned short* stages,
-                                               MmaF32Fragment (&acc)[BaGatesMmaShape<BLOCK, TOKENS>::kTilesPerWarp],
-                                               unsigned int token_tile, unsigned int slice, unsigned int chunks,
-                                               unsigned int first, unsigned int k) {
+template <unsigned int BLOCK, unsigned int TOKENS, unsigned int STAGES, unsigned int TILES>
+__device__ inline void ba_gates_mma_k_loop_for(
+    unsigned int tiles, const BaGatesMmaCopies<BLOCK, TOKENS, STAGES>& copies, unsigned short* stages,
+    unsigned int stage_elems, MmaF32Fragment (&acc)[BaGatesMmaShape<BLOCK, TOKENS, STAGES>::kTilesPerWarp],
+    unsigned int token_tile, unsigned int slice, unsigned int chunks, unsigned int first, unsigned int k) {
   if constexpr (TILES == 0) {
-    ba_gates_mma_k_loop<BLOCK, TOKENS, 0>(copies, stages, acc, token_tile, slice, chunks, first, k);
+    ba_gates_mma_k_loop<BLOCK, TOKENS, STAGES, 0>(copies, stages, stage_elems, acc, token_tile, slice, chunks, first,
+                                                  k);
   } else {
     if (tiles == TILES) {
-      ba_gates_mma_k_loop<BLOCK, TOKENS, TILES>(copies, stages, acc, token_tile, slice, chunks, first, k);
+      ba_gates_mma_k_loop<BLOCK, TOKENS, STAGES, TILES>(copies, stages, stage_elems, acc, token_tile, slice, chunks,
+                                                        first, k);
     } else {
-      ba_gates_mma_k_loop_for<BLOCK, TOKENS, TILES - 1u>(tiles, copies, stages, acc, token_tile, slice, chunks, first,
-                                                         k);
+      ba_gates_mma_k_loop_for<BLOCK, TOKENS, STAGES, TILES - 1u>(tiles, copies, stages, stage_elems, acc, token_tile,
+                                                                 slice, chunks, first, k);
     }
   }
 }
 
-template <unsigned int BLOCK, unsigned int TOKENS>
+template <unsigned int BLOCK, unsigned int TOKENS, unsigned int STAGES>
 __global__ void __launch_bounds__(BLOCK, 1)
     ssm_ba_gates_mma(const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ weight,
                      const float* __restrict__ a_log, const float* __restrict__ dt_bias, float* __restrict__ gate_out,
                      unsigned int m, unsigned int n, unsigned int k, unsigned int k_stride, unsigned int gate_stride,
                      unsigned int nv, unsigned int vheads_per_group) {
-  using Shape = BaGatesMmaShape<BLOCK, TOKENS>;
+  using Shape = BaGatesMmaShape<BLOCK, TOKENS, STAGES>;
+  if (n > kMmaMaxN) {
+    return;  // refused by the launcher; the stage rows would not hold it
+  }
   // The stages while accumulating, then the accumulator tile: one buffer, both uses.
-  __shared__ BaGatesMmaSmem<Shape::kSmemBytes> smem;
-  unsigned short* stages = reinterpret_cast<unsigned short*>(smem.bytes);
-  float* acc_tile = reinterpret_cast<float*>(smem.bytes);
+  unsigned short* stages = reinterpret_cast<unsigned short*>(dynamic_shared_memory());
+  float* acc_tile = reinterpret_cast<float*>(dynamic_shared_memory());
+  const unsigned int stage_elems = ba_gates_mma_stage_elems(TOKENS, n);
 
   const unsigned int token0 = blockIdx.x * TOKENS;
   const unsigned int warp = threadIdx.x / 32u;
@@ -218,13 +250,13 @@ __global__ void __launch_bounds__(BLOCK, 1)
   for (unsigned int t = 0; t < Shape::kTilesPerWarp; ++t) {
     mma_zero(acc[t]);
   }
-  const BaGatesMmaCopies<BLOCK, TOKENS> copies(x, weight, token0, m, n, k, k_stride);
-  for (unsigned int s = 0; s + 1u < kMmaStages; ++s) {
-    copies.issue(stages + s * Shape::kStage, s, chunks, first, k);
+  const BaGatesMmaCopies<BLOCK, TOKENS, STAGES> copies(x, weight, token0, m, n, k, k_stride);
+  for (unsigned int s = 0; s + 1u < STAGES; ++s) {
+    copies.issue(stages + s * stage_elems, s, chunks, first, k);
   }
   const unsigned int warp_tiles = tiles < Shape::kTilesPerWarp ? tiles : Shape::kTilesPerWarp;
-  ba_gates_mma_k_loop_for<BLOCK, TOKENS, Shape::kTilesPerWarp>(warp_tiles, copies, stages, acc, token_tile, slice,
-                                                               chunks, first, k);
+  ba_gates_mma_k_loop_for<BLOCK, TOKENS, STAGES, Shape::kTilesPerWarp>(warp_tiles, copies, stages, stage_elems, acc,
+                                                                       token_tile, slice, chunks, first, k);
   async_copy_wait<0>();
   // Every warp is done reading the stages before the accumulator tile overwrites them.
   __syncthreads();

@@ -55,6 +55,9 @@ ops::BaGatesMmaQuery tensor_core_query(const Runtime& runtime, KernelHandle mma,
   query.k_stride = k_stride;
   query.sm_count = sm_count;
   query.tokens_per_block = runtime.ba_gates_kernels().mma_params.lanes;
+  query.stages = runtime.ba_gates_kernels().mma_params.groups;
+  query.max_shared_bytes = ops::ba_gates_mma_shared_limit(
+      runtime.has_device() ? runtime.backend()->max_dynamic_shared_bytes() : std::nullopt, query.compute_capability);
   return query;
 }
 

@@ -13,6 +13,20 @@ std::string ComputeCapability::str() const { return fmt::format("{}.{}", major, 
 
 std::string ComputeCapability::sm_arch() const { return fmt::format("sm_{}{}", major, minor); }
 
+std::uint32_t opt_in_shared_bytes(ComputeCapability cc) {
+  constexpr std::uint32_t kKiB = 1024;
+  if (cc == ComputeCapability{8, 0} || cc == ComputeCapability{8, 7}) {
+    return 163 * kKiB;
+  }
+  if (cc == ComputeCapability{8, 6} || cc == ComputeCapability{8, 9} || cc.major == 12) {
+    return 99 * kKiB;
+  }
+  if (cc.major >= 9 && cc.major <= 11) {
+    return 227 * kKiB;
+  }
+  return 48 * kKiB;
+}
+
 std::optional<ComputeCapability> parse_compute_capability(std::string_view text) {
   const auto dot = text.find('.');
   if (dot == std::string_view::npos || dot == 0 || dot + 1 >= text.size()) {

@@ -52,6 +52,12 @@ CudaBackend::CudaBackend(const CudaDriver& driver, int ordinal, CUdevice device,
       sms > 0) {
     sm_count_ = static_cast<std::uint32_t>(sms);
   }
+  int shared = 0;
+  if (driver_.device_get_attribute(&shared, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device_) ==
+          CUDA_SUCCESS &&
+      shared > 0) {
+    max_shared_ = static_cast<std::uint32_t>(shared);
+  }
 }
 
 CudaBackend::~CudaBackend() {

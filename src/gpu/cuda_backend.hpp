@@ -38,6 +38,7 @@ class CudaBackend final : public GpuBackend {
   [[nodiscard]] bool needs_compiled_image() const override { return true; }
   [[nodiscard]] std::optional<std::uint32_t> sm_count() const override { return sm_count_; }
   [[nodiscard]] std::optional<ComputeCapability> compute_capability() const override { return capability_; }
+  [[nodiscard]] std::optional<std::uint32_t> max_dynamic_shared_bytes() const override { return max_shared_; }
 
   KernelHandle load(const LoadRequest& request) override;
   void launch(KernelHandle kernel, const LaunchConfig& config, std::span<const KernelArg> args) override;
@@ -68,6 +69,7 @@ class CudaBackend final : public GpuBackend {
   CUcontext context_;
   std::string name_;
   std::optional<std::uint32_t> sm_count_;
+  std::optional<std::uint32_t> max_shared_;  // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
   std::optional<ComputeCapability> capability_;
   mutable std::mutex modules_mutex_;
   std::unordered_map<std::uint64_t, CUmodule> modules_;          // by image hash

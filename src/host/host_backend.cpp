@@ -133,6 +133,12 @@ void HostBackend::launch(KernelHandle kernel, const LaunchConfig& config, std::s
   if (auto problem = host::launch_config_problem(config)) {
     throw BackendError(fmt::format("kernel {}: {}", entry.display_name, *problem));
   }
+  if (config.dynamic_shared_bytes > options_.max_dynamic_shared_bytes) {
+    throw BackendError(
+        fmt::format("kernel {}: {} bytes of dynamic shared memory requested; this host backend stands in for a "
+                    "device granting at most {} (HostBackendOptions::max_dynamic_shared_bytes)",
+                    entry.display_name, config.dynamic_shared_bytes, options_.max_dynamic_shared_bytes));
+  }
   logger().trace("host launch {} grid {} block {}", entry.display_name, to_string(config.grid),
                  to_string(config.block));
   const BoundKernel bound{&entry, args.data()};
@@ -151,6 +157,7 @@ void HostBackend::launch(KernelHandle kernel, const LaunchConfig& config, std::s
   run.observer = &profiler;
   executor_->run(run);
   profiled_.push_back(profiler.finish(entry.display_name, config.grid));
+  profiled_.back().dynamic_shared_bytes = config.dynamic_shared_bytes;
 }
 
 void HostBackend::copy_to_device(DevicePtr dst, const void* src, std::size_t bytes) {

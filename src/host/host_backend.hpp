@@ -41,6 +41,9 @@ inline constexpr std::size_t kDefaultFiberStackBytes = std::size_t{64} * 1024;
 struct HostBackendOptions {
   std::uint32_t sm_count = 132;  // what the guards see; the host has no SMs
   ComputeCapability compute_capability{9, 0};
+  // What the guards see as the device's dynamic shared memory limit; launches past it (or past
+  // the 227 KiB any GPU grants) are refused.
+  std::uint32_t max_dynamic_shared_bytes = 227U * 1024U;
   unsigned worker_threads = 0;  // 0: std::thread::hardware_concurrency()
   std::size_t fiber_stack_bytes = kDefaultFiberStackBytes;
   bool profiled_kernels = false;  // the builtin kernels that record their accesses
@@ -70,6 +73,9 @@ class HostBackend final : public GpuBackend {
   [[nodiscard]] std::string device_key() const override { return "host"; }
   [[nodiscard]] bool needs_compiled_image() const override { return false; }
   [[nodiscard]] std::optional<std::uint32_t> sm_count() const override { return options_.sm_count; }
+  [[nodiscard]] std::optional<std::uint32_t> max_dynamic_shared_bytes() const override {
+    return options_.max_dynamic_shared_bytes;
+  }
   [[nodiscard]] std::optional<ComputeCapability> compute_capability() const override {
     return options_.compute_capability;
   }

@@ -20,6 +20,7 @@ struct LaunchTraffic {
   Dim3 block;
   std::uint64_t total_blocks = 0;
   std::uint64_t sampled_blocks = 0;
+  std::uint32_t dynamic_shared_bytes = 0;  // the launch's, per block (occupancy counts it)
 
   // Warp-level requests (lanes of one warp grouped by their access ordinal) and the distinct
   // sectors each touched, summed over requests.

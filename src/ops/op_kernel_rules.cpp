@@ -4,11 +4,15 @@
 // per warp, then warp_even + warp_odd), so lanes is fixed and block holds whole outputs;
 // fp8_act_quant gives each team of 16, 8 or 4 lanes one 128-element group (each lane 8, 16 or
 // 32 bf16), and the block is lanes * groups, never set on its own; ssm_ba_gates_mma's `lanes` is its
-// token tile (16-row MMA tiles, 3 K stages of (tokens + 128) staged rows in 48 KiB of static
-// shared memory, so at most 64), split evenly over its warps with 8 output tiles per token tile.
+// token tile (16-row MMA tiles, at most 128), split evenly over its warps with 8 output tiles per
+// token tile, and its `groups` the K stages of its shared-memory ring, which at N = 128 must fit
+// the 227 KiB the largest devices grant a block (a smaller device's guard refuses what does not
+// fit it).
 #include "ops/op_kernel_rules.hpp"
 
 #include <fmt/format.h>
+
+#include "ops/ssm_ba_gates_mma_guard.hpp"
 
 namespace metrale::ops {
 namespace {
@@ -19,7 +23,11 @@ constexpr std::uint32_t kBaMaxGroups = 16;
 constexpr std::uint32_t kQuantLanes = 16;
 constexpr std::uint32_t kQuantMaxGroups = 32;
 constexpr std::uint32_t kMmaTile = 16;
-constexpr std::uint32_t kMmaMaxTokens = 64;
+constexpr std::uint32_t kMmaMaxTokens = 128;
+constexpr std::uint32_t kMmaMinStages = 2;
+constexpr std::uint32_t kMmaMaxStages = 16;
+constexpr std::uint32_t kMmaMaxN = 128;
+constexpr std::uint64_t kMaxSharedBytes = 227 * 1024;
 constexpr std::uint32_t kMmaOutTiles = 8;
 
 using Problem = std::optional<KernelParamsProblem>;
@@ -76,7 +84,7 @@ Problem check_ssm_ba_gates_hopper(const KernelParams& p) {
 Problem check_ssm_ba_gates_mma(const KernelParams& p) {
   if (p.lanes < kMmaTile || p.lanes > kMmaMaxTokens || p.lanes % kMmaTile != 0) {
     return problem("lanes", fmt::format("lanes = {}: the token tile must be a multiple of {} in [{}, {}] (16-row MMA "
-                                        "tiles; three K stages must fit 48 KiB of shared memory)",
+                                        "tiles)",
                                         p.lanes, kMmaTile, kMmaTile, kMmaMaxTokens));
   }
   const std::uint32_t token_tiles = p.lanes / kMmaTile;
@@ -86,8 +94,15 @@ Problem check_ssm_ba_gates_mma(const KernelParams& p) {
                                         "tiles, with warps per token tile dividing {} output tiles",
                                         p.block, kMaxBlock, token_tiles, kMmaOutTiles));
   }
-  if (p.groups != 0) {
-    return problem("groups", fmt::format("groups = {}: must be absent", p.groups));
+  if (p.groups < kMmaMinStages || p.groups > kMmaMaxStages) {
+    return problem(
+        "groups", fmt::format("groups = {}: the K stages must be in [{}, {}]", p.groups, kMmaMinStages, kMmaMaxStages));
+  }
+  const std::uint64_t shared = ba_gates_mma_shared_bytes(p.lanes, kMmaMaxN, p.groups);
+  if (shared > kMaxSharedBytes) {
+    return problem("groups", fmt::format("groups = {}: {} stages of {} tokens and 128 outputs need {} bytes of shared "
+                                         "memory, past the {} a block may have",
+                                         p.groups, p.groups, p.lanes, shared, kMaxSharedBytes));
   }
   return std::nullopt;
 }

@@ -35,8 +35,8 @@ KernelCatalog make_library_catalog() {
   // Declared in the background like a twin: until it arrives its guard says "kernel absent".
   catalog.add({.kernel = std::string(kBaGatesMmaKernel),
                .source = std::string(kBaGatesMmaTemplateFile),
-               .expression = named(kBaGatesMmaTemplate, "{block}, {lanes}"),
-               .params = {"block", "lanes"},
+               .expression = named(kBaGatesMmaTemplate, "{block}, {lanes}, {groups}"),
+               .params = {"block", "lanes", "groups"},
                .twin_of = {},  // not a twin
                .same_shape = false,
                .background = true,

@@ -138,8 +138,17 @@ void launch_ba_gates_mma(GpuBackend& gpu, KernelHandle kernel, const KernelParam
     detail::argument_error(kOp, fmt::format("N={} exceeds {}, the most outputs {} holds per block", args.n,
                                             kBaGatesMmaMaxN, kBaGatesMmaKernel));
   }
+  const std::uint64_t shared = ba_gates_mma_shared_bytes(params.lanes, args.n, params.groups);
+  const std::uint64_t limit = ba_gates_mma_shared_limit(gpu.max_dynamic_shared_bytes(), gpu.compute_capability());
+  if (shared > limit) {
+    detail::argument_error(kOp, fmt::format("{} variant {} at N={} needs {} bytes of shared memory; the device grants "
+                                            "a block {}",
+                                            kBaGatesMmaKernel, params.tag(), args.n, shared, limit));
+  }
   KernelLaunch launch(gpu, kernel);
-  launch.grid(ba_gates_mma_grid(args.m, params)).block(Dim3{params.block, 1, 1});
+  launch.grid(ba_gates_mma_grid(args.m, params))
+      .block(Dim3{params.block, 1, 1})
+      .dynamic_shared(static_cast<std::uint32_t>(shared));
   push_args(launch, args).launch(stream);
 }
 
@@ -156,6 +165,8 @@ BaGatesMmaQuery ba_gates_mma_query(const GpuBackend& gpu, const BaGatesKernels& 
   query.aligned = args.x.address % 16 == 0 && args.weight.address % 16 == 0;
   query.sm_count = device_sm_count(gpu, kernels.fallback_sm_count);
   query.tokens_per_block = kernels.mma_params.lanes;
+  query.stages = kernels.mma_params.groups;
+  query.max_shared_bytes = ba_gates_mma_shared_limit(gpu.max_dynamic_shared_bytes(), query.compute_capability);
   return query;
 }
 

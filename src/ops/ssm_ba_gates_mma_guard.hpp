@@ -32,6 +32,21 @@ inline constexpr ComputeCapability kBaGatesMmaMinCc{8, 0};
 inline constexpr std::string_view kBaGatesMmaTooFewTokens =
     "too few tokens (fewer token tiles than a twelfth of the SMs, where the parent is faster)";
 
+// The dynamic shared memory every device grants a block without opting in.
+inline constexpr std::uint64_t kBaGatesMmaDefaultSharedBytes = 48 * 1024;
+
+// The dynamic shared memory ssm_ba_gates_mma<block, tokens, stages> needs at N outputs: `stages`
+// K chunks of 64 for (tokens + N rounded up to whole tiles of 16) rows of 72 bf16 (64 plus a
+// 16-byte pad), or the fp32 accumulator tile [tokens][132] that reuses them once the K loop is
+// done, whichever is larger. The template's ba_gates_mma_shared_bytes is the same function (a
+// unit test compares them); 64-bit, so no shape overflows it. Pure.
+std::uint64_t ba_gates_mma_shared_bytes(std::uint32_t tokens, std::uint32_t n, std::uint32_t stages);
+
+// What the guard takes as the device's limit: the device's answer, else its capability's, else
+// 48 KiB. Pure.
+std::uint64_t ba_gates_mma_shared_limit(std::optional<std::uint32_t> device_limit,
+                                        std::optional<ComputeCapability> compute_capability);
+
 // SMs per token tile the kernel needs at least: 1 tile per 12 SMs. Fitted on an H200 (132 SMs,
 // 2026-11-30, BENCHMARKS.md): the kernel's time is ~75-86 us from 1 to 128 tiles (each block one
 // latency-bound pass over K), the parent's grows ~0.1 us per token; they cross near 640 tokens
@@ -39,7 +54,7 @@ inline constexpr std::string_view kBaGatesMmaTooFewTokens =
 inline constexpr std::uint32_t kBaGatesMmaSmsPerTile = 12;
 
 // Every reason ssm_ba_gates_mma_reject can return, in the order it tests them.
-inline constexpr std::array<std::string_view, 9> kBaGatesMmaRejects = {
+inline constexpr std::array<std::string_view, 10> kBaGatesMmaRejects = {
     "not requested",
     "kernel absent from this image",
     "compute capability below 8.0 or unknown (bf16 tensor-core MMA needs sm_80)",
@@ -48,6 +63,7 @@ inline constexpr std::array<std::string_view, 9> kBaGatesMmaRejects = {
     "K or K_stride is not a multiple of 8 (the tiles are copied in 16-byte vectors)",
     "K_stride < K: the activation row is shorter than the reduction",
     "x or weight is not 16-byte aligned",
+    "its K stages need more shared memory than the device grants a block",
     kBaGatesMmaTooFewTokens,
 };
 
@@ -63,6 +79,10 @@ struct BaGatesMmaQuery {
   bool aligned = true;  // x and weight 16-byte aligned
   std::uint32_t sm_count = 0;
   std::uint32_t tokens_per_block = kBaGatesMmaTokens;
+  std::uint32_t stages = kBaGatesMmaStages;
+  // The device's opt-in limit per block (GpuBackend::max_dynamic_shared_bytes, else the
+  // capability's, else 48 KiB).
+  std::uint64_t max_shared_bytes = kBaGatesMmaDefaultSharedBytes;
 };
 
 // The smallest M the kernel takes: tokens_per_block x ceil(sm_count / kBaGatesMmaSmsPerTile)

@@ -216,20 +216,22 @@ std::vector<KernelProfile> profile_op(const HardwareTarget& target, const Profil
     row.role = std::string(kernel.role);
     row.params = target.find_kernel(kernel.name)->params;
     row.shape = shape;
-    std::uint32_t shared_bytes = 0;
+    std::uint32_t static_shared = 0;
     if (const auto found = request.resources.find(kernel.name); found != request.resources.end()) {
       row.registers = found->second.registers;
-      shared_bytes = static_cast<std::uint32_t>(std::max(found->second.shared_bytes, 0));
+      static_shared = static_cast<std::uint32_t>(std::max(found->second.shared_bytes, 0));
     }
     const Dim3 block = runner.block(kernel, row.params);
-    const Occupancy occ = occupancy(limits, static_cast<std::uint32_t>(block.volume()), row.registers, shared_bytes);
-    row.blocks_per_sm = occ.blocks_per_sm;
-    if (row.registers) {
-      row.occupancy = occ.fraction;
-    }
+    // The launch's dynamic shared memory is known only once it ran; until then the wave (what
+    // a sample is cut in) counts the static part alone, and the occupancy is redone after.
+    const auto occupancy_with = [&](std::uint32_t dynamic_shared) {
+      return occupancy(limits, static_cast<std::uint32_t>(block.volume()), row.registers,
+                       static_shared + dynamic_shared);
+    };
+    const Occupancy before = occupancy_with(0);
     const std::uint64_t wave = request.wave_blocks != 0
                                    ? request.wave_blocks
-                                   : std::uint64_t{options.sm_count} * std::max<std::uint32_t>(occ.blocks_per_sm, 1);
+                                   : std::uint64_t{options.sm_count} * std::max<std::uint32_t>(before.blocks_per_sm, 1);
     const std::uint64_t budget = request.full_grid            ? 0
                                  : request.budget_blocks != 0 ? request.budget_blocks
                                                               : kDefaultWaves * wave;
@@ -244,6 +246,11 @@ std::vector<KernelProfile> profile_op(const HardwareTarget& target, const Profil
       throw BackendError(fmt::format("profile of {}: expected one launch, saw {}", row.kernel, launches.size()));
     }
     row.traffic = std::move(launches[0]);
+    const Occupancy occ = occupancy_with(row.traffic.dynamic_shared_bytes);
+    row.blocks_per_sm = occ.blocks_per_sm;
+    if (row.registers) {
+      row.occupancy = occ.fraction;
+    }
     row.prediction = predict(row.traffic, *target.roofline);
     row.compulsory_bytes = compulsory;
     row.floor_us = floor_us(compulsory, *target.roofline);

@@ -89,6 +89,11 @@ int main(int argc, char** argv) {
               query.k = k;
               query.k_stride = stride;
               query.sm_count = sm;
+              if (const auto* mma = target.find_kernel(ops::kBaGatesMmaKernel)) {
+                query.tokens_per_block = mma->params.lanes;
+                query.stages = mma->params.groups;
+              }
+              query.max_shared_bytes = ops::ba_gates_mma_shared_limit(std::nullopt, target.compute_capability);
               const auto pick = ops::ba_gates_pick_with_mma(query, shipped(target, ops::kBaGatesMmaKernel), lever,
                                                             shipped(target, ops::kBaGatesParentKernel),
                                                             shipped(target, ops::kBaGatesTwinKernel));

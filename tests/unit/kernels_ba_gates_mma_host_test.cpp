@@ -2,7 +2,7 @@
 // ssm_ba_gates_mma.cuh) on the host backend, where its wmma calls run as whole-tile warp
 // collectives: against the float64 oracle (relative Frobenius error < 1e-5 with N(0,1)
 // activations and 0.02 N(0,1) weights) at the Qwen3.5-27B shape and at odd ones (M not a multiple
-// of the tile, K not a multiple of the 32-element stage, partial output tiles, padded rows, the
+// of the tile, K not a multiple of the 64-element chunk, partial output tiles, padded rows, the
 // Qwen3-Next and stacked layouts); every output written, nothing past the last token or the
 // gate row; one MMA counted per 16x16x16 tile; the op picks it exactly when its guard says none.
 #include <catch2/catch.hpp>
@@ -21,12 +21,12 @@ using kernels_test::describe;
 
 namespace {
 
-// The MMAs the kernel issues: per token tile of 16, per 16 K (rounded up to the 32-element
-// stage), per output tile of 16.
+// The MMAs the kernel issues: per token tile of 16, per 16 K (rounded up to the 64-element
+// chunk), per output tile of 16.
 std::uint64_t expected_mmas(const ref::BaGatesRefShape& s) {
   const std::uint64_t blocks = (s.m + ops::kBaGatesMmaTokens - 1) / ops::kBaGatesMmaTokens;
   const std::uint64_t token_tiles = blocks * (ops::kBaGatesMmaTokens / 16);
-  const std::uint64_t k_steps = (s.k + 31) / 32 * 2;
+  const std::uint64_t k_steps = (s.k + 63) / 64 * 4;
   const std::uint64_t out_tiles = (s.n + 15) / 16;
   return token_tiles * k_steps * out_tiles;
 }
@@ -66,12 +66,28 @@ TEST_CASE("BA gates on tensor cores (host): odd shapes within 1e-5 of the oracle
       {1, 96, 5120, 5120, 96, 48, 3},      // one token at the real K
       {17, 128, 1024, 1024, 128, 64, 64},  // stacked [b; a], N = 128: every output tile
       {33, 96, 1024, 1040, 96, 48, 48},    // stacked [b; a], N = 96, padded rows
-      {65, 96, 1000, 1016, 101, 48, 3},    // K % 32 == 8: a zero-filled stage tail; padded output
+      {65, 96, 1000, 1016, 101, 48, 3},    // K % 64 == 40: a zero-filled chunk tail; padded output
       {20, 42, 520, 536, 45, 21, 7},       // N = 42: a partial output tile
       {3, 40, 8, 8, 40, 20, 5},            // K = 8: one vector, one stage
       {128, 96, 256, 264, 99, 48, 3},      // two whole blocks
   };
   std::uint64_t seed = 7100;
+  for (const ref::BaGatesRefShape& s : shapes) {
+    check_mma(*runtime, BaCase::normal(s, seed += 10));
+  }
+}
+
+TEST_CASE("BA gates on tensor cores (host): gb10's 3-stage ring within 1e-5 of the oracle", "[kernels][ba_gates_mma]") {
+  // Fewer stages than chunks and more: the ring wraps many times at K 5120 and not at all at K 64.
+  auto runtime = Runtime::open(metrale::test::isolated_runtime_options(BackendChoice::kHost, 48, "gb10"));
+  REQUIRE(runtime->has_device());
+  REQUIRE(runtime->ba_gates_kernels().mma_params == KernelParams{256, 64, 3});
+  const ref::BaGatesRefShape shapes[] = {
+      {70, 96, 5120, 5120, 96, 48, 3},   // 80 chunks through 3 stages
+      {33, 128, 200, 208, 128, 64, 64},  // 4 chunks, the last one partial; N = 128
+      {17, 40, 64, 64, 40, 20, 5},       // one chunk: the ring's other stages stay empty
+  };
+  std::uint64_t seed = 7500;
   for (const ref::BaGatesRefShape& s : shapes) {
     check_mma(*runtime, BaCase::normal(s, seed += 10));
   }

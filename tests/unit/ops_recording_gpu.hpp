@@ -1,5 +1,5 @@
 // ops_recording_gpu.hpp: a GpuBackend for op tests that records launches instead of running
-// them, with a configurable SM-count answer. Memory calls are refused: op tests need none.
+// them, with configurable SM-count and shared-memory-limit answers. Memory calls are refused: op tests need none.
 #pragma once
 
 #include <cstdint>
@@ -33,12 +33,14 @@ class RecordingGpu final : public GpuBackend {
   explicit RecordingGpu(std::optional<std::uint32_t> sms = 132) : sms_(sms) {}
 
   std::vector<RecordedLaunch> launches;
+  std::optional<std::uint32_t> max_shared = 227U * 1024U;  // what max_dynamic_shared_bytes() answers
 
   [[nodiscard]] std::string describe() const override { return "recording test backend"; }
   [[nodiscard]] std::string device_key() const override { return "recording"; }
   [[nodiscard]] bool needs_compiled_image() const override { return false; }
   [[nodiscard]] std::optional<std::uint32_t> sm_count() const override { return sms_; }
   [[nodiscard]] std::optional<ComputeCapability> compute_capability() const override { return ComputeCapability{9, 0}; }
+  [[nodiscard]] std::optional<std::uint32_t> max_dynamic_shared_bytes() const override { return max_shared; }
   KernelHandle load(const LoadRequest&) override { return KernelHandle{1}; }
   void launch(KernelHandle kernel, const LaunchConfig& config, std::span<const KernelArg> args) override {
     RecordedLaunch record{kernel, config, {}};

@@ -28,8 +28,13 @@ BaGatesMmaQuery good() {
   q.k_stride = 5120;
   q.aligned = true;
   q.sm_count = 132;
+  q.stages = 8;
+  q.max_shared_bytes = 227 * 1024;
   return q;
 }
+
+// The ring of 8 stages at N = 96: 8 x (64 + 96) rows x 144 bytes.
+constexpr std::uint64_t kRingAt96 = 8 * 160 * 144;
 
 template <typename Edit>
 std::optional<std::string_view> reject_with(Edit edit) {
@@ -72,6 +77,15 @@ TEST_CASE("the tensor-core guard: each reason at its boundary", "[ops][ba_gates_
       {"K = 8", std::nullopt, [](BaGatesMmaQuery& q) { q.k = 8, q.k_stride = 8; }},
       {"K_stride < K", kBaGatesMmaRejects[6], [](BaGatesMmaQuery& q) { q.k_stride = 5112; }},
       {"misaligned", kBaGatesMmaRejects[7], [](BaGatesMmaQuery& q) { q.aligned = false; }},
+      {"shared memory: exactly the ring", std::nullopt, [](BaGatesMmaQuery& q) { q.max_shared_bytes = kRingAt96; }},
+      {"shared memory: a byte short", kBaGatesMmaRejects[8],
+       [](BaGatesMmaQuery& q) { q.max_shared_bytes = kRingAt96 - 1; }},
+      {"99 KiB, 8 stages", kBaGatesMmaRejects[8], [](BaGatesMmaQuery& q) { q.max_shared_bytes = 99 * 1024; }},
+      {"99 KiB, 3 stages, N = 128", std::nullopt,
+       [](BaGatesMmaQuery& q) { q.max_shared_bytes = 99 * 1024, q.stages = 3, q.n = 128; }},
+      {"48 KiB, 3 stages", kBaGatesMmaRejects[8],
+       [](BaGatesMmaQuery& q) { q.max_shared_bytes = 48 * 1024, q.stages = 3; }},
+      {"48 KiB, 2 stages", std::nullopt, [](BaGatesMmaQuery& q) { q.max_shared_bytes = 48 * 1024, q.stages = 2; }},
       {"M = 703", kBaGatesMmaTooFewTokens, [](BaGatesMmaQuery& q) { q.m = 703; }},
       {"M = 704", std::nullopt, [](BaGatesMmaQuery& q) { q.m = 704; }},
       {"gb10 M = 255", kBaGatesMmaTooFewTokens, [](BaGatesMmaQuery& q) { q.m = 255, q.sm_count = 48; }},
@@ -112,7 +126,9 @@ TEST_CASE("the tensor-core guard's reasons come in order when several apply", "[
   q.k_stride = 8;
   CHECK(ssm_ba_gates_mma_reject(q) == kBaGatesMmaRejects[7]);
   q.aligned = true;
-  CHECK(ssm_ba_gates_mma_reject(q) == kBaGatesMmaRejects[8]);
+  CHECK(ssm_ba_gates_mma_reject(q) == kBaGatesMmaRejects[8]);  // 8 stages past the 48 KiB default
+  q.max_shared_bytes = 227 * 1024;
+  CHECK(ssm_ba_gates_mma_reject(q) == kBaGatesMmaRejects[9]);
   q.m = 64;
   CHECK(ssm_ba_gates_mma_reject(q) == std::nullopt);
 }
@@ -185,4 +201,21 @@ TEST_CASE("every tensor-core verdict has its own log slot, and the lever off log
   const auto second = ba_gates_mma_log_line(declined, true, 300, said);
   REQUIRE(second.has_value());
   CHECK_THAT(*second, Catch::Contains("NOT running at M=300") && Catch::Contains(std::string(kBaGatesMmaTooFewTokens)));
+}
+
+TEST_CASE("the tensor-core kernel's shared memory: the ring or the accumulator tile, and the device's limit",
+          "[ops][ba_gates_mma]") {
+  CHECK(ba_gates_mma_shared_bytes(64, 96, 8) == kRingAt96);
+  CHECK(ba_gates_mma_shared_bytes(64, 97, 8) == 8 * 176 * 144);  // N rounds up to whole tiles of 16
+  CHECK(ba_gates_mma_shared_bytes(64, 128, 8) == 8 * 192 * 144);
+  CHECK(ba_gates_mma_shared_bytes(64, 16, 2) == 64 * 132 * 4);  // the accumulator tile is larger
+  CHECK(ba_gates_mma_shared_bytes(0xffffffffu, 0xffffffffu, 0xffffffffu) > 0xffffffffull);  // no wrap
+  CHECK(ba_gates_mma_shared_limit(100000, ComputeCapability{9, 0}) == 100000);              // the device's answer first
+  CHECK(ba_gates_mma_shared_limit(std::nullopt, ComputeCapability{9, 0}) == 227 * 1024);
+  CHECK(ba_gates_mma_shared_limit(std::nullopt, ComputeCapability{12, 1}) == 99 * 1024);
+  CHECK(ba_gates_mma_shared_limit(std::nullopt, ComputeCapability{8, 0}) == 163 * 1024);
+  CHECK(ba_gates_mma_shared_limit(std::nullopt, ComputeCapability{8, 9}) == 99 * 1024);
+  CHECK(ba_gates_mma_shared_limit(std::nullopt, ComputeCapability{10, 3}) == 227 * 1024);
+  CHECK(ba_gates_mma_shared_limit(std::nullopt, ComputeCapability{7, 5}) == 48 * 1024);
+  CHECK(ba_gates_mma_shared_limit(std::nullopt, std::nullopt) == 48 * 1024);
 }

@@ -6,6 +6,7 @@
 
 #include "metrale/error.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
+#include "ops/ssm_ba_gates_mma_guard.hpp"
 #include "unit/ops_recording_gpu.hpp"
 
 using namespace metrale;
@@ -15,6 +16,7 @@ namespace {
 
 constexpr KernelHandle kParent{11};
 constexpr KernelHandle kTwin{22};
+constexpr KernelHandle kMma{33};
 
 // Qwen3.5-27B's shape at M tokens, with distinct 16-byte aligned addresses.
 BaGatesArgs qwen_args(std::uint32_t m) {
@@ -200,4 +202,40 @@ TEST_CASE("the guard sees the target's SM count when the device cannot say", "[o
   // A device that reports its count wins over the fallback.
   test::RecordingGpu known(48);
   CHECK(ssm_ba_gates(known, kernels, true, qwen_args(96)).twin);
+}
+
+TEST_CASE("the tensor-core launch asks for its stage ring's shared memory, and a smaller device gets the twin",
+          "[ops][ba_gates][ba_gates_mma]") {
+  BaGatesKernels kernels{kParent, kTwin};
+  kernels.mma = kMma;
+  const BaGatesLevers levers{true, true};
+  for (const std::uint32_t n : {96u, 128u, 20u}) {
+    INFO("N=" << n);
+    test::RecordingGpu gpu;
+    BaGatesArgs args = qwen_args(8192);
+    args.n = n;
+    args.gate_stride = n;
+    args.nv = n / 2;
+    args.vheads_per_group = n / 4;
+    const BaGatesPick pick = ssm_ba_gates(gpu, kernels, levers, args);
+    CHECK(pick.mma);
+    REQUIRE(gpu.launches.size() == 1);
+    CHECK(gpu.launches[0].kernel == kMma);
+    CHECK(gpu.launches[0].config.grid == Dim3{128, 1, 1});
+    // 8 stages of (64 tokens + N in whole tiles of 16) rows of 144 bytes, or the fp32 tile.
+    const std::uint32_t rows = 64 + (n + 15) / 16 * 16;
+    CHECK(gpu.launches[0].config.dynamic_shared_bytes == std::max(8 * rows * 144, 64u * 132 * 4));
+  }
+  test::RecordingGpu small;
+  small.max_shared = 99 * 1024;  // an sm_89 or sm_12x device: 8 stages do not fit, so the twin runs
+  const BaGatesPick pick = ssm_ba_gates(small, kernels, levers, qwen_args(8192));
+  CHECK_FALSE(pick.mma);
+  CHECK(pick.twin);
+  CHECK(pick.mma_reject == std::optional(kBaGatesMmaRejects[8]));
+  REQUIRE(small.launches.size() == 1);
+  CHECK(small.launches[0].kernel == kTwin);
+  // Launched past the guard (a forced variant), the launcher refuses instead of overrunning.
+  CHECK_THROWS_WITH(launch_ba_gates_mma(small, kMma, kernels.mma_params, qwen_args(8192)),
+                    Catch::Contains("needs 184320 bytes of shared memory; the device grants a block 101376"));
+  CHECK(small.launches.size() == 1);
 }

@@ -16,10 +16,11 @@ TEST_CASE("kernel parameter constraints accept the shipped shapes and name the b
   CHECK_FALSE(kernel_params_violation("ssm_ba_gates", {1024, 64, 0}));
   CHECK_FALSE(kernel_params_violation("ssm_ba_gates_hopper", {256, 64, 8}));
   CHECK_FALSE(kernel_params_violation("ssm_ba_gates_hopper", {128, 64, 16}));
-  CHECK_FALSE(kernel_params_violation("ssm_ba_gates_mma", {256, 64, 0}));
-  CHECK_FALSE(kernel_params_violation("ssm_ba_gates_mma", {128, 32, 0}));
-  CHECK_FALSE(kernel_params_violation("ssm_ba_gates_mma", {32, 16, 0}));
-  CHECK_FALSE(kernel_params_violation("ssm_ba_gates_mma", {512, 64, 0}));
+  CHECK_FALSE(kernel_params_violation("ssm_ba_gates_mma", {256, 64, 8}));
+  CHECK_FALSE(kernel_params_violation("ssm_ba_gates_mma", {128, 32, 2}));
+  CHECK_FALSE(kernel_params_violation("ssm_ba_gates_mma", {32, 16, 10}));
+  CHECK_FALSE(kernel_params_violation("ssm_ba_gates_mma", {512, 64, 8}));
+  CHECK_FALSE(kernel_params_violation("ssm_ba_gates_mma", {256, 128, 6}));  // 6 x 256 rows x 144 bytes
   CHECK_FALSE(kernel_params_violation("fp8_act_quant", {0, 16, 1}));
   CHECK_FALSE(kernel_params_violation("fp8_act_quant_hopper", {0, 16, 8}));
   CHECK_FALSE(kernel_params_violation("fp8_act_quant_hopper", {0, 16, 32}));
@@ -40,12 +41,17 @@ TEST_CASE("kernel parameter constraints accept the shipped shapes and name the b
       {"ssm_ba_gates_hopper", {256, 64, 0}, "groups"},
       {"ssm_ba_gates_hopper", {256, 64, 17}, "groups"},
       {"ssm_ba_gates_hopper", {2048, 64, 8}, "block"},
-      {"ssm_ba_gates_mma", {256, 80, 0}, "lanes"},
-      {"ssm_ba_gates_mma", {256, 8, 0}, "lanes"},
-      {"ssm_ba_gates_mma", {256, 48, 0}, "block"},
-      {"ssm_ba_gates_mma", {96, 64, 0}, "block"},
-      {"ssm_ba_gates_mma", {1024, 16, 0}, "block"},
+      {"ssm_ba_gates_mma", {256, 72, 8}, "lanes"},
+      {"ssm_ba_gates_mma", {256, 80, 8}, "block"},  // 5 token tiles over 8 warps
+      {"ssm_ba_gates_mma", {256, 8, 8}, "lanes"},
+      {"ssm_ba_gates_mma", {256, 144, 4}, "lanes"},
+      {"ssm_ba_gates_mma", {256, 48, 8}, "block"},
+      {"ssm_ba_gates_mma", {96, 64, 8}, "block"},
+      {"ssm_ba_gates_mma", {1024, 16, 8}, "block"},
+      {"ssm_ba_gates_mma", {256, 64, 0}, "groups"},
       {"ssm_ba_gates_mma", {256, 64, 1}, "groups"},
+      {"ssm_ba_gates_mma", {256, 64, 17}, "groups"},
+      {"ssm_ba_gates_mma", {256, 128, 7}, "groups"},  // 7 x 256 rows x 144 bytes: past 227 KiB
       {"fp8_act_quant", {0, 12, 1}, "lanes"},
       {"fp8_act_quant", {0, 2, 1}, "lanes"},
       {"fp8_act_quant_hopper", {0, 32, 8}, "lanes"},

@@ -32,7 +32,7 @@ const std::vector<ProgramJob>& hopper_jobs() {
       {"ssm_ba_gates.cuh",
        {"metrale::kernels::dense_gemm_ba_gates_prefill<256, 64>",
         "metrale::kernels::dense_gemm_ba_gates_prefill_hopper<256, 64, 8>"}},
-      {"ssm_ba_gates_mma.cuh", {"metrale::kernels::ssm_ba_gates_mma<256, 64>"}},
+      {"ssm_ba_gates_mma.cuh", {"metrale::kernels::ssm_ba_gates_mma<256, 64, 8>"}},
   };
   return jobs;
 }

@@ -8,7 +8,7 @@ rows of every run are printed side by side with the run's own copy ceiling.
 
     variant_sweep.py --bench build-device/bin/metrale-ops-bench --hardware hardware \\
         --variant "base" \\
-        --variant "b512=ssm_ba_gates_mma:block=512,lanes=64;fp8_act_quant_hopper:lanes=16,groups=4" \\
+        --variant "b512=ssm_ba_gates_mma:block=512,lanes=64,groups=8;fp8_act_quant_hopper:lanes=16,groups=4" \\
         --variant "old@templates-old" --m 8192 --fp8-k 17408 --json sweep.json
 
 A variant is LABEL[@TEMPLATE_DIR][=KERNEL:KEY=VALUE,...[;KERNEL:...]]; the kernels' entries in the

@@ -170,14 +170,17 @@ void print_min_m(const ExplainOptions& options, std::string_view op, const MinM&
   std::fputs(text.c_str(), stdout);
 }
 
-// The tensor-core kernel's token tile on this target (its `lanes`), or the shipped default.
-std::uint32_t kernel_tokens(const Context& context) {
+// The tensor-core kernel's parameters on this target (`lanes` its token tile, `groups` its
+// stages), or the shipped defaults.
+KernelParams kernel_params(const Context& context) {
   const KernelEntry* entry = context.target.find_kernel(ops::kBaGatesMmaKernel);
-  return entry != nullptr ? entry->params.lanes : ops::kBaGatesMmaTokens;
+  return entry != nullptr ? entry->params : ops::BaGatesKernels{}.mma_params;
 }
 
-// The tensor-core guard's query for the shape: the target's compute capability, buffers
-// assumed 16-byte aligned (the op refuses others before any guard runs).
+std::uint32_t kernel_tokens(const Context& context) { return kernel_params(context).lanes; }
+
+// The tensor-core guard's query for the shape: the target's compute capability and its shared
+// memory limit, buffers assumed 16-byte aligned (the op refuses others before any guard runs).
 ops::BaGatesMmaQuery tensor_core_query(const ExplainOptions& options, const Context& context, bool requested,
                                        std::uint32_t m) {
   ops::BaGatesMmaQuery query;
@@ -190,6 +193,8 @@ ops::BaGatesMmaQuery tensor_core_query(const ExplainOptions& options, const Cont
   query.k_stride = options.k_stride.value_or(options.k);
   query.sm_count = context.sm_count;
   query.tokens_per_block = kernel_tokens(context);
+  query.stages = kernel_params(context).groups;
+  query.max_shared_bytes = ops::ba_gates_mma_shared_limit(std::nullopt, context.target.compute_capability);
   return query;
 }
 

@@ -67,6 +67,10 @@ class GpuBackend {
   // nullopt when the query fails; callers fall back to the target's sm_count.
   [[nodiscard]] virtual std::optional<std::uint32_t> sm_count() const = 0;
   [[nodiscard]] virtual std::optional<ComputeCapability> compute_capability() const = 0;
+  // The most dynamic shared memory one block may opt in to (227 KiB on sm_90 and sm_100, 99 KiB
+  // on sm_89 and sm_12x); nullopt when unknown, and callers then assume the 48 KiB every device
+  // grants without opting in.
+  [[nodiscard]] virtual std::optional<std::uint32_t> max_dynamic_shared_bytes() const { return std::nullopt; }
 
   virtual KernelHandle load(const LoadRequest& request) = 0;
   virtual void launch(KernelHandle kernel, const LaunchConfig& config, std::span<const KernelArg> args) = 0;

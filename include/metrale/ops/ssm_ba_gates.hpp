@@ -33,6 +33,8 @@ inline constexpr std::uint32_t kBaGatesGroups = 8;
 // every output (N <= 128); its guard: ops/ssm_ba_gates_mma_guard.hpp.
 inline constexpr std::uint32_t kBaGatesMmaBlock = 256;
 inline constexpr std::uint32_t kBaGatesMmaTokens = 64;
+// K chunks in its shared-memory ring (its `groups`): 7 in flight while one is multiplied.
+inline constexpr std::uint32_t kBaGatesMmaStages = 8;
 inline constexpr std::uint32_t kBaGatesMmaMaxN = 128;
 
 // The kernel a launch runs, and why the others did not.
@@ -58,7 +60,7 @@ struct BaGatesKernels {
   // The target's sm_count: what the guard sees when the device cannot say.
   std::uint32_t fallback_sm_count = kFallbackSmCount;
   KernelHandle mma{};
-  KernelParams mma_params{kBaGatesMmaBlock, kBaGatesMmaTokens, 0};
+  KernelParams mma_params{kBaGatesMmaBlock, kBaGatesMmaTokens, kBaGatesMmaStages};
 };
 
 // The levers the op reads: ssm_ba_gates_hopper and ssm_ba_gates_tensor_core.
