@@ -244,7 +244,7 @@ std::vector<KernelProfile> profile_op(const HardwareTarget& target, const Profil
       throw BackendError(fmt::format("profile of {}: expected one launch, saw {}", row.kernel, launches.size()));
     }
     row.traffic = std::move(launches[0]);
-    row.prediction = predict(row.traffic, *target.roofline);
+    row.prediction = predict(row.traffic, *target.roofline, wave);
     row.compulsory_bytes = compulsory;
     row.floor_us = floor_us(compulsory, *target.roofline);
     out.push_back(std::move(row));
