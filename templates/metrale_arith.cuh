@@ -209,6 +209,7 @@ __device__ inline void async_copy_16(void* dst, const void* src, bool valid) {
 #else
   if (valid) {
     memcpy(dst, src, 16);
+    METRALE_HOST_ASYNC_COPY(16u);
   } else {
     memset(dst, 0, 16);
   }
@@ -219,15 +220,20 @@ __device__ inline void async_copy_16(void* dst, const void* src, bool valid) {
 __device__ inline void async_copy_commit() {
 #if defined(__CUDA_ARCH__)
   asm volatile("cp.async.commit_group;\n" ::: "memory");
+#else
+  METRALE_HOST_ASYNC_COMMIT();
 #endif
 }
 
 // Waits until at most PENDING of this thread's committed groups are still in flight (the host
-// copies synchronously). A __syncthreads() must follow before other threads read the data.
+// copies synchronously; a profiled host run records the groups, for the cost model's latency
+// term). A __syncthreads() must follow before other threads read the data.
 template <unsigned int PENDING>
 __device__ inline void async_copy_wait() {
 #if defined(__CUDA_ARCH__)
   asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+#else
+  METRALE_HOST_ASYNC_WAIT(PENDING);
 #endif
 }
 

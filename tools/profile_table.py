@@ -35,9 +35,9 @@ def main():
     parser.add_argument("--json", help="also write every profile row to this file")
     args = parser.parse_args()
     rows = []
-    print("| op | kernel | M | K | N | grid | regs | occ | DRAM MB | L2 MB | sect/req | MFLOP | "
+    print("| op | kernel | M | K | N | grid | regs | occ | DRAM MB | L2 MB | sect/req | MFLOP | lat us | "
           "predicted us | floor us | bound | pred/floor | blocks run | measured us |")
-    print("| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
+    print("| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
           "--- | ---: | ---: | ---: |")
     cases = [("ba-gates",) + s for s in BA_SHAPES] + [("fp8-quant",) + s for s in FP8_SHAPES]
     for op, m, n, k in cases:
@@ -47,7 +47,8 @@ def main():
             regs = "?" if row["registers"] is None else str(row["registers"])
             print(f"| {op} | {row['kernel']} | {m} | {k} | {n or '-'} | {row['grid']} | {regs} | {occ} | "
                   f"{row['dram_bytes'] / 1e6:.2f} | {row['l2_bytes'] / 1e6:.1f} | "
-                  f"{row['sectors_per_request']:.1f} | {row['flops'] / 1e6:.1f} | {row['predicted_us']:.2f} | "
+                  f"{row['sectors_per_request']:.1f} | {row['flops'] / 1e6:.1f} | {row['latency_us']:.2f} | "
+                  f"{row['predicted_us']:.2f} | "
                   f"{row['floor_us']:.2f} | {row['bound']} | {row['predicted_over_floor']:.2f} | "
                   f"{row['sampled_blocks']}/{row['total_blocks']} |  |", flush=True)
     if args.json:

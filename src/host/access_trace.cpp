@@ -1,5 +1,6 @@
 // host/access_trace.cpp: the access callbacks a profiled translation unit calls and the
 // per-OS-thread trace they write to.
+// The asynchronous copy hooks (profile::async_*) write the same trace, per thread.
 // The profiled units are compiled with g++'s kernel AddressSanitizer in outline mode
 // (cmake/profiled_host.cmake): every load and store becomes a call to __asan_{load,store}N_noabort
 // with its address. No sanitizer runtime is linked for them: the callbacks are defined here and
@@ -44,27 +45,87 @@ bool AddressRanges::contains(std::uint64_t address) const {
   return after != ranges_.begin() && address < std::prev(after)->second;
 }
 
+void AsyncCopies::clear() {
+  open_bytes = 0;
+  pending.clear();  // keeps its capacity for the next block
+  bytes = 0;
+  in_flight_sum = 0;
+  waits = 0;
+}
+
+void AsyncCopies::commit() {
+  pending.push_back(open_bytes);
+  open_bytes = 0;
+}
+
+void AsyncCopies::wait(std::uint32_t pending_after) {
+  std::uint64_t in_flight = 0;
+  for (std::uint64_t group : pending) {
+    in_flight += group;
+  }
+  if (in_flight != 0) {
+    in_flight_sum += in_flight;
+    ++waits;
+  }
+  if (pending.size() > pending_after) {
+    pending.erase(pending.begin(), pending.end() - static_cast<std::ptrdiff_t>(pending_after));
+  }
+}
+
+double AsyncCopies::mean_in_flight() const {
+  return waits != 0 ? static_cast<double>(in_flight_sum) / static_cast<double>(waits) : 0.0;
+}
+
 void BlockTrace::reset(std::uint32_t threads) {
   records.clear();
   next_ordinal.assign(threads, 0);
   last_load.assign(threads, 0);
   last_store.assign(threads, 0);
   ops.fill(0);
+  async.resize(threads);
+  for (AsyncCopies& thread : async) {
+    thread.clear();
+  }
+}
+
+std::optional<std::uint32_t> BlockTrace::current_thread() const {
+  const detail::FiberCoordinates* coords = detail::current_coordinates;
+  if (coords == nullptr) {
+    return std::nullopt;
+  }
+  const std::uint32_t thread =
+      coords->thread_idx.x + coords->block_dim.x * (coords->thread_idx.y + coords->block_dim.y * coords->thread_idx.z);
+  if (thread >= next_ordinal.size()) {
+    return std::nullopt;
+  }
+  return thread;
+}
+
+double BlockTrace::async_in_flight() const {
+  double sum = 0;
+  for (const AsyncCopies& thread : async) {
+    sum += thread.mean_in_flight();
+  }
+  return sum;
+}
+
+std::uint64_t BlockTrace::async_bytes() const {
+  std::uint64_t sum = 0;
+  for (const AsyncCopies& thread : async) {
+    sum += thread.bytes;
+  }
+  return sum;
 }
 
 void BlockTrace::note(std::uint64_t address, std::uint32_t bytes, bool write) {
   if (device == nullptr || !device->contains(address)) {
     return;
   }
-  const detail::FiberCoordinates* coords = detail::current_coordinates;
-  if (coords == nullptr) {
+  const std::optional<std::uint32_t> current = current_thread();
+  if (!current) {
     return;
   }
-  const std::uint32_t thread =
-      coords->thread_idx.x + coords->block_dim.x * (coords->thread_idx.y + coords->block_dim.y * coords->thread_idx.z);
-  if (thread >= next_ordinal.size()) {
-    return;
-  }
+  const std::uint32_t thread = *current;
   std::uint32_t& last = (write ? last_store : last_load)[thread];
   if (last != 0) {
     AccessRecord& previous = records[last - 1];
@@ -89,6 +150,40 @@ namespace profile {
 void count(Op op) noexcept {
   if (BlockTrace* trace = tls_trace) {
     ++trace->ops[static_cast<std::size_t>(op)];
+  }
+}
+
+namespace {
+
+// The running thread's copy groups in the installed trace; null outside a profiled block.
+AsyncCopies* current_async() noexcept {
+  BlockTrace* trace = tls_trace;
+  if (trace == nullptr) {
+    return nullptr;
+  }
+  const std::optional<std::uint32_t> thread = trace->current_thread();
+  return thread ? &trace->async[*thread] : nullptr;
+}
+
+}  // namespace
+
+void async_copy(std::uint32_t bytes) noexcept {
+  if (AsyncCopies* copies = current_async()) {
+    copies->copy(bytes);
+  }
+}
+
+// A commit appends to a vector: its allocation is the one way these can throw, and a host
+// process out of memory there has no better answer than terminate.
+void async_commit() noexcept {
+  if (AsyncCopies* copies = current_async()) {
+    copies->commit();
+  }
+}
+
+void async_wait(std::uint32_t pending) noexcept {
+  if (AsyncCopies* copies = current_async()) {
+    copies->wait(pending);
   }
 }
 

@@ -80,6 +80,9 @@ void LaunchProfiler::end_block(unsigned worker, std::uint64_t /*linear_block*/) 
   for (std::size_t op = 0; op < slot.ops.size(); ++op) {
     slot.ops[op] += slot.trace.ops[op];
   }
+  slot.async_bytes += slot.trace.async_bytes();
+  slot.async_in_flight += slot.trace.async_in_flight();
+  ++slot.blocks;
   for (std::uint64_t sector : block.read_sectors) {
     slot.sectors[sector] |= slot.combo;
   }
@@ -102,7 +105,11 @@ LaunchTraffic LaunchProfiler::finish(std::string kernel, const Dim3& grid) const
   std::unordered_map<std::uint64_t, std::uint16_t> sectors;
   std::array<std::uint64_t, profile::kOpKinds> ops{};
   double l2_read = 0, l2_written = 0;
+  double async_bytes = 0, async_in_flight = 0, blocks = 0;
   for (const Worker& slot : workers_) {
+    async_bytes += static_cast<double>(slot.async_bytes);
+    async_in_flight += slot.async_in_flight;
+    blocks += static_cast<double>(slot.blocks);
     out.load_requests += static_cast<double>(slot.totals.load_requests);
     out.store_requests += static_cast<double>(slot.totals.store_requests);
     out.load_sectors += static_cast<double>(slot.totals.load_sectors);
@@ -138,6 +145,8 @@ LaunchTraffic LaunchProfiler::finish(std::string kernel, const Dim3& grid) const
   out.shuffles = op(profile::Op::kShuffle);
   out.votes = op(profile::Op::kVote);
   out.tensor_flops = op(profile::Op::kTileMma) * kTileMmaFlops;
+  out.async_bytes = async_bytes * scale;
+  out.async_in_flight_bytes = blocks > 0 ? async_in_flight / blocks : 0.0;
   return out;
 }
 

@@ -44,6 +44,9 @@ class LaunchProfiler final : public BlockObserver {
     BlockTraffic totals;  // sector lists unused here
     std::uint64_t l2_read_sectors = 0, l2_written_sectors = 0;
     std::array<std::uint64_t, profile::kOpKinds> ops{};
+    std::uint64_t async_bytes = 0;
+    double async_in_flight = 0;  // summed over blocks
+    std::uint64_t blocks = 0;
     // sector -> combinations it was read in (low byte) and written in (high byte)
     std::unordered_map<std::uint64_t, std::uint16_t> sectors;
   };

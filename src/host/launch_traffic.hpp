@@ -34,6 +34,12 @@ struct LaunchTraffic {
   // functions, and per-lane warp shuffles and votes; tensor-core FLOPs counted at the tile
   // collectives (2 * 16^3 per 16x16x16 MMA).
   double fma = 0, flops = 0, special_functions = 0, shuffles = 0, votes = 0, tensor_flops = 0;
+  // Asynchronous copies (cp.async through metrale_arith.cuh; zero-fills read nothing and do not
+  // count): their bytes over the grid, and the bytes a block keeps in flight at a wait (the sum
+  // over its threads of each one's mean at its waits, averaged over the blocks run; a mean, so
+  // not scaled when sampled). Both 0 for a kernel without asynchronous copies: what its plain
+  // loads keep in flight is not visible to the host.
+  double async_bytes = 0, async_in_flight_bytes = 0;
 
   [[nodiscard]] double requests() const { return load_requests + store_requests; }
   [[nodiscard]] double sectors_per_request() const {
@@ -42,6 +48,9 @@ struct LaunchTraffic {
   [[nodiscard]] double l2_bytes() const { return l2_read_bytes + l2_write_bytes; }
   [[nodiscard]] double dram_bytes() const { return dram_read_bytes + dram_write_bytes; }
   [[nodiscard]] bool sampled() const { return sampled_blocks < total_blocks; }
+  [[nodiscard]] double async_bytes_per_block() const {
+    return total_blocks > 0 ? async_bytes / static_cast<double>(total_blocks) : 0.0;
+  }
 };
 
 }  // namespace metrale

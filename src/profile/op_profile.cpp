@@ -251,7 +251,11 @@ std::vector<KernelProfile> profile_op(const HardwareTarget& target, const Profil
     if (row.registers) {
       row.occupancy = occ.fraction;
     }
-    row.prediction = predict(row.traffic, *target.roofline);
+    // The latency term's wave: the blocks resident at once, with the dynamic shared memory.
+    const std::uint64_t resident_wave =
+        request.wave_blocks != 0 ? request.wave_blocks
+                                 : std::uint64_t{options.sm_count} * std::max<std::uint32_t>(occ.blocks_per_sm, 1);
+    row.prediction = predict(row.traffic, *target.roofline, resident_wave);
     row.compulsory_bytes = compulsory;
     row.floor_us = floor_us(compulsory, *target.roofline);
     out.push_back(std::move(row));

@@ -260,11 +260,12 @@ void read_roofline_table(const FileChecker& check, const toml::table& root, Hard
     double Roofline::*field;
     double low, high;
   };
-  static constexpr std::array<Key, 5> kKeys{{{"dram_gb_per_s", &Roofline::dram_gb_per_s, 1, 1e6},
+  static constexpr std::array<Key, 6> kKeys{{{"dram_gb_per_s", &Roofline::dram_gb_per_s, 1, 1e6},
                                              {"l2_gb_per_s", &Roofline::l2_gb_per_s, 1, 1e6},
                                              {"fp32_tflops", &Roofline::fp32_tflops, 0.01, 1e5},
                                              {"bf16_tensor_tflops", &Roofline::bf16_tensor_tflops, 0.01, 1e5},
-                                             {"launch_overhead_us", &Roofline::launch_overhead_us, 0, 1000}}};
+                                             {"launch_overhead_us", &Roofline::launch_overhead_us, 0, 1000},
+                                             {"memory_latency_us", &Roofline::memory_latency_us, 0, 1000}}};
   if (root.get("roofline") == nullptr) {
     return;
   }

@@ -30,7 +30,8 @@ const std::string kRoofline =
     "l2_gb_per_s = 7000.5\n"      // 14
     "fp32_tflops = 67\n"          // 15
     "bf16_tensor_tflops = 788\n"  // 16
-    "launch_overhead_us = 3\n";   // 17
+    "launch_overhead_us = 3\n"    // 17
+    "memory_latency_us = 0.8\n";  // 18
 
 std::string roofline_with(const std::string& from, const std::string& to) {
   std::string text = kBase + kRoofline;
@@ -47,11 +48,13 @@ TEST_CASE("roofline: the table parses and every shipped target has one", "[profi
   CHECK(target.roofline->dram_gb_per_s == 4300);
   CHECK(target.roofline->l2_gb_per_s == 7000.5);
   CHECK(target.roofline->launch_overhead_us == 3);
+  CHECK(target.roofline->memory_latency_us == 0.8);
   CHECK_FALSE(metrale::parse_hardware_toml(kBase, "t/hopper/HARDWARE.toml", metrale::ops::library_catalog()).roofline);
   for (const auto& shipped : metrale::load_targets(metrale::ops::library_catalog())) {
     INFO(shipped.name);
     REQUIRE(shipped.roofline);
     CHECK(shipped.roofline->dram_gb_per_s > 0);
+    CHECK(shipped.roofline->memory_latency_us > 0);
   }
 }
 
@@ -68,6 +71,11 @@ TEST_CASE("roofline: bad values are refused with file, line and key", "[profile]
       {roofline_with("fp32_tflops = 67", "fp32_tflops = -1"), file + ":15: roofline.fp32_tflops: ", "outside"},
       {roofline_with("launch_overhead_us = 3\n", ""), file + ":12: roofline.launch_overhead_us: ", "missing key"},
       {roofline_with("l2_gb_per_s = 7000.5", "l2_gb_per_s = nan"), file + ":14: roofline.l2_gb_per_s: ", "outside"},
+      {roofline_with("memory_latency_us = 0.8\n", ""), file + ":12: roofline.memory_latency_us: ", "missing key"},
+      {roofline_with("memory_latency_us = 0.8", "memory_latency_us = -0.5"),
+       file + ":18: roofline.memory_latency_us: ", "outside"},
+      {roofline_with("memory_latency_us = 0.8", "memory_latency_us = \"1 us\""),
+       file + ":18: roofline.memory_latency_us: ", "expected number"},
       {roofline_with("l2_gb_per_s", "l2_bandwidth = 1\nl2_gb_per_s"),
        file + ":14: roofline.l2_bandwidth: ", "unknown key"},
   };
@@ -79,26 +87,60 @@ TEST_CASE("roofline: bad values are refused with file, line and key", "[profile]
 }
 
 TEST_CASE("cost model: the largest bound plus the launch overhead, and which bound", "[profile]") {
-  const metrale::Roofline roofline{4000, 8000, 50, 500, 2};
+  const metrale::Roofline roofline{4000, 8000, 50, 500, 2, 0.5};
   metrale::LaunchTraffic t;
   t.dram_read_bytes = 3e6;  // 0.75 us + write 0.25 us = 1 us of DRAM
   t.dram_write_bytes = 1e6;
   t.l2_read_bytes = 16e6;  // 2 us of L2
   t.flops = 50e6;          // 1 us of FP32
-  auto p = metrale::predict(t, roofline);
+  auto p = metrale::predict(t, roofline, 132);
   CHECK(p.dram_us == Approx(1.0));
   CHECK(p.l2_us == Approx(2.0));
   CHECK(p.fp32_us == Approx(1.0));
   CHECK(p.bound == "l2");
   CHECK(p.predicted_us == Approx(4.0));
   t.flops = 500e6;  // 10 us
-  p = metrale::predict(t, roofline);
+  p = metrale::predict(t, roofline, 132);
   CHECK(p.bound == "fp32");
   CHECK(p.predicted_us == Approx(12.0));
-  p = metrale::predict(metrale::LaunchTraffic{}, roofline);
+  p = metrale::predict(metrale::LaunchTraffic{}, roofline, 132);
   CHECK(p.bound == "launch");
   CHECK(p.predicted_us == Approx(2.0));
   CHECK(metrale::floor_us(8e6, roofline) == Approx(2.0));
+  CHECK(p.latency_us == 0);
+}
+
+TEST_CASE("cost model: the pipeline-latency term is waves x round trips x the latency", "[profile]") {
+  const metrale::Roofline roofline{4000, 8000, 50, 500, 2, 0.5};
+  CHECK(metrale::waves(300, 132) == 3);
+  CHECK(metrale::waves(264, 132) == 2);
+  CHECK(metrale::waves(5, 0) == 5);
+  metrale::LaunchTraffic t;
+  t.total_blocks = 300;
+  t.sampled_blocks = 300;
+  t.l2_read_bytes = 16e6;               // 2 us of L2
+  t.async_bytes = 300.0 * 80 * 1024;    // 80 KiB per block
+  t.async_in_flight_bytes = 20 * 1024;  // 20 KiB in flight: 4 round trips per block
+  // 3 waves of 132 x 4 round trips x 0.5 us = 6 us.
+  auto p = metrale::predict(t, roofline, 132);
+  CHECK(p.latency_us == Approx(6.0));
+  CHECK(p.l2_us == Approx(2.0));
+  CHECK(p.bound == "latency");
+  CHECK(p.predicted_us == Approx(8.0));
+  // Twice the blocks resident at once: 2 waves, 4 us.
+  CHECK(metrale::latency_us(t, roofline, 264) == Approx(4.0));
+  // Twice the bytes in flight halves the round trips: 3 us, still above L2's 2 us.
+  t.async_in_flight_bytes = 40 * 1024;
+  p = metrale::predict(t, roofline, 132);
+  CHECK(p.latency_us == Approx(3.0));
+  CHECK(p.bound == "latency");
+  // Without asynchronous copies the term is 0 and the roofline decides.
+  t.async_bytes = 0;
+  t.async_in_flight_bytes = 0;
+  p = metrale::predict(t, roofline, 132);
+  CHECK(p.latency_us == 0);
+  CHECK(p.bound == "l2");
+  CHECK(p.predicted_us == Approx(4.0));
 }
 
 TEST_CASE("occupancy: registers, threads and blocks per SM as CUDA counts them", "[profile]") {

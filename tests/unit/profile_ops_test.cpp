@@ -79,6 +79,10 @@ void check_sampled_agrees(metrale::ProfiledOp op, metrale::ProfileShape shape, s
     if (f.flops > 0) {
       check_within(s.flops, f.flops, 0.05);
     }
+    if (f.async_bytes > 0) {
+      check_within(s.async_bytes, f.async_bytes, 0.05);
+      check_within(s.async_in_flight_bytes, f.async_in_flight_bytes, 0.05);
+    }
   }
 }
 
@@ -140,6 +144,13 @@ TEST_CASE("profile: the BA twin reads the whole weight from L2 once per token", 
   CHECK(rows[2].traffic.dram_write_bytes == 16.0 * 96 * 4);
   CHECK(rows[2].traffic.tensor_flops == 4.0 * 6 * 64 * 2 * 16 * 16 * 16);
   CHECK(rows[1].traffic.tensor_flops == 0);
+  // Its asynchronous copies are those reads of x and the weight (zero-fills count nothing), and
+  // they price its pipeline latency; the twin streams through plain loads: no latency term.
+  CHECK(rows[2].traffic.async_bytes == 96 * 1024 * 2 + 16.0 * 1024 * 2);
+  CHECK(rows[2].traffic.async_in_flight_bytes > 0);
+  CHECK(rows[2].prediction.latency_us > 0);
+  CHECK(rows[1].traffic.async_bytes == 0);
+  CHECK(rows[1].prediction.latency_us == 0);
 }
 
 TEST_CASE("profile: bad requests are refused by name", "[profile]") {

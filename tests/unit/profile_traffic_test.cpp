@@ -141,3 +141,79 @@ TEST_CASE("profile: a plain backend records nothing and runs the whole grid", "[
   CHECK(download<float>(gpu, out, 512) == input);
   CHECK(gpu.end_profile().empty());
 }
+
+namespace {
+
+// The pipeline kernels (traffic_kernels.cuh's async_pipeline): 8 chunks, one 16-byte copy per
+// thread per chunk, out[thread] = XOR of its chunks.
+constexpr std::uint32_t kChunks = 8;
+constexpr std::uint32_t kWords = 4;  // per 16-byte vector
+
+// The XOR the kernel computes, from the input words; zero-filling threads give 0.
+std::vector<std::uint32_t> xor_of_chunks(const std::vector<std::uint32_t>& in, std::uint32_t blocks,
+                                         std::uint32_t threads, bool half_valid) {
+  std::vector<std::uint32_t> out(std::size_t{blocks} * threads * kWords, 0);
+  for (std::uint32_t b = 0; b < blocks; ++b) {
+    for (std::uint32_t t = 0; t < threads; ++t) {
+      if (half_valid && t >= threads / 2) {
+        continue;
+      }
+      for (std::uint32_t c = 0; c < kChunks; ++c) {
+        for (std::uint32_t w = 0; w < kWords; ++w) {
+          out[(std::size_t{b} * threads + t) * kWords + w] ^=
+              in[((std::size_t{b} * kChunks + c) * threads + t) * kWords + w];
+        }
+      }
+    }
+  }
+  return out;
+}
+
+LaunchTraffic profile_pipeline(Fixture& f, const std::string& kernel, std::uint32_t blocks, std::uint32_t threads,
+                               bool half_valid, std::uint32_t seed) {
+  const auto input = random_ints<std::uint32_t>(std::size_t{blocks} * kChunks * threads * kWords, seed, 0, 0xffffffffU);
+  const DevicePtr in = upload(f.gpu, input);
+  const std::size_t out_words = std::size_t{blocks} * threads * kWords;
+  const DevicePtr out = upload(f.gpu, std::vector<std::uint32_t>(out_words, 0xDEADBEEFU));
+  const LaunchTraffic t = f.profile(kernel, blocks, threads, in, out);
+  CHECK(download<std::uint32_t>(f.gpu, out, out_words) == xor_of_chunks(input, blocks, threads, half_valid));
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("profile: a 3-stage cp.async pipeline (wait<1>) keeps 2 groups in flight at each wait", "[profile]") {
+  Fixture f;
+  const LaunchTraffic t = profile_pipeline(f, "async_pipeline3", 3, 64, false, 18);
+  CHECK(t.async_bytes == 3.0 * 64 * kChunks * 16);
+  // Per thread: waits at chunks 0..6 find 2 copies of 16 bytes pending, at chunk 7 one (the next
+  // group is empty); the last wait<0> finds only empty groups and is not counted: (7 x 32 + 16) / 8.
+  CHECK(t.async_in_flight_bytes == 64.0 * 30);
+  CHECK(t.async_bytes_per_block() == 64.0 * kChunks * 16);
+}
+
+TEST_CASE("profile: a 2-stage cp.async pipeline (wait<0>) keeps 1 group in flight", "[profile]") {
+  Fixture f;
+  const LaunchTraffic t = profile_pipeline(f, "async_pipeline2", 2, 96, false, 19);
+  CHECK(t.async_bytes == 2.0 * 96 * kChunks * 16);
+  CHECK(t.async_in_flight_bytes == 96.0 * 16);
+}
+
+TEST_CASE("profile: zero-filled asynchronous copies read nothing and count nothing", "[profile]") {
+  Fixture f;
+  const LaunchTraffic t = profile_pipeline(f, "async_pipeline3_half", 2, 64, true, 20);
+  CHECK(t.async_bytes == 2.0 * 32 * kChunks * 16);
+  CHECK(t.async_in_flight_bytes == 32.0 * 30);
+  // Its global reads are only the valid copies (the lower 32 threads' sectors): 32 threads x 8
+  // chunks x 16 bytes per block.
+  CHECK(t.l2_read_bytes == 2.0 * 32 * kChunks * 16);
+}
+
+TEST_CASE("profile: a kernel without asynchronous copies has none in flight", "[profile]") {
+  Fixture f;
+  const DevicePtr in = upload(f.gpu, random_floats(512, 21));
+  const DevicePtr out = upload(f.gpu, std::vector<float>(512, -7.0F));
+  const LaunchTraffic t = f.profile("coalesced_copy", 4, 128, in, out);
+  CHECK(t.async_bytes == 0);
+  CHECK(t.async_in_flight_bytes == 0);
+}

@@ -1,7 +1,7 @@
 // cmd_profile.cpp: `metrale-jit profile ba-gates|fp8-quant --target NAME --m M [--n N --k K]
 // [--kernel ROLE|NAME ...] [--json]`: runs the op's kernels on the profiled host backend and
-// prints, per kernel, its memory traffic, counted FLOPs and the roofline prediction on the
-// target against the op's floor (profile/op_profile.hpp). Registers and occupancy come
+// prints, per kernel, its memory traffic, counted FLOPs, the pipeline-latency term ("lat us") and
+// the roofline prediction on the target against the op's floor (profile/op_profile.hpp). Registers and occupancy come
 // from the target arch's ptxas report (NVRTC through the registry and its cache); without NVRTC
 // those columns say "?". Progress goes to stderr. The JSON rows carry the op, kernel and shape
 // (m, n, k) so a device run's measured rows can be joined on them (BENCHMARKS.md).
@@ -68,6 +68,9 @@ nlohmann::json row_json(const KernelProfile& row, const std::string& target) {
           {"l2_us", row.prediction.l2_us},
           {"fp32_us", row.prediction.fp32_us},
           {"tensor_us", row.prediction.tensor_us},
+          {"latency_us", row.prediction.latency_us},
+          {"async_bytes", t.async_bytes},
+          {"async_in_flight_bytes", t.async_in_flight_bytes},
           {"launch_us", row.prediction.launch_us},
           {"predicted_us", row.prediction.predicted_us},
           {"floor_us", row.floor_us},
@@ -96,6 +99,7 @@ std::string rows_text(const std::vector<KernelProfile>& rows) {
                    {"L2 MB", true},
                    {"sect/req", true},
                    {"MFLOP", true},
+                   {"lat us", true},
                    {"pred us", true},
                    {"floor us", true},
                    {"bound"},
@@ -103,12 +107,13 @@ std::string rows_text(const std::vector<KernelProfile>& rows) {
                    {"blocks run", true}});
   for (const auto& row : rows) {
     const LaunchTraffic& t = row.traffic;
-    table.add_row(
-        {row.kernel, to_string(t.grid), to_string(t.block), row.registers ? std::to_string(*row.registers) : "?",
-         row.occupancy ? fmt::format("{:.0f}%", *row.occupancy * 100) : "?", fixed(t.dram_bytes() / 1e6, 2),
-         fixed(t.l2_bytes() / 1e6, 2), fixed(t.sectors_per_request(), 1), fixed((t.flops + t.tensor_flops) / 1e6, 1),
-         fixed(row.prediction.predicted_us, 2), fixed(row.floor_us, 2), std::string(row.prediction.bound),
-         fixed(row.ratio_to_floor(), 2), fmt::format("{}/{}", t.sampled_blocks, t.total_blocks)});
+    table.add_row({row.kernel, to_string(t.grid), to_string(t.block),
+                   row.registers ? std::to_string(*row.registers) : "?",
+                   row.occupancy ? fmt::format("{:.0f}%", *row.occupancy * 100) : "?", fixed(t.dram_bytes() / 1e6, 2),
+                   fixed(t.l2_bytes() / 1e6, 2), fixed(t.sectors_per_request(), 1),
+                   fixed((t.flops + t.tensor_flops) / 1e6, 1), fixed(row.prediction.latency_us, 2),
+                   fixed(row.prediction.predicted_us, 2), fixed(row.floor_us, 2), std::string(row.prediction.bound),
+                   fixed(row.ratio_to_floor(), 2), fmt::format("{}/{}", t.sampled_blocks, t.total_blocks)});
   }
   return table.render();
 }

@@ -74,6 +74,7 @@ def predicted_vs_measured(predicted, bench):
         measured = r.get("median_us") if r.get("checked") else None
         rows.append(dict(op=r["op"], kernel=r["kernel"], m=r["m"], k=r["k"], predicted_us=p["predicted_us"],
                          bound=p["bound"], dram_us=p.get("dram_us"), l2_us=p.get("l2_us"),
+                         latency_us=p.get("latency_us"),
                          launch_us=p.get("launch_us"), measured_us=measured,
                          measured_over_predicted=measured / p["predicted_us"] if measured else None))
     return rows

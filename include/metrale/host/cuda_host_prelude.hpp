@@ -19,7 +19,8 @@
 //   (threadIdx, __shared__, ...) and global functions (max, min) for the rest of the unit.
 // - A translation unit that defines METRALE_HOST_PROFILED before including this is a profiled
 //   one (compiled with the access-recording flags, cmake/profiled_host.cmake): its intrinsics
-//   count their arithmetic (profile_counters.hpp) and live in another inline namespace, so the
+//   count their arithmetic (profile_counters.hpp), its asynchronous copies report their groups
+//   (METRALE_HOST_ASYNC_*, used by metrale_arith.cuh) and live in another inline namespace, so the
 //   plain and the profiled copies of one intrinsic never merge at link time. Such a unit must
 //   include every standard header it needs before this one: the special functions become macros.
 #pragma once
@@ -41,9 +42,15 @@
 
 #if defined(METRALE_HOST_PROFILED)
 #define METRALE_HOST_COUNT(op) ::metrale::host::profile::count(::metrale::host::profile::Op::op)
+#define METRALE_HOST_ASYNC_COPY(bytes) ::metrale::host::profile::async_copy(bytes)
+#define METRALE_HOST_ASYNC_COMMIT() ::metrale::host::profile::async_commit()
+#define METRALE_HOST_ASYNC_WAIT(pending) ::metrale::host::profile::async_wait(pending)
 #define METRALE_HOST_PRELUDE_NAMESPACE metrale_host_profiled
 #else
 #define METRALE_HOST_COUNT(op) static_cast<void>(0)
+#define METRALE_HOST_ASYNC_COPY(bytes) static_cast<void>(0)
+#define METRALE_HOST_ASYNC_COMMIT() static_cast<void>(0)
+#define METRALE_HOST_ASYNC_WAIT(pending) static_cast<void>(0)
 #define METRALE_HOST_PRELUDE_NAMESPACE metrale_host_plain
 #endif
 

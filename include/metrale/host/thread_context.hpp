@@ -168,4 +168,14 @@ inline constexpr std::size_t kOpKinds = 8;
 
 void count(Op op) noexcept;
 
+// The asynchronous copies (templates/metrale_arith.cuh's cp.async wrappers), for the cost
+// model's pipeline-latency term: the host copies at once, but records what a GPU thread would
+// keep in flight. async_copy: `bytes` issued into the thread's open group (only copies that read
+// memory: a zero-fill reads none); async_commit: the open group closes; async_wait: the thread
+// waits until at most `pending` committed groups remain. Called only from profiled units, and
+// no-ops on an OS thread that is not running a profiled block, like count().
+void async_copy(std::uint32_t bytes) noexcept;
+void async_commit() noexcept;
+void async_wait(std::uint32_t pending) noexcept;
+
 }  // namespace metrale::host::profile

@@ -30,6 +30,9 @@ struct Roofline {
   double fp32_tflops = 0;         // FP32 FMA throughput, TFLOP/s (an FMA is 2 FLOPs)
   double bf16_tensor_tflops = 0;  // dense bf16 tensor-core throughput, TFLOP/s
   double launch_overhead_us = 0;  // added to every kernel's predicted time
+  // The round trip of one wave of a block's in-flight asynchronous copies, us (fitted): the
+  // pipeline-latency term's unit (Little's law).
+  double memory_latency_us = 0;
 };
 
 struct KernelEntry {

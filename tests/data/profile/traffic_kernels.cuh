@@ -2,7 +2,45 @@
 // tests (tests/unit/profile_traffic_test.cpp). Plain CUDA C++, as the library's templates.
 #pragma once
 
+#include "../../../templates/metrale_arith.cuh"
+
 namespace metrale_test_kernels {
+
+// Threads per block the pipeline kernels' shared stages hold.
+constexpr unsigned int kPipelineBlock = 128;
+
+// A STAGES-deep cp.async pipeline over CHUNKS chunks, the shape of the library's mma K loop:
+// STAGES - 1 groups issued ahead, then per chunk wait<STAGES - 2>, issue the chunk STAGES - 1
+// ahead (an empty group past the end), use the landed chunk. Each group is one 16-byte copy per
+// thread; with HALF_VALID the upper half of the threads zero-fill theirs (reading nothing).
+// out[thread] is the XOR of the thread's CHUNKS vectors (zero for a zero-filling thread).
+// Input: [blocks][CHUNKS][blockDim.x] uint4; blockDim.x <= kPipelineBlock.
+template <unsigned int STAGES, unsigned int CHUNKS, bool HALF_VALID>
+__global__ void async_pipeline(const uint4* __restrict__ in, uint4* __restrict__ out) {
+  __shared__ __align__(16) uint4 stages[STAGES][kPipelineBlock];
+  const unsigned int t = threadIdx.x;
+  const bool valid = !HALF_VALID || t < blockDim.x / 2u;
+  const uint4* src = in + static_cast<unsigned long long>(blockIdx.x) * CHUNKS * blockDim.x + t;
+  for (unsigned int s = 0; s + 1u < STAGES; ++s) {
+    if (s < CHUNKS) {
+      metrale::kernels::async_copy_16(&stages[s][t], src + s * blockDim.x, valid);
+    }
+    metrale::kernels::async_copy_commit();
+  }
+  uint4 acc = make_uint4(0u, 0u, 0u, 0u);
+  for (unsigned int c = 0; c < CHUNKS; ++c) {
+    metrale::kernels::async_copy_wait<STAGES - 2u>();
+    const unsigned int next = c + STAGES - 1u;
+    if (next < CHUNKS) {
+      metrale::kernels::async_copy_16(&stages[next % STAGES][t], src + next * blockDim.x, valid);
+    }
+    metrale::kernels::async_copy_commit();
+    const uint4 v = stages[c % STAGES][t];
+    acc = make_uint4(acc.x ^ v.x, acc.y ^ v.y, acc.z ^ v.z, acc.w ^ v.w);
+  }
+  metrale::kernels::async_copy_wait<0>();
+  out[blockIdx.x * blockDim.x + t] = acc;
+}
 
 // out[i] = in[i]: each warp reads and writes 32 consecutive floats (128 bytes, 4 sectors).
 __global__ void coalesced_copy(const float* __restrict__ in, float* __restrict__ out) {
