@@ -194,9 +194,11 @@ __device__ inline void mma_store_row(float* tile, const MmaF32Fragment& acc, uns
 
 // --- Asynchronous global -> shared copies (cp.async, sm_80 and newer) ----------------------
 
-// Copies 16 bytes from global `src` to shared `dst` (both 16-byte aligned) without holding a
-// register, or writes 16 zero bytes when `valid` is false (src is then not read).
-__device__ inline void async_copy_16(void* dst, const void* src, bool valid) {
+// Fills 16 bytes of shared `dst` (16-byte aligned) without holding a register: the first
+// `src_bytes` (at most 16) from global `src`, zeros after them; src is not read when src_bytes
+// is 0. Why the byte count is an argument: a kernel that works it out once per copy slot
+// saves a select per copy in its main loop.
+__device__ inline void async_copy_16_bytes(void* dst, const void* src, unsigned int src_bytes) {
 #if defined(__CUDA_ARCH__)
   asm volatile(
       "{\n"
@@ -204,16 +206,22 @@ __device__ inline void async_copy_16(void* dst, const void* src, bool valid) {
       "  cvta.to.global.u64 gsrc, %1;\n"
       "  cp.async.cg.shared.global [%0], [gsrc], 16, %2;\n"
       "}\n" ::"r"(shared_address(dst)),
-      "l"(src), "r"(valid ? 16u : 0u)
+      "l"(src), "r"(src_bytes)
       : "memory");
 #else
-  if (valid) {
-    memcpy(dst, src, 16);
-    METRALE_HOST_ASYNC_COPY(16u);
-  } else {
-    memset(dst, 0, 16);
+  const unsigned int copied = src_bytes < 16u ? src_bytes : 16u;
+  if (copied != 0u) {
+    memcpy(dst, src, copied);
+    METRALE_HOST_ASYNC_COPY(copied);
   }
+  memset(static_cast<unsigned char*>(dst) + copied, 0, 16u - copied);
 #endif
+}
+
+// Copies 16 bytes from global `src` to shared `dst` (both 16-byte aligned) without holding a
+// register, or writes 16 zero bytes when `valid` is false (src is then not read).
+__device__ inline void async_copy_16(void* dst, const void* src, bool valid) {
+  async_copy_16_bytes(dst, src, valid ? 16u : 0u);
 }
 
 // Closes the group of copies this thread issued since the last commit.

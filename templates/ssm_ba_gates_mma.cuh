@@ -88,19 +88,22 @@ struct BaGatesMmaShape {
                 "at N = 128 the stages must fit the 227 KiB a block may opt in to");
 };
 
-// One thread's share of a stage's copies, worked out once: per slot its source row (already at
-// the slot's K offset), its place in a stage, its K offset in the chunk, and whether the row is
-// staged at all (rows past the last output tile are never read) or read from memory (rows past M
-// or N are zero-filled). Why: recomputing rows and 64-bit addresses per copy per chunk was most
-// of the main loop's instructions on the H200 (ncu: 5.2 cycles per issue, half in ALU latency).
+// One thread's share of a stage's copies, worked out once: per slot its source (already at the
+// slot's K offset; row 0's for a row past M or N, which is never read), its byte offset in a
+// stage, the bytes it reads (16, or 0 for a row past M or N: zero-filled), its K offset in the
+// chunk, and whether the row is staged at all (rows past the last output tile are never read).
+// Why: recomputing rows, 64-bit addresses and validity per copy per chunk was most of the main
+// loop's instructions on the H200 (ncu: the K loop is bound by instruction latency at 8 warps
+// per SM); a whole chunk (all but the last, when K % 64 != 0) now costs a 64-bit add, a shared
+// address and the copy per slot.
 template <unsigned int BLOCK, unsigned int TOKENS, unsigned int STAGES>
 struct BaGatesMmaCopies {
   using Shape = BaGatesMmaShape<BLOCK, TOKENS, STAGES>;
   const __nv_bfloat16* src[Shape::kCopySlots];
-  unsigned int dst[Shape::kCopySlots];
+  unsigned int dst_bytes[Shape::kCopySlots];
+  unsigned int src_bytes[Shape::kCopySlots];
   unsigned int k_offset[Shape::kCopySlots];
   bool staged[Shape::kCopySlots];
-  bool readable[Shape::kCopySlots];
 
   __device__ inline BaGatesMmaCopies(const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ weight,
                                      unsigned int token0, unsigned int m, unsigned int n, unsigned int k,
@@ -111,17 +114,19 @@ struct BaGatesMmaCopies {
       const unsigned int v = threadIdx.x + slot * BLOCK;
       const unsigned int row = v / Shape::kVecPerRow;
       k_offset[slot] = (v % Shape::kVecPerRow) * 8u;
-      dst[slot] = row * kMmaRowLd + k_offset[slot];
+      dst_bytes[slot] = (row * kMmaRowLd + k_offset[slot]) * 2u;
       staged[slot] = row < TOKENS + n_rows;
+      bool readable = false;
       if (row < TOKENS) {
         const unsigned int token = token0 + row;
-        readable[slot] = token < m;
-        src[slot] = readable[slot] ? x + static_cast<unsigned long long>(token) * k_stride + k_offset[slot] : x;
+        readable = token < m;
+        src[slot] = (readable ? x + static_cast<unsigned long long>(token) * k_stride : x) + k_offset[slot];
       } else {
         const unsigned int out = row - TOKENS;
-        readable[slot] = out < n;
-        src[slot] = readable[slot] ? weight + static_cast<unsigned long long>(out) * k + k_offset[slot] : weight;
+        readable = out < n;
+        src[slot] = (readable ? weight + static_cast<unsigned long long>(out) * k : weight) + k_offset[slot];
       }
+      src_bytes[slot] = readable ? 16u : 0u;
     }
   }
 
@@ -133,11 +138,23 @@ struct BaGatesMmaCopies {
     if (step < chunks) {
       const unsigned int chunk = step + first < chunks ? step + first : step + first - chunks;
       const unsigned int k0 = chunk * kMmaChunk;
-      METRALE_UNROLL
-      for (unsigned int slot = 0; slot < Shape::kCopySlots; ++slot) {
-        if (staged[slot]) {
-          const bool valid = readable[slot] && k0 + k_offset[slot] < k;
-          async_copy_16(stage + dst[slot], valid ? src[slot] + k0 : src[slot], valid);
+      unsigned char* stage_bytes = reinterpret_cast<unsigned char*>(stage);
+      if (k0 + kMmaChunk <= k) {
+        // A whole chunk (block-uniform): every slot's K offset is inside the row.
+        METRALE_UNROLL
+        for (unsigned int slot = 0; slot < Shape::kCopySlots; ++slot) {
+          if (staged[slot]) {
+            async_copy_16_bytes(stage_bytes + dst_bytes[slot], src[slot] + k0, src_bytes[slot]);
+          }
+        }
+      } else {
+        METRALE_UNROLL
+        for (unsigned int slot = 0; slot < Shape::kCopySlots; ++slot) {
+          if (staged[slot]) {
+            const bool in_k = k0 + k_offset[slot] < k;
+            async_copy_16_bytes(stage_bytes + dst_bytes[slot], in_k ? src[slot] + k0 : src[slot],
+                                in_k ? src_bytes[slot] : 0u);
+          }
         }
       }
     }
