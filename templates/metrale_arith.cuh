@@ -209,12 +209,21 @@ __device__ inline void async_copy_16_bytes(void* dst, const void* src, unsigned 
       "l"(src), "r"(src_bytes)
       : "memory");
 #else
-  const unsigned int copied = src_bytes < 16u ? src_bytes : 16u;
-  if (copied != 0u) {
-    memcpy(dst, src, copied);
-    METRALE_HOST_ASYNC_COPY(copied);
+  // A constant-size copy for the whole vector: the profiled build traces it as one 16-byte load
+  // (a copy of variable size would be a library call its instrumentation does not see).
+  if (src_bytes >= 16u) {
+    memcpy(dst, src, 16);
+    METRALE_HOST_ASYNC_COPY(16u);
+    return;
   }
-  memset(static_cast<unsigned char*>(dst) + copied, 0, 16u - copied);
+  unsigned char* out = static_cast<unsigned char*>(dst);
+  const unsigned char* in = static_cast<const unsigned char*>(src);
+  for (unsigned int i = 0; i < 16u; ++i) {
+    out[i] = i < src_bytes ? in[i] : static_cast<unsigned char>(0);
+  }
+  if (src_bytes != 0u) {
+    METRALE_HOST_ASYNC_COPY(src_bytes);
+  }
 #endif
 }
 
