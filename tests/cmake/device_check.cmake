@@ -24,3 +24,12 @@ if(TARGET metrale-ops-bench)
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/device_check/fake_run_test.sh bad-stage ${PROJECT_BINARY_DIR})
   set_tests_properties(device_check_fake_bad_stage PROPERTIES TIMEOUT 120 LABELS device)
 endif()
+# The next device run's mma variants (tools/bench/mma_variants.txt) parse, name entries the hopper
+# target has, and pass the kernel catalog's rules, so no device time goes to a refused variant.
+if(TARGET metrale-jit)
+  add_test(NAME mma_sweep_plan
+           COMMAND python3 ${PROJECT_SOURCE_DIR}/tools/bench/variant_sweep.py --hardware
+                   ${PROJECT_SOURCE_DIR}/hardware --variants-file ${PROJECT_SOURCE_DIR}/tools/bench/mma_variants.txt
+                   --plan --cli $<TARGET_FILE:metrale-jit>)
+  set_tests_properties(mma_sweep_plan PROPERTIES TIMEOUT 120 LABELS device)
+endif()

@@ -12,9 +12,13 @@ rows of every run are printed side by side with the run's own copy ceiling.
         --variant "old@templates-old" --m 8192 --fp8-k 17408 --json sweep.json
 
 A variant is LABEL[@TEMPLATE_DIR][=KERNEL:KEY=VALUE,...[;KERNEL:...]]; the kernels' entries in the
-target's HARDWARE.toml (--target, default hopper) are replaced by the given parameters. A failed
-run (a kernel that fails its check, a compile error) is reported with its log tail, and the sweep
-goes on. Invariant: nothing outside the temporary folders and --json is written.
+target's HARDWARE.toml (--target, default hopper) are replaced by the given parameters.
+--variants-file adds one variant per line (blank lines and # comments skipped); --plan checks
+every variant against the hardware folder (and, with --cli, that `metrale-jit targets` accepts its
+edited target: the kernel catalog's rules) and prints what each would run, timing nothing. A
+failed run (a kernel that fails its check, a compile error) is reported with its log tail, and the
+sweep goes on; each variant's rows are printed as soon as it ends, so a sweep cut short still
+shows what it measured. Invariant: nothing outside the temporary folders and --json is written.
 """
 from __future__ import annotations
 
@@ -42,9 +46,21 @@ def parse_variant(text: str) -> dict:
     return {"label": label, "templates": templates or None, "kernels": kernels}
 
 
-def write_hardware(src: str, dst: str, target: str, kernels: dict) -> None:
-    shutil.copytree(src, dst)
-    path = os.path.join(dst, target, "HARDWARE.toml")
+def read_variants_file(path: str) -> list:
+    variants = []
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            text = line.split("#", 1)[0].strip()
+            if text:
+                try:
+                    variants.append(parse_variant(text))
+                except SystemExit as error:
+                    raise SystemExit(f"{path}:{number}: {error}") from None
+    return variants
+
+
+def edited_hardware_text(src: str, target: str, kernels: dict) -> str:
+    path = os.path.join(src, target, "HARDWARE.toml")
     with open(path) as f:
         text = f.read()
     for kernel, values in kernels.items():
@@ -52,7 +68,13 @@ def write_hardware(src: str, dst: str, target: str, kernels: dict) -> None:
         text, count = re.subn(rf"(?m)^{re.escape(kernel)} = \{{[^}}]*\}}", f"{kernel} = {entry}", text)
         if count != 1:
             raise SystemExit(f"variant_sweep: {path} has no entry '{kernel} = {{...}}' to replace")
-    with open(path, "w") as f:
+    return text
+
+
+def write_hardware(src: str, dst: str, target: str, kernels: dict) -> None:
+    text = edited_hardware_text(src, target, kernels)
+    shutil.copytree(src, dst)
+    with open(os.path.join(dst, target, "HARDWARE.toml"), "w") as f:
         f.write(text)
 
 
@@ -81,8 +103,11 @@ def run_variant(args, variant: dict, scratch: str) -> dict:
     return result
 
 
-def print_table(results: list) -> None:
+def print_header() -> None:
     print(f"{'variant':<16} {'op':<14} {'kernel':<7} {'M':>6} {'K':>6} {'us':>9} {'GB/s':>8} {'%ceil':>6}  check")
+
+
+def print_table(results: list) -> None:
     for result in results:
         bench = result.get("bench") or {}
         ceiling = (bench.get("ceiling") or {}).get("bytes_per_s") or 0
@@ -97,27 +122,56 @@ def print_table(results: list) -> None:
                   f"{us_text} {rate / 1e9:8.0f} {fraction}  {'ok' if row.get('checked') else 'WRONG'}")
 
 
+def plan(args, variants: list) -> int:
+    refused = 0
+    with tempfile.TemporaryDirectory(prefix="metrale-sweep-plan.") as scratch:
+        for variant in variants:
+            verdict = "not validated (no --cli)"
+            if args.cli:
+                folder = tempfile.mkdtemp(prefix=variant["label"] + ".", dir=scratch)
+                write_hardware(args.hardware, folder + "/hardware", args.target, variant["kernels"])
+                env = dict(os.environ, METRALE_HARDWARE_DIR=folder + "/hardware")
+                done = subprocess.run([args.cli, "targets"], env=env, capture_output=True, text=True, timeout=60)
+                verdict = "accepted" if done.returncode == 0 else f"REFUSED: {(done.stdout + done.stderr).strip()[-400:]}"
+                refused += done.returncode != 0
+            print(f"{variant['label']}: templates {variant['templates'] or 'embedded'}, "
+                  f"{args.target} overrides {variant['kernels'] or 'none'}: {verdict}")
+    print(f"{len(variants)} variant(s), {refused} refused; M {args.m}, FP8 K {args.fp8_k}, {args.repeats} runs each")
+    return 1 if refused else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--bench", required=True, help="metrale-ops-bench")
+    parser.add_argument("--bench", help="metrale-ops-bench (not needed with --plan)")
+    parser.add_argument("--cli", help="with --plan: a metrale-jit that validates each edited target")
     parser.add_argument("--hardware", default="hardware", help="the hardware/ folder to copy and edit")
     parser.add_argument("--target", default="hopper")
-    parser.add_argument("--variant", action="append", required=True, type=parse_variant)
+    parser.add_argument("--variant", action="append", default=[], type=parse_variant)
+    parser.add_argument("--variants-file", help="more variants, one per line")
+    parser.add_argument("--plan", action="store_true", help="check and print the variants; run nothing")
     parser.add_argument("--m", type=int, nargs="+", default=[8192])
     parser.add_argument("--fp8-k", type=int, nargs="+", default=[17408])
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per variant")
     parser.add_argument("--json", help="write every run's results here")
     args = parser.parse_args()
+    variants = args.variant + (read_variants_file(args.variants_file) if args.variants_file else [])
+    if not variants:
+        parser.error("no variant: give --variant or --variants-file")
+    if args.plan:
+        return plan(args, variants)
+    if not args.bench:
+        parser.error("--bench is required to time variants")
     results = []
+    print_header()
     with tempfile.TemporaryDirectory(prefix="metrale-sweep.") as scratch:
-        for variant in args.variant:
+        for variant in variants:
             results.append(run_variant(args, variant, scratch))
+            print_table(results[-1:])
             print(f"variant {variant['label']}: exit {results[-1]['rc']} in {results[-1]['seconds']} s", flush=True)
             if args.json:
                 with open(args.json, "w") as f:
                     json.dump(results, f, indent=1)
-    print_table(results)
     return 0 if all(r["rc"] == 0 for r in results) else 1
 
 
