@@ -61,20 +61,26 @@ KernelGuard::KernelGuard(KernelGuard&&) noexcept = default;
 KernelGuard& KernelGuard::operator=(KernelGuard&&) noexcept = default;
 KernelGuard::~KernelGuard() = default;
 
-GuardPick KernelGuard::pick(KernelHandle twin, bool lever, std::initializer_list<GuardCondition> conditions) {
+GuardDecision KernelGuard::decide(KernelHandle twin, bool lever, std::initializer_list<GuardCondition> conditions) {
   if (conditions.size() != conditions_) {
     throw ArgumentError(
         fmt::format("guard {}: {} conditions given, it was made for {}", name_, conditions.size(), conditions_));
   }
   const auto [verdict, slot] = slotted_pick(twin, lever, conditions);
+  GuardDecision decision{verdict, std::nullopt};
   if (logged_->claim(slot)) {
-    if (verdict.twin) {
-      logger().info("guard {}: the twin runs", name_);
-    } else {
-      logger().info("guard {}: the parent runs ({})", name_, verdict.reason);
-    }
+    decision.log_line = verdict.twin ? fmt::format("guard {}: the twin runs", name_)
+                                     : fmt::format("guard {}: the parent runs ({})", name_, verdict.reason);
   }
-  return verdict;
+  return decision;
+}
+
+GuardPick KernelGuard::pick(KernelHandle twin, bool lever, std::initializer_list<GuardCondition> conditions) {
+  GuardDecision decision = decide(twin, lever, conditions);
+  if (decision.log_line) {
+    logger().info("{}", *decision.log_line);
+  }
+  return decision.pick;
 }
 
 }  // namespace metrale

@@ -178,19 +178,3 @@ TEST_CASE("the host JIT's unit instantiates the expression behind a C entry", "[
                        Catch::Contains("extern \"C\""));
   CHECK(unit.find("cuda_host_prelude.hpp") < unit.find("k.cuh"));
 }
-
-TEST_CASE("the guard helper: lever, then handle, then each condition; logs count slots", "[target][guard]") {
-  const metrale::KernelHandle present{3};
-  CHECK(metrale::guard_pick(present, false, {{"a", true}}).reason == metrale::kGuardLeverOff);
-  CHECK(metrale::guard_pick({}, true, {{"a", true}}).reason == metrale::kGuardTwinAbsent);
-  CHECK(metrale::guard_pick(present, true, {{"a", true}, {"b", false}, {"c", false}}).reason == "b");
-  const metrale::GuardPick twin = metrale::guard_pick(present, true, {{"a", true}, {"b", true}});
-  CHECK(twin.twin);
-  CHECK(twin.reason.empty());
-  CHECK(metrale::first_failed({{"a", true}, {"b", false}, {"c", false}}) == "b");
-  CHECK_FALSE(metrale::first_failed({{"a", true}}).has_value());
-  CHECK_FALSE(metrale::first_failed({}).has_value());
-  metrale::KernelGuard guard("g", 2);
-  CHECK(guard.pick(present, true, {{"a", true}, {"b", false}}).reason == "b");
-  CHECK_THROWS_AS(guard.pick(present, true, {{"a", true}}), metrale::ArgumentError);
-}

@@ -86,6 +86,12 @@ GuardPick guard_pick(KernelHandle twin, bool lever, std::initializer_list<GuardC
 
 class OnceSlots;  // ground/once_slots.hpp
 
+// A verdict and, the first time its slot is taken, the line to log about it.
+struct GuardDecision {
+  GuardPick pick;
+  std::optional<std::string> log_line;  // "guard NAME: the twin runs" / "... the parent runs (REASON)"
+};
+
 // The seeds' guard for one twin: pick() decides as guard_pick does and logs one line per slot the
 // first time the slot is taken (the twin, lever off, twin absent, each condition by position), so
 // a verdict that depends on the shape is logged once per outcome, never per call. pick() takes no
@@ -97,6 +103,8 @@ class KernelGuard {
   KernelGuard& operator=(KernelGuard&&) noexcept;
   ~KernelGuard();
   GuardPick pick(KernelHandle twin, bool lever, std::initializer_list<GuardCondition> conditions);
+  // The same verdict, claiming its slot, with the line pick() would log (tests read it here).
+  GuardDecision decide(KernelHandle twin, bool lever, std::initializer_list<GuardCondition> conditions);
   [[nodiscard]] const std::string& name() const { return name_; }
 
  private:
