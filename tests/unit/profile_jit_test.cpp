@@ -17,6 +17,7 @@
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/op_kernels.hpp"
 #include "profile/op_profile.hpp"
+#include "profile/target_resources.hpp"
 #include "profile/variant_override.hpp"
 #include "ref/bf16.hpp"
 #include "support/isolated_runtime.hpp"
@@ -244,4 +245,17 @@ TEST_CASE("the host JIT's profiled unit and flags are the built-in profiled unit
   const std::string clang_refusal = metrale::host::host_jit_profiled_refusal("Debian clang version 14.0.6");
   CHECK(gnu_refusal.empty() != clang_refusal.empty());
   CHECK_THAT(gnu_refusal + clang_refusal, Catch::Contains("profiled built-ins"));
+}
+
+TEST_CASE("profile: a --variant's registers are ptxas's for the variant, not the shipped one", "[profile][nvrtc]") {
+  const std::vector<metrale::VariantOverride> overrides{
+      metrale::parse_variant_override("ssm_ba_gates_mma:block=512,lanes=128,groups=6")};
+  const metrale::HardwareTarget target =
+      metrale::with_variant_overrides(hopper(), metrale::ProfiledOp::kBaGates, overrides);
+  const auto resources = metrale::target_kernel_resources(target);
+  const auto found = resources.find("ssm_ba_gates_mma");
+  REQUIRE(found != resources.end());
+  // The lowered name spells the template arguments: <512u, 128u, 6u>.
+  CHECK_THAT(found->second.entry, Catch::Contains("ssm_ba_gates_mma") && Catch::Contains("Lj512ELj128ELj6E"));
+  CHECK(found->second.registers > 0);
 }
