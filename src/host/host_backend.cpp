@@ -104,8 +104,8 @@ const HostKernelInfo* HostBackend::compile_at_run_time(const LoadRequest& reques
     }
     jit_ = std::make_unique<host::HostJit>(std::move(dir), options_.jit_env);
   }
-  host::HostJitResult built =
-      jit_->build({request.kernel, request.params, request.name_expression, request.source, request.sources});
+  host::HostJitResult built = jit_->build({request.kernel, request.params, request.name_expression, request.source,
+                                           request.sources, options_.profiled_kernels});
   if (!built.kernel) {
     throw BackendError(built.reason);
   }

@@ -5,7 +5,8 @@
 // synchronous and throws a BackendError naming the kernel, block and thread for anything a GPU
 // would hide (divergent barrier, shuffle with absent lanes, deadlock), never hangs.
 // Profiling: a backend opened with profiled_kernels loads the recording instantiations
-// (builtin_kernels.hpp); between begin_profile() and end_profile() each launch runs the sample
+// (builtin_kernels.hpp), and compiles a variant without one as a profiled host-JIT object
+// (host_jit.hpp, the same flags); between begin_profile() and end_profile() each launch runs the sample
 // of its grid the sampling names and leaves its LaunchTraffic (host/launch_traffic.hpp).
 // A profile belongs to one caller: begin_profile, the launches and end_profile must not race
 // with launches from other threads.
@@ -46,7 +47,8 @@ struct HostBackendOptions {
   std::uint32_t max_dynamic_shared_bytes = 227U * 1024U;
   unsigned worker_threads = 0;  // 0: std::thread::hardware_concurrency()
   std::size_t fiber_stack_bytes = kDefaultFiberStackBytes;
-  bool profiled_kernels = false;  // the builtin kernels that record their accesses
+  // The kernels that record their accesses: the profiled built-ins, else profiled JIT objects.
+  bool profiled_kernels = false;
   // Where the run-time compiler keeps the objects of variants without a built-in instantiation
   // (host/host_jit.hpp); nullopt: "host" in the disk cache's folder (METRALE_CACHE_DIR,
   // XDG_CACHE_HOME, ~/.cache/metrale), or a private temporary folder when there is none.

@@ -5,7 +5,9 @@
 // Invariants: the cache key follows the NVRTC rules (jit/cache_key.hpp: kernel, params, arch
 // "host", the compiler's identity in place of NVRTC's version, the options, and the digest of
 // the source with every set member it includes, plus the public headers the prelude reads), so
-// a second run of the same kernel loads the object without running the compiler; no compiler,
+// a second run of the same kernel loads the object without running the compiler; a profiled
+// object's key and file name say "profiled" and its flags, so it never stands in for a plain one
+// or the other way round; no compiler,
 // a compile error or a refused load is a reason (the compiler's log quoted), never an
 // exception; a loaded object stays mapped for the process (its kernels may still be running).
 #pragma once
@@ -17,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "host/host_compiler.hpp"
 #include "metrale/environment.hpp"
@@ -30,6 +33,9 @@ struct HostJitRequest {
   std::string_view name_expression;  // "engine::mirror_scale<128>"
   std::string_view source;           // the member of `sources` holding the template
   const std::map<std::string, std::string, std::less<>>* sources = nullptr;
+  // A profiled object (the built-in profiled unit's flags and define, host/profiled_host_flags.hpp):
+  // its accesses and arithmetic are recorded like those of the profiled built-ins.
+  bool profiled = false;
 };
 
 struct HostJitResult {
@@ -44,8 +50,22 @@ struct HostJitStats {
   std::uint64_t failures = 0;    // results without a kernel
 };
 
-// The translation unit compiled for `name_expression` from `source`. Pure.
-std::string host_jit_unit(std::string_view source, std::string_view name_expression);
+// The translation unit compiled for `name_expression` from `source`. Pure. A profiled unit
+// includes the standard headers before the prelude (whose special functions become macros) and
+// the source inside namespace metrale_profiled_jit: the executable exports the plain built-in
+// instantiations (--export-dynamic), and an object's own template instantiations and inline
+// helpers of the same names would otherwise bind to those unrecorded copies.
+std::string host_jit_unit(std::string_view source, std::string_view name_expression, bool profiled = false);
+
+// The system compiler's flags for a unit: the plain ones, and for a profiled unit the built-in
+// profiled unit's flags for the compiler's family (clang when its `--version` line says so, else
+// g++'s) and its define. Pure.
+std::vector<std::string> host_jit_flags(std::string_view compiler_identity, bool profiled);
+
+// Why a compiler of this identity may not build a profiled object ("" when it may): it must be of
+// the family the library's profiled built-ins were built with, or the two would record different
+// traffic for the same kernel. Pure.
+std::string host_jit_profiled_refusal(std::string_view compiler_identity);
 
 // The folder holding metrale/host/cuda_host_prelude.hpp: METRALE_INCLUDE_DIR, else the source
 // tree's include/ recorded at build time, else the installed include folder; nullopt when none

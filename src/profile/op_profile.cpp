@@ -12,6 +12,7 @@
 
 #include "host/host_backend.hpp"
 #include "metrale/error.hpp"
+#include "metrale/jit/source_set.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/fp8_act_quant_floor.hpp"
@@ -48,9 +49,18 @@ DevicePtr filled(HostBackend& gpu, std::size_t count, const std::vector<T>& patt
   return ptr;
 }
 
+std::span<const OpKernel> op_kernels(ProfiledOp op) {
+  return op == ProfiledOp::kBaGates ? std::span<const OpKernel>(kBaKernels) : std::span<const OpKernel>(kFp8Kernels);
+}
+
+SourceSet embedded_sources() {
+  SourceSet sources;
+  sources.add_embedded_templates();
+  return sources;
+}
+
 std::vector<OpKernel> chosen_kernels(const HardwareTarget& target, const ProfileRequest& request) {
-  const auto& all = request.op == ProfiledOp::kBaGates ? std::span<const OpKernel>(kBaKernels)
-                                                       : std::span<const OpKernel>(kFp8Kernels);
+  const std::span<const OpKernel> all = op_kernels(request.op);
   std::vector<OpKernel> out;
   for (const std::string& wanted : request.kernels) {
     const auto found =
@@ -133,10 +143,16 @@ class OpRunner {
     return Dim3{params.lanes * std::max<std::uint32_t>(params.groups, 1), 1, 1};
   }
 
-  void launch(const OpKernel& kernel, const KernelParams& params) {
+  // `variant`: the registry's declaration of the kernel at its parameters; its source and
+  // expression let the host JIT build a variant the backend has no profiled instantiation of.
+  void launch(const OpKernel& kernel, const KernelVariant& variant) {
+    const KernelParams& params = variant.params;
     LoadRequest load;
     load.kernel = kernel.name;
     load.params = params;
+    load.name_expression = variant.name_expression;
+    load.source = variant.source;
+    load.sources = &sources_.sources();
     const KernelHandle handle = gpu_.load(load);
     const bool twin = kernel.role == "twin";
     if (op_ == ProfiledOp::kBaGates) {
@@ -161,6 +177,7 @@ class OpRunner {
   HostBackend& gpu_;
   ProfiledOp op_;
   ProfileShape shape_;
+  SourceSet sources_ = embedded_sources();
   ops::BaGatesArgs ba_;
   ops::Fp8QuantArgs fp8_;
 };
@@ -178,6 +195,14 @@ std::optional<ProfiledOp> parse_profiled_op(std::string_view name) {
 }
 
 std::string_view to_string(ProfiledOp op) { return op == ProfiledOp::kBaGates ? "ba-gates" : "fp8-quant"; }
+
+std::vector<std::string_view> profiled_op_kernels(ProfiledOp op) {
+  std::vector<std::string_view> out;
+  for (const OpKernel& kernel : op_kernels(op)) {
+    out.push_back(kernel.name);
+  }
+  return out;
+}
 
 double compulsory_bytes(ProfiledOp op, const ProfileShape& shape) {
   const auto m = static_cast<double>(shape.m);
@@ -200,6 +225,7 @@ std::vector<KernelProfile> profile_op(const HardwareTarget& target, const Profil
   HostBackendOptions options;
   options.profiled_kernels = true;
   options.worker_threads = request.worker_threads;
+  options.jit_cache_dir = request.jit_cache_dir;
   options.sm_count = target.sm_count.value_or(kFallbackSmCount);
   if (target.compute_capability) {
     options.compute_capability = *target.compute_capability;
@@ -240,7 +266,7 @@ std::vector<KernelProfile> profile_op(const HardwareTarget& target, const Profil
                                    request.op == ProfiledOp::kBaGates ? fmt::format(" N={}", shape.n) : ""));
     }
     gpu.begin_profile({budget, wave});
-    runner.launch(kernel, row.params);
+    runner.launch(kernel, ops::target_kernel_variant(target, *target.find_kernel(kernel.name), ops::library_catalog()));
     std::vector<LaunchTraffic> launches = gpu.end_profile();
     if (launches.size() != 1) {
       throw BackendError(fmt::format("profile of {}: expected one launch, saw {}", row.kernel, launches.size()));

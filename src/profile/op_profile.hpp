@@ -2,11 +2,13 @@
 // kernels on a profiled host backend at a shape and returns, per kernel, its traffic, the
 // roofline prediction on a target, the op's floor and the ratio between them.
 // Invariants: each kernel runs exactly as the op launches it (the ops' own launchers, grids and
-// arguments) on inputs from the library's seeded generator; large grids are sampled in whole
-// waves (sampled_blocks < total_blocks says so); rows are in the op's kernel order.
+// arguments), at the parameters the target gives it (a variant without a profiled built-in
+// instantiation is compiled by the host JIT as a profiled object), on inputs from the library's seeded generator; large
+// grids are sampled in whole waves (sampled_blocks < total_blocks says so); rows are in the op's kernel order.
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
@@ -27,6 +29,8 @@ enum class ProfiledOp { kBaGates, kFp8Quant };
 // "ba-gates" / "fp8-quant"; nullopt for anything else.
 std::optional<ProfiledOp> parse_profiled_op(std::string_view name);
 std::string_view to_string(ProfiledOp op);
+// The kernels the op may run, in its row order ("ssm_ba_gates", "ssm_ba_gates_hopper", ...).
+std::vector<std::string_view> profiled_op_kernels(ProfiledOp op);
 
 struct ProfileShape {
   std::uint32_t m = 0;
@@ -47,6 +51,9 @@ struct ProfileRequest {
   std::uint64_t wave_blocks = 0;
   // Registers and shared memory per kernel name, from the target arch's ptxas report (optional).
   std::map<std::string, KernelResources, std::less<>> resources;
+  // Where variants without a profiled built-in instantiation are compiled to (the host JIT);
+  // nullopt: the host backend's default ("host" in the disk cache's folder).
+  std::optional<std::filesystem::path> jit_cache_dir;
   unsigned worker_threads = 0;                     // 0: the host's
   std::function<void(std::string_view)> progress;  // one line per kernel, when set
 };

@@ -12,3 +12,15 @@ metrale_cli_test(profile_unknown_op_exits_2 2 "unknown op" ARGS profile gemm --m
 metrale_cli_test(profile_fp8_parent_exits_2 2 "not a kernel of fp8-quant" ARGS profile fp8-quant --m 16 --kernel
                  parent ENV ${METRALE_PROFILE_CACHE})
 metrale_cli_test(profile_bad_k_exits_2 2 "128" ARGS profile fp8-quant --m 16 --k 100 ENV ${METRALE_PROFILE_CACHE})
+# --variant: a variant the target does not ship, compiled by the host JIT as a profiled object
+# (about a second with g++, once per cache folder); bad specs exit 2 naming the kernel and key.
+metrale_cli_test(profile_variant_table 0 "ssm_ba_gates_mma +b256l128g4 +\\(1,1,1\\)" ARGS profile ba-gates --m 16 --k 1024
+                 --kernel mma --variant ssm_ba_gates_mma:lanes=128,groups=4 ENV ${METRALE_PROFILE_CACHE})
+metrale_cli_test(profile_variant_bad_lanes_exits_2 2 "kernels.ssm_ba_gates_mma.lanes: lanes = 100" ARGS profile ba-gates
+                 --m 16 --variant ssm_ba_gates_mma:block=256,lanes=100,groups=6 ENV ${METRALE_PROFILE_CACHE})
+metrale_cli_test(profile_variant_unknown_key_exits_2 2 "unknown key 'warps'" ARGS profile ba-gates --m 16 --variant
+                 ssm_ba_gates_mma:warps=4 ENV ${METRALE_PROFILE_CACHE})
+metrale_cli_test(profile_variant_other_op_exits_2 2 "ssm_ba_gates_mma' is not a kernel of fp8-quant" ARGS profile
+                 fp8-quant --m 16 --variant ssm_ba_gates_mma:groups=4 ENV ${METRALE_PROFILE_CACHE})
+metrale_cli_test(profile_variant_twice_exits_2 2 "one per kernel" ARGS profile ba-gates --m 16 --variant
+                 ssm_ba_gates_mma:groups=4 --variant ssm_ba_gates_mma:groups=6 ENV ${METRALE_PROFILE_CACHE})

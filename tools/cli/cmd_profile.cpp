@@ -1,5 +1,6 @@
 // cmd_profile.cpp: `metrale-jit profile ba-gates|fp8-quant --target NAME --m M [--n N --k K]
-// [--kernel ROLE|NAME ...] [--json]`: runs the op's kernels on the profiled host backend and
+// [--kernel ROLE|NAME ...] [--variant KERNEL:block=..,lanes=..,groups=.. ...] [--json]`: runs the
+// op's kernels (a --variant in place of the target's parameters) on the profiled host backend and
 // prints, per kernel, its memory traffic, counted FLOPs, the pipeline-latency term ("lat us") and
 // the roofline prediction on the target against the op's floor (profile/op_profile.hpp). Registers and occupancy come
 // from the target arch's ptxas report (NVRTC through the registry and its cache); without NVRTC
@@ -19,6 +20,7 @@
 #include "ops/op_kernels.hpp"
 #include "profile/op_profile.hpp"
 #include "profile/target_resources.hpp"
+#include "profile/variant_override.hpp"
 #include "target/hardware_loader.hpp"
 
 namespace metrale::cli {
@@ -32,6 +34,7 @@ struct ProfileOptions {
   std::uint32_t k = 5120;
   std::uint32_t vheads_per_group = 0;
   std::vector<std::string> kernels;
+  std::vector<std::string> variants;
   std::uint64_t budget_blocks = 0;
   bool full = false;
   bool json = false;
@@ -91,6 +94,7 @@ nlohmann::json row_json(const KernelProfile& row, const std::string& target) {
 
 std::string rows_text(const std::vector<KernelProfile>& rows) {
   TextTable table({{"kernel"},
+                   {"params"},
                    {"grid"},
                    {"block"},
                    {"regs", true},
@@ -107,7 +111,7 @@ std::string rows_text(const std::vector<KernelProfile>& rows) {
                    {"blocks run", true}});
   for (const auto& row : rows) {
     const LaunchTraffic& t = row.traffic;
-    table.add_row({row.kernel, to_string(t.grid), to_string(t.block),
+    table.add_row({row.kernel, row.params.tag(), to_string(t.grid), to_string(t.block),
                    row.registers ? std::to_string(*row.registers) : "?",
                    row.occupancy ? fmt::format("{:.0f}%", *row.occupancy * 100) : "?", fixed(t.dram_bytes() / 1e6, 2),
                    fixed(t.l2_bytes() / 1e6, 2), fixed(t.sectors_per_request(), 1),
@@ -124,7 +128,18 @@ int profile(const ProfileOptions& options) {
     throw UsageError(fmt::format("profile {}: unknown op (known: ba-gates, fp8-quant)", options.op));
   }
   const auto targets = load_targets(metrale::ops::library_catalog());
-  const HardwareTarget& target = require_target(targets, options.target);
+  std::vector<VariantOverride> overrides;
+  std::optional<HardwareTarget> with_variants;
+  try {
+    for (const std::string& spec : options.variants) {
+      overrides.push_back(parse_variant_override(spec));
+    }
+    with_variants = with_variant_overrides(require_target(targets, options.target), *op, overrides);
+  } catch (const ArgumentError& error) {
+    throw UsageError(error.what());
+  }
+  // The target as the variants change it: its registers and its launches are the variants'.
+  const HardwareTarget& target = *with_variants;
   Progress progress;
   ProfileRequest request;
   request.op = *op;
@@ -173,6 +188,9 @@ void setup_profile(CLI::App& app, CommandContext& context) {
   command->add_option("--k", options->k, "Hidden size (K, default 5120)")->check(CLI::Range(1U, 1U << 20));
   command->add_option("--vheads-per-group", options->vheads_per_group, "BA value heads per group (default 3)");
   command->add_option("--kernel", options->kernels, "parent, twin, shared or a kernel name (default: all shipped)");
+  command->add_option("--variant", options->variants,
+                      "KERNEL:block=N,lanes=N,groups=N: profile that kernel at these parameters instead of the "
+                      "target's (keys left out keep the target's; repeatable, one per kernel)");
   command->add_option("--budget-blocks", options->budget_blocks,
                       "Blocks run before a grid is sampled (default 2 waves)");
   command->add_flag("--full", options->full, "Run every block (no sampling)");
