@@ -7,7 +7,9 @@
 // the source with every set member it includes, plus the public headers the prelude reads), so
 // a second run of the same kernel loads the object without running the compiler; no compiler,
 // a compile error or a refused load is a reason (the compiler's log quoted), never an
-// exception; a loaded object stays mapped for the process (its kernels may still be running).
+// exception; a loaded object stays mapped for the process (its kernels may still be running);
+// an object exports only its entry and needs no symbol of the process: the entry is handed the
+// prelude's PreludeTable (host/prelude_table.hpp) and refuses one from other headers.
 #pragma once
 
 #include <cstdint>
