@@ -9,6 +9,7 @@
 
 #include <vector_types.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -274,7 +275,8 @@ constexpr std::uint64_t prelude_table_fingerprint() {
 #define METRALE_HOST_JIT_LOCAL __attribute__((visibility("hidden"), no_sanitize_address))
 namespace metrale::host {
 namespace detail {
-__attribute__((visibility("hidden"))) inline const PreludeTable* jit_prelude = nullptr;
+// Atomic: a second loader binds the same object (one mapping per path) while its kernels run.
+__attribute__((visibility("hidden"))) inline std::atomic<const PreludeTable*> jit_prelude{nullptr};
 }  // namespace detail
 
 // Keeps `table` for the object's calls; false (nothing kept) when its fingerprint is not this
@@ -283,12 +285,14 @@ METRALE_HOST_JIT_LOCAL inline bool bind_prelude(const PreludeTable* table) {
   if (table == nullptr || table->fingerprint != prelude_table_fingerprint()) {  // a constant here
     return false;
   }
-  detail::jit_prelude = table;
+  detail::jit_prelude.store(table, std::memory_order_release);
   return true;
 }
 
 #define METRALE_HOST_PRELUDE_FORWARD(member, function, result, params, args, qualifiers) \
-  METRALE_HOST_JIT_LOCAL result function params qualifiers { return detail::jit_prelude->member args; }
+  METRALE_HOST_JIT_LOCAL result function params qualifiers {                             \
+    return detail::jit_prelude.load(std::memory_order_acquire)->member args;             \
+  }
 METRALE_HOST_PRELUDE_API(METRALE_HOST_PRELUDE_FORWARD)
 #undef METRALE_HOST_PRELUDE_FORWARD
 }  // namespace metrale::host
@@ -301,7 +305,7 @@ METRALE_HOST_PRELUDE_API(METRALE_HOST_PRELUDE_FORWARD)
 // Reserved names by necessity.
 namespace metrale::host::detail {
 METRALE_HOST_JIT_LOCAL inline void jit_access(std::uintptr_t address, std::size_t bytes, bool write) {
-  if (const PreludeTable* table = jit_prelude) {
+  if (const PreludeTable* table = jit_prelude.load(std::memory_order_acquire)) {
     table->profile_access(address, bytes, write);
   }
 }
