@@ -2,6 +2,8 @@
 // thread: its coordinates and the two kinds of sync point (block barrier, warp collective),
 // and the warp collectives over whole 16x16 tiles that stand for PTX wmma (below).
 // The prelude (cuda_host_prelude.hpp) maps threadIdx, __syncthreads, __shfl_*_sync, ... here.
+// The library functions among these form one list, METRALE_HOST_PRELUDE_API (at the end), which
+// a run-time compiled (host-JIT) object receives as a table instead of linking against them.
 // Invariants: the coordinates pointer is set by the block scheduler before every switch into a
 // fiber and only read on that fiber's OS thread; a sync point never returns until the scheduler
 // resolved it, and never throws into kernel code (a misuse is recorded and reported by launch()).
