@@ -225,8 +225,9 @@ METRALE_API metrale_status metrale_registry_declare(metrale_runtime* runtime, co
                                                     uint32_t* id);
 /* Builds every declared variant for the runtime's device and loads it, and returns when all
  * are loaded. A variant that fails to compile or load is not a failure of this call: its
- * handle stays 0 with a reason. On the host backend only kernels with a host instantiation
- * load (the library's own); an engine's kernels then stay absent with that reason. */
+ * handle stays 0 with a reason. On the host backend a kernel without a built-in host
+ * instantiation (an engine's) is compiled by the system C++ compiler (CXX, else c++ on PATH)
+ * and kept under cache_dir/host; without a compiler it stays absent with that reason. */
 METRALE_API metrale_status metrale_registry_build(metrale_runtime* runtime);
 
 typedef struct metrale_build_result {

@@ -187,6 +187,8 @@ void async_wait(std::uint32_t pending) noexcept {
   }
 }
 
+void access(std::uintptr_t address, std::size_t bytes, bool write) noexcept { note_access(address, bytes, write); }
+
 }  // namespace profile
 }  // namespace metrale::host
 

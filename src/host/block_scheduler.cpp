@@ -28,6 +28,8 @@ void outside_kernel(const char* what) {
   throw BackendError(std::string(what) + " used outside a host kernel launch (no fiber is running)");
 }
 
+const FiberCoordinates& running_coordinates(const char* what) { return coordinates(what); }
+
 }  // namespace detail
 
 void sync_threads(const ::metrale::host::CallSite& site) { BlockScheduler::arrive_at_barrier(site); }

@@ -9,7 +9,9 @@
 // object's key and file name say "profiled" and its flags, so it never stands in for a plain one
 // or the other way round; no compiler,
 // a compile error or a refused load is a reason (the compiler's log quoted), never an
-// exception; a loaded object stays mapped for the process (its kernels may still be running).
+// exception; a loaded object stays mapped for the process (its kernels may still be running);
+// an object exports only its entry and needs no symbol of the process: the entry is handed the
+// prelude's PreludeTable (host/prelude_table.hpp) and refuses one from other headers.
 #pragma once
 
 #include <cstdint>

@@ -13,14 +13,6 @@
 #include "capi_check.h"
 #include "metrale/metrale.h"
 
-/* xorshift64*: seeded, so a failure reproduces; never all zeros. */
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
-static float uniform(float lo, float hi) {
-  rng_state ^= rng_state >> 12;
-  rng_state ^= rng_state << 25;
-  rng_state ^= rng_state >> 27;
-  return lo + (hi - lo) * (float)((rng_state * 0x2545F4914F6CDD1DULL) >> 40) / (float)(1 << 24);
-}
 static uint16_t bf16_bits(float value) {
   uint32_t bits;
   memcpy(&bits, &value, sizeof bits);
@@ -221,7 +213,7 @@ static void check_registry(metrale_runtime* rt) {
   CHECK(result.ok == 0 && result.reason != NULL, "a broken variant compiled");
   CHECK(result.reason && strstr(result.reason, "compile failed") && strstr(result.reason, "undefined_name"),
         "reason: %s", result.reason ? result.reason : "(null)");
-  /* On the host backend an engine's kernel has no host instantiation: absent, with the reason. */
+  /* On the host backend the host JIT's compile of the broken kernel fails: absent, with the reason. */
   CHECK(metrale_registry_build(rt) == METRALE_OK, "%s", metrale_last_error());
   uint64_t handle = 1;
   const char* reason = NULL;

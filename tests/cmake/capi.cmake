@@ -27,3 +27,14 @@ if(TARGET metrale-jit)
                        "METRALE_NVRTC_LIBRARY=/nonexistent/metrale-test/libnvrtc.so.13"
                        PASS_REGULAR_EXPRESSION "all C ABI bundle checks passed")
 endif()
+
+# An engine's kernel on the host backend through libmetrale.so: compiled at run time by the host
+# JIT, whose object reaches the prelude without any symbol libmetrale.so exports.
+add_executable(metrale_capi_host_jit ${PROJECT_SOURCE_DIR}/tests/capi/capi_host_jit.c)
+set_target_properties(metrale_capi_host_jit PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+target_compile_options(metrale_capi_host_jit PRIVATE -Wall -Wextra -Wpedantic $<$<BOOL:${METRALE_WERROR}>:-Werror>)
+target_link_libraries(metrale_capi_host_jit PRIVATE metrale_c)
+set(metrale_capi_jit_cache ${PROJECT_BINARY_DIR}/capi-host-jit-cache)
+add_test(NAME capi_host_jit COMMAND sh -c "rm -rf '${metrale_capi_jit_cache}' && exec \"$0\" '${metrale_capi_jit_cache}'"
+                                    $<TARGET_FILE:metrale_capi_host_jit>)
+set_tests_properties(capi_host_jit PROPERTIES PASS_REGULAR_EXPRESSION "all C ABI host JIT checks passed")

@@ -1,8 +1,12 @@
 // The host backend's run-time compiler (src/host/host_jit.hpp): a variant without a built-in
 // instantiation is compiled by the system compiler, its object cached so a second backend loads
-// it without a compiler run; an edited source is a new key; no compiler is a reason.
+// it without a compiler run; an edited source is a new key; no compiler is a reason; the object
+// reaches the prelude through the loader's table, never through symbols the executable exports.
 #include "host/host_jit.hpp"
 
+#include <dlfcn.h>
+
+#include <array>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
@@ -14,6 +18,7 @@
 #include <vector>
 
 #include "host/host_backend.hpp"
+#include "host/prelude_table.hpp"
 #include "metrale/error.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
 #include "ref/bf16.hpp"
@@ -175,6 +180,61 @@ TEST_CASE("the host JIT's unit instantiates the expression behind a C entry", "[
   const std::string unit = metrale::host::host_jit_unit("k.cuh", "engine::k<3, 4>");
   CHECK_THAT(unit, Catch::Contains("#include \"metrale/host/cuda_host_prelude.hpp\"") &&
                        Catch::Contains("#include \"k.cuh\"") && Catch::Contains("&engine::k<3, 4>;") &&
-                       Catch::Contains("extern \"C\""));
+                       Catch::Contains("extern \"C\"") && Catch::Contains("bind_prelude(table)"));
   CHECK(unit.find("cuda_host_prelude.hpp") < unit.find("k.cuh"));
+  // The prelude's functions go through the loader's table only if the unit says so first.
+  CHECK(unit.find("#define METRALE_HOST_JIT_UNIT") < unit.find("cuda_host_prelude.hpp"));
+}
+
+TEST_CASE("a host-JIT kernel runs in an executable that exports none of the prelude's functions",
+          "[host][jit][engine]") {
+  // This executable links the static library without --export-dynamic: the object cannot have
+  // resolved the prelude against it, only through the table.
+  const std::array<const char*, 3> prelude = {"_ZN7metrale4host12sync_threadsERKNS0_8CallSiteE",
+                                              "_ZN7metrale4host9warp_syncERKNS0_15WarpSyncRequestE",
+                                              "_ZN7metrale4host6detail19running_coordinatesEPKc"};
+  for (const char* symbol : prelude) {
+    INFO(symbol);
+    CHECK(::dlsym(RTLD_DEFAULT, symbol) == nullptr);
+  }
+  metrale::test::TempDir cache("metrale-host-jit-table");
+  const Sources sources = engine_sources();
+  metrale::HostBackend gpu(jit_options(cache.path()));
+  const metrale::KernelHandle kernel = load_parent(gpu, sources);
+  REQUIRE(kernel.present());
+  check_runs(gpu, kernel, 11);
+
+  // The object exports its entry and nothing of the prelude it defines (hidden forwarders).
+  std::filesystem::path object;
+  for (const auto& entry : std::filesystem::directory_iterator(cache.path())) {
+    if (entry.path().extension() == ".so") {
+      object = entry.path();
+    }
+  }
+  REQUIRE_FALSE(object.empty());
+  void* library = ::dlopen(object.c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(library != nullptr);
+  for (const char* symbol : prelude) {
+    INFO(symbol);
+    CHECK(::dlsym(library, symbol) == nullptr);
+  }
+  using Entry = std::size_t (*)(const metrale::host::PreludeTable*, void (**)(const metrale::KernelArg*), std::size_t*,
+                                std::size_t);
+  const auto entry = reinterpret_cast<Entry>(::dlsym(library, "metrale_host_kernel_v2"));
+  REQUIRE(entry != nullptr);
+  std::array<std::size_t, 8> sizes{};
+  void (*invoke)(const metrale::KernelArg*) = nullptr;
+  // A table from other headers (another fingerprint) is refused before anything is handed out.
+  metrale::host::PreludeTable other = metrale::host::prelude_table();
+  other.fingerprint ^= 1U;
+  CHECK(entry(&other, &invoke, sizes.data(), sizes.size()) == static_cast<std::size_t>(-1));
+  CHECK(invoke == nullptr);
+  CHECK(entry(nullptr, &invoke, sizes.data(), sizes.size()) == static_cast<std::size_t>(-1));
+  // The library's table: mirror_scale(const float*, float*, float, int).
+  REQUIRE(entry(&metrale::host::prelude_table(), &invoke, sizes.data(), sizes.size()) == 4);
+  CHECK(invoke != nullptr);
+  CHECK(sizes[0] == sizeof(const float*));
+  CHECK(sizes[2] == sizeof(float));
+  CHECK(sizes[3] == sizeof(int));
+  ::dlclose(library);
 }

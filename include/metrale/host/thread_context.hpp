@@ -2,6 +2,8 @@
 // thread: its coordinates and the two kinds of sync point (block barrier, warp collective),
 // and the warp collectives over whole 16x16 tiles that stand for PTX wmma (below).
 // The prelude (cuda_host_prelude.hpp) maps threadIdx, __syncthreads, __shfl_*_sync, ... here.
+// The library functions among these form one list, METRALE_HOST_PRELUDE_API (at the end), which
+// a run-time compiled (host-JIT) object receives as a table instead of linking against them.
 // Invariants: the coordinates pointer is set by the block scheduler before every switch into a
 // fiber and only read on that fiber's OS thread; a sync point never returns until the scheduler
 // resolved it, and never throws into kernel code (a misuse is recorded and reported by launch()).
@@ -9,6 +11,7 @@
 
 #include <vector_types.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -80,6 +83,15 @@ inline thread_local const FiberCoordinates* current_coordinates = nullptr;
 
 [[noreturn]] void outside_kernel(const char* what);
 
+// The running fiber's coordinates, else outside_kernel(what): coordinates() out of line, for a
+// unit that cannot see the library's current_coordinates (a host-JIT object: PreludeTable below).
+const FiberCoordinates& running_coordinates(const char* what);
+
+#if defined(METRALE_HOST_JIT_UNIT)
+// A host-JIT object has its own copy of every inline variable, current_coordinates included,
+// which the block scheduler never sets: it asks the library (one indirect call per read).
+inline const FiberCoordinates& coordinates(const char* what) { return running_coordinates(what); }
+#else
 inline const FiberCoordinates& coordinates(const char* what) {
   const FiberCoordinates* coords = current_coordinates;
   if (coords == nullptr) {
@@ -87,6 +99,7 @@ inline const FiberCoordinates& coordinates(const char* what) {
   }
   return *coords;
 }
+#endif
 
 }  // namespace detail
 
@@ -178,4 +191,155 @@ void async_copy(std::uint32_t bytes) noexcept;
 void async_commit() noexcept;
 void async_wait(std::uint32_t pending) noexcept;
 
+// One load (write false) or store of `bytes` at `address` by the running thread: what the access
+// callbacks of a profiled unit (src/host/access_trace.cpp) record. A no-op like count().
+void access(std::uintptr_t address, std::size_t bytes, bool write) noexcept;
+
 }  // namespace metrale::host::profile
+
+// ---- the prelude's run-time entry points ----
+// Everything above that a kernel unit calls but the library defines, as one list. A unit built
+// into the library calls these functions directly; a host-JIT object (src/host/host_jit.cpp)
+// cannot: it is dlopen'ed by an executable that exports no symbols, or by libmetrale.so, whose
+// version script exports only the C ABI. So its loader hands it a PreludeTable of pointers to
+// the library's functions, and the object (METRALE_HOST_JIT_UNIT) defines each function as a
+// hidden one-line call through that table. Why a table and not exported symbols (an
+// --export-dynamic or --dynamic-list for executables plus a version-script entry per function
+// for libmetrale.so): it works the same in the static library, libmetrale.so and the Python
+// extension, exports nothing from any of them, needs no RTLD_GLOBAL promotion of the library,
+// and lets the object link with --no-undefined, so a function missing here fails the JIT's
+// compile by name instead of its dlopen. The cost: one indirect call per prelude call and per
+// threadIdx read, in JIT'd kernels only.
+// Invariants: each entry is X(member, function, return type, (parameters), (arguments),
+// qualifiers), `function` named relative to ::metrale::host and never overloaded; the table's
+// fingerprint (names, types, sizes) is checked when an object binds it, so an object compiled
+// against other headers is refused, not called through a wrong slot.
+#define METRALE_HOST_PRELUDE_API(X)                                                                                  \
+  X(running_coordinates, detail::running_coordinates, const detail::FiberCoordinates&, (const char* what), (what), ) \
+  X(dynamic_shared_memory, dynamic_shared_memory, unsigned char*, (), (), )                                          \
+  X(sync_threads, sync_threads, void, (const CallSite& site), (site), )                                              \
+  X(warp_sync, warp_sync, std::uint64_t, (const WarpSyncRequest& request), (request), )                              \
+  X(tile_load_a_bf16_row, tile_load_a_bf16_row, void,                                                                \
+    (TileBf16Fragment & a, const void* tile, std::uint32_t ldm, CallSite site), (a, tile, ldm, site), )              \
+  X(tile_load_b_bf16_col, tile_load_b_bf16_col, void,                                                                \
+    (TileBf16Fragment & b, const void* tile, std::uint32_t ldm, CallSite site), (b, tile, ldm, site), )              \
+  X(tile_mma_bf16_f32, tile_mma_bf16_f32, void,                                                                      \
+    (TileF32Fragment & d, const TileBf16Fragment& a, const TileBf16Fragment& b, const TileF32Fragment& c,            \
+     CallSite site),                                                                                                 \
+    (d, a, b, c, site), )                                                                                            \
+  X(tile_store_f32_row, tile_store_f32_row, void,                                                                    \
+    (float* tile, const TileF32Fragment& d, std::uint32_t ldm, CallSite site), (tile, d, ldm, site), )               \
+  X(profile_count, profile::count, void, (profile::Op op), (op), noexcept)                                           \
+  X(profile_async_copy, profile::async_copy, void, (std::uint32_t bytes), (bytes), noexcept)                         \
+  X(profile_async_commit, profile::async_commit, void, (), (), noexcept)                                             \
+  X(profile_async_wait, profile::async_wait, void, (std::uint32_t pending), (pending), noexcept)                     \
+  X(profile_access, profile::access, void, (std::uintptr_t address, std::size_t bytes, bool write),                  \
+    (address, bytes, write), noexcept)
+
+namespace metrale::host {
+
+struct PreludeTable {
+  std::uint64_t fingerprint = 0;  // prelude_table_fingerprint() of the side that filled it
+#define METRALE_HOST_PRELUDE_MEMBER(member, function, result, params, args, qualifiers) \
+  result(*member) params qualifiers = nullptr;
+  METRALE_HOST_PRELUDE_API(METRALE_HOST_PRELUDE_MEMBER)
+#undef METRALE_HOST_PRELUDE_MEMBER
+};
+
+// FNV-1a over the list as written (each entry's name, type and parameters, stringized, which
+// the preprocessor does the same way in every compiler) and the sizes of the structs that cross:
+// a compile-time constant, equal on both sides when their headers agree.
+constexpr std::uint64_t prelude_table_fingerprint() {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  const auto mix = [&hash](std::string_view text) {
+    for (const char c : text) {
+      hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+    }
+    hash = (hash ^ 0xffU) * 0x100000001b3ULL;  // a separator: ("ab", "c") differs from ("a", "bc")
+  };
+  for (const std::size_t size : {sizeof(PreludeTable), sizeof(CallSite), sizeof(WarpSyncRequest),
+                                 sizeof(detail::FiberCoordinates), sizeof(TileBf16Fragment), sizeof(TileF32Fragment)}) {
+    hash = (hash ^ size) * 0x100000001b3ULL;
+  }
+#define METRALE_HOST_PRELUDE_MIX(member, function, result, params, args, qualifiers) \
+  mix(#member " " #function " " #result " " #params " " #qualifiers);
+  METRALE_HOST_PRELUDE_API(METRALE_HOST_PRELUDE_MIX)
+#undef METRALE_HOST_PRELUDE_MIX
+  return hash;
+}
+
+}  // namespace metrale::host
+
+#if defined(METRALE_HOST_JIT_UNIT)
+// The object's side: the loader's table and the functions the prelude calls, each through it.
+// Hidden whatever the flags, so nothing of the object binds to a symbol some executable exports;
+// never instrumented, so a profiled object's access callbacks cannot recurse into themselves.
+#define METRALE_HOST_JIT_LOCAL __attribute__((visibility("hidden"), no_sanitize_address))
+namespace metrale::host {
+namespace detail {
+// Read and written atomically: a second loader binds the same object (one mapping per path) while
+// its kernels run. Through the compiler's __atomic builtins, not std::atomic: a profiled object
+// instruments every function it compiles, std::atomic's load included, so the access callbacks
+// below would call themselves through it without end.
+__attribute__((visibility("hidden"))) inline const PreludeTable* jit_prelude = nullptr;
+METRALE_HOST_JIT_LOCAL inline const PreludeTable* jit_table() {
+  return __atomic_load_n(&jit_prelude, __ATOMIC_ACQUIRE);
+}
+}  // namespace detail
+
+// Keeps `table` for the object's calls; false (nothing kept) when its fingerprint is not this
+// unit's: the object was compiled against other prelude headers than the loading library's.
+METRALE_HOST_JIT_LOCAL inline bool bind_prelude(const PreludeTable* table) {
+  if (table == nullptr || table->fingerprint != prelude_table_fingerprint()) {  // a constant here
+    return false;
+  }
+  __atomic_store_n(&detail::jit_prelude, table, __ATOMIC_RELEASE);
+  return true;
+}
+
+#define METRALE_HOST_PRELUDE_FORWARD(member, function, result, params, args, qualifiers) \
+  METRALE_HOST_JIT_LOCAL result function params qualifiers { return detail::jit_table()->member args; }
+METRALE_HOST_PRELUDE_API(METRALE_HOST_PRELUDE_FORWARD)
+#undef METRALE_HOST_PRELUDE_FORWARD
+}  // namespace metrale::host
+
+#if defined(METRALE_HOST_PROFILED)
+// A profiled object's loads and stores call these (cmake/profiled_host.cmake's flags); the
+// library's own definitions (src/host/access_trace.cpp) are not exported, so they are the
+// object's, each one a profile::access call; one made before the entry bound the table (static
+// initialisers at dlopen) records nothing.
+// Reserved names by necessity.
+namespace metrale::host::detail {
+METRALE_HOST_JIT_LOCAL inline void jit_access(std::uintptr_t address, std::size_t bytes, bool write) {
+  if (const PreludeTable* table = jit_table()) {
+    table->profile_access(address, bytes, write);
+  }
+}
+}  // namespace metrale::host::detail
+// NOLINTBEGIN(bugprone-reserved-identifier,readability-identifier-naming)
+extern "C" {
+#define METRALE_HOST_JIT_ACCESS(n)                                                \
+  METRALE_HOST_JIT_LOCAL void __asan_load##n##_noabort(std::uintptr_t address) {  \
+    ::metrale::host::detail::jit_access(address, n, false);                       \
+  }                                                                               \
+  METRALE_HOST_JIT_LOCAL void __asan_store##n##_noabort(std::uintptr_t address) { \
+    ::metrale::host::detail::jit_access(address, n, true);                        \
+  }
+METRALE_HOST_JIT_ACCESS(1)
+METRALE_HOST_JIT_ACCESS(2)
+METRALE_HOST_JIT_ACCESS(4)
+METRALE_HOST_JIT_ACCESS(8)
+METRALE_HOST_JIT_ACCESS(16)
+#undef METRALE_HOST_JIT_ACCESS
+METRALE_HOST_JIT_LOCAL void __asan_loadN_noabort(std::uintptr_t address, std::size_t bytes) {
+  ::metrale::host::detail::jit_access(address, bytes, false);
+}
+METRALE_HOST_JIT_LOCAL void __asan_storeN_noabort(std::uintptr_t address, std::size_t bytes) {
+  ::metrale::host::detail::jit_access(address, bytes, true);
+}
+METRALE_HOST_JIT_LOCAL void __asan_handle_no_return() {}
+}
+// NOLINTEND(bugprone-reserved-identifier,readability-identifier-naming)
+#endif
+#undef METRALE_HOST_JIT_LOCAL
+#endif
