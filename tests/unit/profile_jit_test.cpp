@@ -24,6 +24,7 @@
 #include "support/temp_dir.hpp"
 #include "target/hardware_loader.hpp"
 #include "target/target_selection.hpp"
+#include "unit/profile_ba_args.hpp"
 
 namespace {
 
@@ -48,19 +49,12 @@ struct ProfiledRun {
 // inputs, its output poisoned first.
 ProfiledRun run_mma(metrale::HostBackend& gpu, std::string_view kernel, const metrale::KernelParams& params) {
   const std::uint32_t m = 100, n = 96, k = 1024, nv = 48;
-  metrale::ops::BaGatesArgs args;
-  args.x = metrale::test::upload(gpu, metrale::ref::random_bf16(std::size_t{m} * k, 31));
-  args.weight = metrale::test::upload(gpu, metrale::ref::random_bf16(std::size_t{n} * k, 32));
-  args.a_log = metrale::test::upload(gpu, metrale::ref::random_floats(nv, 33, -1.0F, 1.0F));
-  args.dt_bias = metrale::test::upload(gpu, metrale::ref::random_floats(nv, 34, -1.0F, 1.0F));
-  args.gate_out = metrale::test::upload(gpu, std::vector<float>(std::size_t{m} * n, kPoison));
-  args.m = m;
-  args.n = n;
-  args.k = k;
-  args.k_stride = k;
-  args.gate_stride = n;
-  args.nv = nv;
-  args.vheads_per_group = 3;
+  const auto x = metrale::ref::random_bf16(std::size_t{m} * k, 31);
+  const auto w = metrale::ref::random_bf16(std::size_t{n} * k, 32);
+  const auto a_log = metrale::ref::random_floats(nv, 33, -1.0F, 1.0F);
+  const auto dt_bias = metrale::ref::random_floats(nv, 34, -1.0F, 1.0F);
+  const metrale::ops::BaGatesArgs args =
+      metrale::test::upload_ba_args(gpu, {m, n, k, &x, &w, &a_log, &dt_bias, kPoison});
   metrale::LoadRequest load;
   load.kernel = kernel;
   load.params = params;

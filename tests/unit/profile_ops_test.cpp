@@ -17,6 +17,7 @@
 #include "support/isolated_runtime.hpp"
 #include "target/hardware_loader.hpp"
 #include "target/target_selection.hpp"
+#include "unit/profile_ba_args.hpp"
 
 namespace {
 
@@ -179,19 +180,8 @@ TEST_CASE("profile: the profiled instantiations compute the plain ones' bytes", 
     options.profiled_kernels = profiled;
     options.worker_threads = 2;
     metrale::HostBackend gpu(options);
-    metrale::ops::BaGatesArgs args;
-    args.x = metrale::test::upload(gpu, x);
-    args.weight = metrale::test::upload(gpu, w);
-    args.a_log = metrale::test::upload(gpu, a_log);
-    args.dt_bias = metrale::test::upload(gpu, dt_bias);
-    args.gate_out = metrale::test::upload(gpu, std::vector<float>(std::size_t{m} * n, -12345.0F));
-    args.m = m;
-    args.n = n;
-    args.k = k;
-    args.k_stride = k;
-    args.gate_stride = n;
-    args.nv = nv;
-    args.vheads_per_group = 3;
+    const metrale::ops::BaGatesArgs args =
+        metrale::test::upload_ba_args(gpu, {m, n, k, &x, &w, &a_log, &dt_bias, -12345.0F});
     const metrale::KernelParams params{256, 64, twin ? 8U : 0U};
     metrale::LoadRequest load;
     load.kernel = twin ? metrale::ops::kBaGatesTwinKernel : metrale::ops::kBaGatesParentKernel;
