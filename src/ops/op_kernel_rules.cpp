@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "ops/ssm_ba_gates_mma_guard.hpp"
+#include "ops/ssm_ba_gates_mma_layout.hpp"
 
 namespace metrale::ops {
 namespace {

@@ -19,24 +19,6 @@ std::uint32_t ba_gates_mma_min_tokens(std::uint32_t sm_count, std::uint32_t toke
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(tokens, std::numeric_limits<std::uint32_t>::max()));
 }
 
-std::uint64_t ba_gates_mma_shared_bytes(std::uint32_t tokens, std::uint32_t n, std::uint32_t stages) {
-  constexpr std::uint64_t kTile = 16;
-  constexpr std::uint64_t kRowElems = 64 + 8;
-  constexpr std::uint64_t kAccRowFloats = 128 + 4;
-  const std::uint64_t rows = std::uint64_t{tokens} + (std::uint64_t{n} + kTile - 1) / kTile * kTile;
-  const std::uint64_t ring = std::uint64_t{stages} * rows * kRowElems * 2;
-  const std::uint64_t acc = std::uint64_t{tokens} * kAccRowFloats * 4;
-  return std::max(ring, acc);
-}
-
-std::uint64_t ba_gates_mma_shared_limit(std::optional<std::uint32_t> device_limit,
-                                        std::optional<ComputeCapability> compute_capability) {
-  if (device_limit) {
-    return *device_limit;
-  }
-  return compute_capability ? opt_in_shared_bytes(*compute_capability) : kBaGatesMmaDefaultSharedBytes;
-}
-
 std::optional<std::string_view> ssm_ba_gates_mma_reject(const BaGatesMmaQuery& q) {
   return first_failed(
       {{kBaGatesMmaRejects[0], q.requested},

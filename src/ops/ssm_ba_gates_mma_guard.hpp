@@ -23,6 +23,7 @@
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/log_once.hpp"
 #include "ops/ssm_ba_gates_guard.hpp"
+#include "ops/ssm_ba_gates_mma_layout.hpp"
 
 namespace metrale::ops {
 
@@ -31,21 +32,6 @@ inline constexpr ComputeCapability kBaGatesMmaMinCc{8, 0};
 
 inline constexpr std::string_view kBaGatesMmaTooFewTokens =
     "too few tokens (fewer token tiles than a twelfth of the SMs, where the parent is faster)";
-
-// The dynamic shared memory every device grants a block without opting in.
-inline constexpr std::uint64_t kBaGatesMmaDefaultSharedBytes = 48 * 1024;
-
-// The dynamic shared memory ssm_ba_gates_mma<block, tokens, stages> needs at N outputs: `stages`
-// K chunks of 64 for (tokens + N rounded up to whole tiles of 16) rows of 72 bf16 (64 plus a
-// 16-byte pad), or the fp32 accumulator tile [tokens][132] that reuses them once the K loop is
-// done, whichever is larger. The template's ba_gates_mma_shared_bytes is the same function (a
-// unit test compares them); 64-bit, so no shape overflows it. Pure.
-std::uint64_t ba_gates_mma_shared_bytes(std::uint32_t tokens, std::uint32_t n, std::uint32_t stages);
-
-// What the guard takes as the device's limit: the device's answer, else its capability's, else
-// 48 KiB. Pure.
-std::uint64_t ba_gates_mma_shared_limit(std::optional<std::uint32_t> device_limit,
-                                        std::optional<ComputeCapability> compute_capability);
 
 // SMs per token tile the kernel needs at least: 1 tile per 12 SMs. Fitted on an H200 (132 SMs,
 // 2026-11-30, BENCHMARKS.md): the kernel's time is ~75-86 us from 1 to 128 tiles (each block one
