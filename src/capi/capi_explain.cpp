@@ -47,17 +47,18 @@ ops::BaGatesMmaQuery tensor_core_query(const Runtime& runtime, KernelHandle mma,
   ops::BaGatesMmaQuery query;
   query.requested = requested;
   query.kernel_present = mma.present();
-  query.compute_capability =
-      runtime.has_device() ? runtime.backend()->compute_capability() : runtime.target().compute_capability;
+  if (runtime.has_device()) {
+    ops::set_mma_variant(query, runtime.ba_gates_kernels().mma_params, runtime.backend()->compute_capability(),
+                         runtime.backend()->max_dynamic_shared_bytes());
+  } else {
+    ops::set_mma_variant(query, runtime.ba_gates_kernels().mma_params, runtime.target().compute_capability,
+                         std::nullopt);
+  }
   query.m = m;
   query.n = n;
   query.k = k;
   query.k_stride = k_stride;
   query.sm_count = sm_count;
-  query.tokens_per_block = runtime.ba_gates_kernels().mma_params.lanes;
-  query.stages = runtime.ba_gates_kernels().mma_params.groups;
-  query.max_shared_bytes = ops::ba_gates_mma_shared_limit(
-      runtime.has_device() ? runtime.backend()->max_dynamic_shared_bytes() : std::nullopt, query.compute_capability);
   return query;
 }
 

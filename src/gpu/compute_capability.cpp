@@ -22,9 +22,9 @@ std::uint32_t opt_in_shared_bytes(ComputeCapability cc) {
     return 99 * kKiB;
   }
   if (cc.major >= 9 && cc.major <= 11) {
-    return 227 * kKiB;
+    return kMaxOptInSharedBytes;
   }
-  return 48 * kKiB;
+  return kDefaultSharedBytes;
 }
 
 std::optional<ComputeCapability> parse_compute_capability(std::string_view text) {

@@ -130,7 +130,7 @@ void CudaBackend::launch(KernelHandle kernel, const LaunchConfig& config, std::s
 void CudaBackend::opt_in_shared_memory(CUfunction function, std::uint32_t dynamic_bytes) {
   // A kernel may use 48 KiB of dynamic shared memory without asking; past that the launch fails
   // unless the function's limit was raised first. Raised once per function to the largest asked.
-  if (dynamic_bytes <= kDefaultDynamicSharedBytes) {
+  if (dynamic_bytes <= kDefaultSharedBytes) {
     return;
   }
   std::lock_guard lock(modules_mutex_);

@@ -61,7 +61,6 @@ class CudaBackend final : public GpuBackend {
   void opt_in_shared_memory(CUfunction function, std::uint32_t dynamic_bytes);
 
   // What a launch may use without cuFuncSetAttribute.
-  static constexpr std::uint32_t kDefaultDynamicSharedBytes = 48U * 1024U;
 
   const CudaDriver& driver_;
   int ordinal_;

@@ -44,7 +44,7 @@ struct HostBackendOptions {
   ComputeCapability compute_capability{9, 0};
   // What the guards see as the device's dynamic shared memory limit; launches past it (or past
   // the 227 KiB any GPU grants) are refused.
-  std::uint32_t max_dynamic_shared_bytes = 227U * 1024U;
+  std::uint32_t max_dynamic_shared_bytes = kMaxOptInSharedBytes;
   unsigned worker_threads = 0;  // 0: std::thread::hardware_concurrency()
   std::size_t fiber_stack_bytes = kDefaultFiberStackBytes;
   // The kernels that record their accesses: the profiled built-ins, else profiled JIT objects.

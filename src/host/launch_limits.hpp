@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "metrale/gpu/compute_capability.hpp"
 #include "metrale/gpu/launch_config.hpp"
 
 namespace metrale::host {
@@ -13,7 +14,7 @@ namespace metrale::host {
 inline constexpr std::uint32_t kMaxThreadsPerBlock = 1024;
 inline constexpr std::uint32_t kMaxBlockDimZ = 64;
 // The most dynamic shared memory a block may ask for (sm_90/sm_100 opt-in: 227 KiB).
-inline constexpr std::uint32_t kMaxDynamicSharedBytes = 227U * 1024U;
+inline constexpr std::uint32_t kMaxDynamicSharedBytes = kMaxOptInSharedBytes;
 inline constexpr std::uint32_t kMaxGridDimX = 0x7fffffffU;
 inline constexpr std::uint32_t kMaxGridDimYZ = 65535;
 

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "metrale/gpu/compute_capability.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/ssm_ba_gates_mma_layout.hpp"
 
 namespace metrale::ops {
@@ -26,8 +28,6 @@ constexpr std::uint32_t kMmaTile = 16;
 constexpr std::uint32_t kMmaMaxTokens = 128;
 constexpr std::uint32_t kMmaMinStages = 2;
 constexpr std::uint32_t kMmaMaxStages = 16;
-constexpr std::uint32_t kMmaMaxN = 128;
-constexpr std::uint64_t kMaxSharedBytes = 227 * 1024;
 constexpr std::uint32_t kMmaOutTiles = 8;
 
 using Problem = std::optional<KernelParamsProblem>;
@@ -98,11 +98,11 @@ Problem check_ssm_ba_gates_mma(const KernelParams& p) {
     return problem(
         "groups", fmt::format("groups = {}: the K stages must be in [{}, {}]", p.groups, kMmaMinStages, kMmaMaxStages));
   }
-  const std::uint64_t shared = ba_gates_mma_shared_bytes(p.lanes, kMmaMaxN, p.groups);
-  if (shared > kMaxSharedBytes) {
+  const std::uint64_t shared = ba_gates_mma_shared_bytes(p.lanes, kBaGatesMmaMaxN, p.groups);
+  if (shared > kMaxOptInSharedBytes) {
     return problem("groups", fmt::format("groups = {}: {} stages of {} tokens and 128 outputs need {} bytes of shared "
                                          "memory, past the {} a block may have",
-                                         p.groups, p.groups, p.lanes, shared, kMaxSharedBytes));
+                                         p.groups, p.groups, p.lanes, shared, kMaxOptInSharedBytes));
   }
   return std::nullopt;
 }

@@ -157,16 +157,13 @@ BaGatesMmaQuery ba_gates_mma_query(const GpuBackend& gpu, const BaGatesKernels& 
   BaGatesMmaQuery query;
   query.requested = tensor_core;
   query.kernel_present = kernels.mma.present();
-  query.compute_capability = gpu.compute_capability();
+  set_mma_variant(query, kernels.mma_params, gpu.compute_capability(), gpu.max_dynamic_shared_bytes());
   query.m = args.m;
   query.n = args.n;
   query.k = args.k;
   query.k_stride = args.k_stride;
   query.aligned = args.x.address % 16 == 0 && args.weight.address % 16 == 0;
   query.sm_count = device_sm_count(gpu, kernels.fallback_sm_count);
-  query.tokens_per_block = kernels.mma_params.lanes;
-  query.stages = kernels.mma_params.groups;
-  query.max_shared_bytes = ba_gates_mma_shared_limit(gpu.max_dynamic_shared_bytes(), query.compute_capability);
   return query;
 }
 

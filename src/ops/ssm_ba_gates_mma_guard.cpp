@@ -19,6 +19,15 @@ std::uint32_t ba_gates_mma_min_tokens(std::uint32_t sm_count, std::uint32_t toke
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(tokens, std::numeric_limits<std::uint32_t>::max()));
 }
 
+void set_mma_variant(BaGatesMmaQuery& query, const KernelParams& mma,
+                     std::optional<ComputeCapability> compute_capability,
+                     std::optional<std::uint32_t> device_shared_limit) {
+  query.tokens_per_block = mma.lanes;
+  query.stages = mma.groups;
+  query.compute_capability = compute_capability;
+  query.max_shared_bytes = ba_gates_mma_shared_limit(device_shared_limit, compute_capability);
+}
+
 std::optional<std::string_view> ssm_ba_gates_mma_reject(const BaGatesMmaQuery& q) {
   return first_failed(
       {{kBaGatesMmaRejects[0], q.requested},

@@ -68,13 +68,20 @@ struct BaGatesMmaQuery {
   std::uint32_t stages = kBaGatesMmaStages;
   // The device's opt-in limit per block (GpuBackend::max_dynamic_shared_bytes, else the
   // capability's, else 48 KiB).
-  std::uint64_t max_shared_bytes = kBaGatesMmaDefaultSharedBytes;
+  std::uint64_t max_shared_bytes = kDefaultSharedBytes;
 };
 
 // The smallest M the kernel takes: tokens_per_block x ceil(sm_count / kBaGatesMmaSmsPerTile)
 // (sm_count 0 counts as 1), saturating: 704 on 132 SMs. A measured judgement, not a contract:
 // below it the seeds' kernels, one block per token, finish first.
 std::uint32_t ba_gates_mma_min_tokens(std::uint32_t sm_count, std::uint32_t tokens_per_block = kBaGatesMmaTokens);
+
+// Fills what the query takes from the kernel variant and the device: the token tile (`lanes`),
+// the stages (`groups`), the compute capability and the shared memory limit
+// (ba_gates_mma_shared_limit). The op, the C API's explain and the CLI's explain all use it.
+void set_mma_variant(BaGatesMmaQuery& query, const KernelParams& mma,
+                     std::optional<ComputeCapability> compute_capability,
+                     std::optional<std::uint32_t> device_shared_limit);
 
 // Why the tensor-core kernel does not run; nullopt means it runs. Pure.
 std::optional<std::string_view> ssm_ba_gates_mma_reject(const BaGatesMmaQuery& query);

@@ -21,7 +21,7 @@ std::uint64_t ba_gates_mma_shared_limit(std::optional<std::uint32_t> device_limi
   if (device_limit) {
     return *device_limit;
   }
-  return compute_capability ? opt_in_shared_bytes(*compute_capability) : kBaGatesMmaDefaultSharedBytes;
+  return compute_capability ? opt_in_shared_bytes(*compute_capability) : kDefaultSharedBytes;
 }
 
 }  // namespace metrale::ops

@@ -13,9 +13,6 @@
 
 namespace metrale::ops {
 
-// The dynamic shared memory every device grants a block without opting in.
-inline constexpr std::uint64_t kBaGatesMmaDefaultSharedBytes = 48 * 1024;
-
 // The dynamic shared memory ssm_ba_gates_mma<block, tokens, stages> needs at N outputs: `stages`
 // K chunks of 64 for (tokens + N rounded up to whole tiles of 16) rows of 72 bf16 (64 plus a
 // 16-byte pad), or the fp32 accumulator tile [tokens][132] that reuses them once the K loop is

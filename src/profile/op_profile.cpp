@@ -254,10 +254,12 @@ std::vector<KernelProfile> profile_op(const HardwareTarget& target, const Profil
       return occupancy(limits, static_cast<std::uint32_t>(block.volume()), row.registers,
                        static_shared + dynamic_shared);
     };
-    const Occupancy before = occupancy_with(0);
-    const std::uint64_t wave = request.wave_blocks != 0
-                                   ? request.wave_blocks
-                                   : std::uint64_t{options.sm_count} * std::max<std::uint32_t>(before.blocks_per_sm, 1);
+    // The blocks resident at once: a sample's unit, and the latency term's wave.
+    const auto wave_of = [&](const Occupancy& occ) {
+      return request.wave_blocks != 0 ? request.wave_blocks
+                                      : std::uint64_t{options.sm_count} * std::max<std::uint32_t>(occ.blocks_per_sm, 1);
+    };
+    const std::uint64_t wave = wave_of(occupancy_with(0));
     const std::uint64_t budget = request.full_grid            ? 0
                                  : request.budget_blocks != 0 ? request.budget_blocks
                                                               : kDefaultWaves * wave;
@@ -277,11 +279,7 @@ std::vector<KernelProfile> profile_op(const HardwareTarget& target, const Profil
     if (row.registers) {
       row.occupancy = occ.fraction;
     }
-    // The latency term's wave: the blocks resident at once, with the dynamic shared memory.
-    const std::uint64_t resident_wave =
-        request.wave_blocks != 0 ? request.wave_blocks
-                                 : std::uint64_t{options.sm_count} * std::max<std::uint32_t>(occ.blocks_per_sm, 1);
-    row.prediction = predict(row.traffic, *target.roofline, resident_wave);
+    row.prediction = predict(row.traffic, *target.roofline, wave_of(occ));
     row.compulsory_bytes = compulsory;
     row.floor_us = floor_us(compulsory, *target.roofline);
     out.push_back(std::move(row));

@@ -177,8 +177,6 @@ KernelParams kernel_params(const Context& context) {
   return entry != nullptr ? entry->params : ops::BaGatesKernels{}.mma_params;
 }
 
-std::uint32_t kernel_tokens(const Context& context) { return kernel_params(context).lanes; }
-
 // The tensor-core guard's query for the shape: the target's compute capability and its shared
 // memory limit, buffers assumed 16-byte aligned (the op refuses others before any guard runs).
 ops::BaGatesMmaQuery tensor_core_query(const ExplainOptions& options, const Context& context, bool requested,
@@ -186,15 +184,12 @@ ops::BaGatesMmaQuery tensor_core_query(const ExplainOptions& options, const Cont
   ops::BaGatesMmaQuery query;
   query.requested = requested;
   query.kernel_present = shipped(context.target, ops::kBaGatesMmaKernel).present();
-  query.compute_capability = context.target.compute_capability;
+  ops::set_mma_variant(query, kernel_params(context), context.target.compute_capability, std::nullopt);
   query.m = m;
   query.n = options.n;
   query.k = options.k;
   query.k_stride = options.k_stride.value_or(options.k);
   query.sm_count = context.sm_count;
-  query.tokens_per_block = kernel_tokens(context);
-  query.stages = kernel_params(context).groups;
-  query.max_shared_bytes = ops::ba_gates_mma_shared_limit(std::nullopt, context.target.compute_capability);
   return query;
 }
 
@@ -211,7 +206,7 @@ void explain_ba_gates(const ExplainOptions& options) {
     const auto reject = ops::ssm_ba_gates_hopper_reject(context.requested, twin.present(), min_m, options.n, options.k,
                                                         k_stride, context.sm_count);
     const ops::BaGatesMmaQuery at_min = tensor_core_query(
-        options, context, tc_requested, ops::ba_gates_mma_min_tokens(context.sm_count, kernel_tokens(context)));
+        options, context, tc_requested, ops::ba_gates_mma_min_tokens(context.sm_count, kernel_params(context).lanes));
     print_min_m(options, "ba-gates", MinM{ops::kBaGatesTwinKernel, min_m, reject},
                 MinM{ops::kBaGatesMmaKernel, at_min.m, ops::ssm_ba_gates_mma_reject(at_min)});
     return;
