@@ -10,10 +10,10 @@
 //   in, fp32 accumulate): a fragment's per-lane contents are opaque, on the GPU by the PTX ISA
 //   and on the host by the emulation, so no kernel can depend on a lane layout.
 // Plain CUDA C++ only: compiled by NVRTC and, after the host prelude, by the host compiler. The
-// MMA and async-copy wrappers are the only functions with a device and a host body: inline PTX
-// on the device (sm_80 and newer; nothing here is emitted for a kernel that does not call them),
-// warp collectives over whole tiles (metrale/host/thread_context.hpp) and plain copies on the
-// host.
+// MMA, async-copy and cluster wrappers are the only functions with a device and a host body:
+// inline PTX on the device (sm_80 and newer, the cluster PTX sm_90 and newer; nothing here is
+// emitted for a kernel that does not call them), and on the host warp collectives over whole
+// tiles, plain copies and the cluster calls of metrale/host/thread_context.hpp.
 #pragma once
 
 #include "metrale_types.cuh"
@@ -104,6 +104,79 @@ __device__ inline unsigned char* dynamic_shared_memory() {
   return metrale_dynamic_shared;
 #else
   return ::metrale::host::dynamic_shared_memory();
+#endif
+}
+
+// --- Thread-block clusters (sm_90+, LaunchConfig::cluster_blocks: 1-D along grid.x) ----------
+// A cluster's blocks run at the same time and may read each other's dynamic shared memory
+// ("distributed shared memory"). Below sm_90 (no clusters) and without a cluster launch a block
+// is a cluster of one: rank 0, count 1, cluster_sync() a block barrier, rank 0's memory its own.
+// On the host each block of a cluster runs on its own OS thread (src/host/cluster_rendezvous.hpp).
+
+// %cluster_ctarank: this block's rank in its cluster (blockIdx.x % cluster_blocks).
+__device__ inline unsigned int cluster_cta_rank() {
+#if defined(__CUDA_ARCH__)
+#if __CUDA_ARCH__ >= 900
+  unsigned int rank;
+  asm("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+  return rank;
+#else
+  return 0u;
+#endif
+#else
+  return ::metrale::host::cluster_cta_rank();
+#endif
+}
+
+// %cluster_nctarank: the blocks in this block's cluster.
+__device__ inline unsigned int cluster_cta_count() {
+#if defined(__CUDA_ARCH__)
+#if __CUDA_ARCH__ >= 900
+  unsigned int count;
+  asm("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(count));
+  return count;
+#else
+  return 1u;
+#endif
+#else
+  return ::metrale::host::cluster_cta_count();
+#endif
+}
+
+// Every thread of every block of the cluster arrives, then waits for all the others: the
+// shared-memory writes before it are visible to the whole cluster after it (release/acquire).
+// Every thread of the block must call it (.aligned). A block whose threads all exited counts as
+// arrived, so a block must not exit while another still reads its shared memory: end with one.
+#if defined(__CUDA_ARCH__)
+__device__ inline void cluster_sync() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#else
+  __syncthreads();
+#endif
+}
+#else
+inline void cluster_sync(::metrale::host::CallSite site = ::metrale::host::CallSite::current()) {
+  ::metrale::host::cluster_sync(site);
+}
+#endif
+
+// The dynamic shared memory (dynamic_shared_memory()) of block `rank` of this cluster, as a
+// generic pointer ordinary loads and stores use (mapa of the generic address). `rank` must be
+// below cluster_cta_count(); below sm_90 only rank 0 (this block) exists.
+__device__ inline unsigned char* cluster_peer_shared_memory(unsigned int rank) {
+#if defined(__CUDA_ARCH__)
+  unsigned char* own = dynamic_shared_memory();
+#if __CUDA_ARCH__ >= 900
+  unsigned long long peer;
+  asm("mapa.u64 %0, %1, %2;\n" : "=l"(peer) : "l"(reinterpret_cast<unsigned long long>(own)), "r"(rank));
+  return reinterpret_cast<unsigned char*>(peer);
+#else
+  return rank == 0u ? own : nullptr;
+#endif
+#else
+  return ::metrale::host::cluster_peer_shared_memory(rank);
 #endif
 }
 

@@ -2,6 +2,7 @@
 #include "gpu/cuda_backend.hpp"
 
 #define XXH_INLINE_ALL
+#include <fmt/format.h>
 #include <xxhash.h>
 
 #include <array>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/cluster_launch.hpp"
 #include "ground/log.hpp"
 #include "metrale/error.hpp"
 
@@ -119,12 +121,52 @@ void CudaBackend::launch(KernelHandle kernel, const LaunchConfig& config, std::s
   for (const KernelArg& arg : args) {
     values.push_back(const_cast<void*>(arg.value));
   }
+  const auto function = reinterpret_cast<CUfunction>(kernel.value);
+  if (config.cluster_blocks != 1) {
+    launch_cluster(function, config, values.data());
+    return;
+  }
   const CudaContextScope scope = make_current();
-  opt_in_shared_memory(reinterpret_cast<CUfunction>(kernel.value), config.dynamic_shared_bytes);
-  check(driver_.launch_kernel(reinterpret_cast<CUfunction>(kernel.value), config.grid.x, config.grid.y, config.grid.z,
-                              config.block.x, config.block.y, config.block.z, config.dynamic_shared_bytes,
-                              reinterpret_cast<CUstream>(config.stream), values.data(), nullptr),
+  opt_in_shared_memory(function, config.dynamic_shared_bytes);
+  check(driver_.launch_kernel(function, config.grid.x, config.grid.y, config.grid.z, config.block.x, config.block.y,
+                              config.block.z, config.dynamic_shared_bytes, reinterpret_cast<CUstream>(config.stream),
+                              values.data(), nullptr),
         "cuLaunchKernel");
+}
+
+CUlaunchConfig cluster_launch_config(const LaunchConfig& config, CUlaunchAttribute& cluster) {
+  cluster = CUlaunchAttribute{};
+  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.clusterDim.x = config.cluster_blocks;
+  cluster.value.clusterDim.y = 1;
+  cluster.value.clusterDim.z = 1;
+  CUlaunchConfig out{};
+  out.gridDimX = config.grid.x;
+  out.gridDimY = config.grid.y;
+  out.gridDimZ = config.grid.z;
+  out.blockDimX = config.block.x;
+  out.blockDimY = config.block.y;
+  out.blockDimZ = config.block.z;
+  out.sharedMemBytes = config.dynamic_shared_bytes;
+  out.hStream = reinterpret_cast<CUstream>(config.stream);
+  out.attrs = &cluster;
+  out.numAttrs = 1;
+  return out;
+}
+
+void CudaBackend::launch_cluster(CUfunction function, const LaunchConfig& config, void** args) {
+  if (auto problem = cluster_launch_problem(config, capability_.value_or(ComputeCapability{}))) {
+    throw BackendError(fmt::format("cluster launch on {}: {}", device_key(), *problem));
+  }
+  if (driver_.launch_kernel_ex == nullptr) {
+    throw BackendError(
+        fmt::format("cluster launch on {}: the CUDA driver lacks cuLaunchKernelEx (ABI version 11060)", device_key()));
+  }
+  const CudaContextScope scope = make_current();
+  opt_in_shared_memory(function, config.dynamic_shared_bytes);
+  CUlaunchAttribute cluster{};
+  const CUlaunchConfig launch = cluster_launch_config(config, cluster);
+  check(driver_.launch_kernel_ex(&launch, function, args, nullptr), "cuLaunchKernelEx(CLUSTER_DIMENSION)");
 }
 
 void CudaBackend::opt_in_shared_memory(CUfunction function, std::uint32_t dynamic_bytes) {

@@ -2,7 +2,10 @@
 // Invariants: every call makes the device's primary context current first, so one process
 // may drive several devices from any thread; a module image is loaded once per device
 // (deduplicated by its hash), and its functions stay valid until the backend is destroyed;
-// every driver failure is a BackendError naming the call and cuGetErrorName.
+// every driver failure is a BackendError naming the call and cuGetErrorName. A launch without a
+// cluster is cuLaunchKernel; a cluster launch (LaunchConfig::cluster_blocks > 1) is checked by
+// cluster_launch_problem against the device's capability, then is cuLaunchKernelEx with a
+// cluster-dimension attribute (a driver without that entry point refuses it by name).
 #pragma once
 
 #include <cuda.h>
@@ -20,6 +23,11 @@
 namespace metrale {
 
 class CudaBackend;
+
+// The cuLaunchKernelEx description of `config`: its grid, block, dynamic shared memory and
+// stream, with one attribute, `cluster` (filled here: CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+// {cluster_blocks, 1, 1}), which must outlive the result. Pure.
+CUlaunchConfig cluster_launch_config(const LaunchConfig& config, CUlaunchAttribute& cluster);
 
 // A backend, or the reason there is none ("no device" is a state, not an error).
 struct CudaBackendOpen {
@@ -59,6 +67,8 @@ class CudaBackend final : public GpuBackend {
   CudaBackend(const CudaDriver& driver, int ordinal, CUdevice device, CUcontext context);
   void check(CUresult result, const char* call) const;
   void opt_in_shared_memory(CUfunction function, std::uint32_t dynamic_bytes);
+  // cluster_blocks > 1: checked, then cuLaunchKernelEx.
+  void launch_cluster(CUfunction function, const LaunchConfig& config, void** args);
 
   // What a launch may use without cuFuncSetAttribute.
 

@@ -62,6 +62,11 @@ CudaDriverStatus load_driver() {
     status.reason = std::string("libcuda.so.1 lacks the entry point ") + missing;
     return status;
   }
+  const char* optional_missing = nullptr;  // a driver without these still launches everything else
+  METRALE_CUDA_SYMBOL(get_proc, driver.launch_kernel_ex, cuLaunchKernelEx, 11060, optional_missing);
+  if (optional_missing != nullptr) {
+    logger().debug("libcuda.so.1 lacks {}: cluster launches will be refused", optional_missing);
+  }
   if (const CUresult result = driver.init(0); result != CUDA_SUCCESS) {
     status.reason = "cuInit failed: " + driver.describe(result);
     return status;

@@ -6,7 +6,8 @@
 // handle and failed with CUDA_ERROR_CONTEXT_IS_DESTROYED on the first H200 run).
 // Invariants: load() runs once per process; a missing library, a missing entry point, a
 // failed cuInit or zero devices is a "no device" state with a reason, never an exception
-// or a crash; every pointer of a loaded driver is non-null.
+// or a crash; every pointer of a loaded driver is non-null, except the optional entry points
+// (marked below), which only the launches that need them check.
 #pragma once
 
 #include <cuda.h>
@@ -33,6 +34,8 @@ struct CudaDriver {
   PFN_cuModuleGetFunction_v2000 module_get_function = nullptr;
   PFN_cuModuleUnload_v2000 module_unload = nullptr;
   PFN_cuLaunchKernel_v4000 launch_kernel = nullptr;
+  // Optional (null on a driver without it): only cluster launches (cluster_blocks > 1) use it.
+  PFN_cuLaunchKernelEx_v11060 launch_kernel_ex = nullptr;
   PFN_cuFuncSetAttribute_v9000 func_set_attribute = nullptr;
   PFN_cuMemAlloc_v3020 mem_alloc = nullptr;
   PFN_cuMemFree_v3020 mem_free = nullptr;

@@ -41,12 +41,65 @@ unsigned char* BlockScheduler::running_block_shared_memory() {
   if (self == nullptr) {
     detail::outside_kernel("dynamic shared memory");
   }
-  if (self->dynamic_shared_bytes_ == 0) {
+  return self->shared_memory("dynamic shared memory (extern __shared__)");
+}
+
+unsigned char* BlockScheduler::shared_memory(const char* what) {
+  if (dynamic_shared_bytes_ == 0) {
     throw BackendError(
-        "the kernel uses dynamic shared memory (extern __shared__) but its launch asked for 0 bytes "
-        "(LaunchConfig::dynamic_shared_bytes)");
+        fmt::format("the kernel uses {} but its launch asked for 0 bytes of dynamic shared memory "
+                    "(LaunchConfig::dynamic_shared_bytes)",
+                    what));
   }
-  return self->dynamic_shared_.front().bytes;
+  return dynamic_shared_.front().bytes;
+}
+
+unsigned int cluster_cta_rank() { return BlockScheduler::cluster_rank(); }
+unsigned int cluster_cta_count() { return BlockScheduler::cluster_size(); }
+void cluster_sync(const ::metrale::host::CallSite& site) { BlockScheduler::arrive_at_cluster_barrier(site); }
+unsigned char* cluster_peer_shared_memory(unsigned int rank) {
+  return BlockScheduler::cluster_peer_shared_memory(rank);
+}
+
+unsigned int BlockScheduler::cluster_rank() {
+  const BlockScheduler* self = tls_scheduler;
+  if (self == nullptr) {
+    detail::outside_kernel("cluster_cta_rank");
+  }
+  return self->cluster_.rank;
+}
+
+unsigned int BlockScheduler::cluster_size() {
+  const BlockScheduler* self = tls_scheduler;
+  if (self == nullptr) {
+    detail::outside_kernel("cluster_cta_count");
+  }
+  return self->cluster_.blocks.empty() ? 1U : static_cast<unsigned int>(self->cluster_.blocks.size());
+}
+
+unsigned char* BlockScheduler::cluster_peer_shared_memory(unsigned int rank) {
+  BlockScheduler* self = tls_scheduler;
+  if (self == nullptr) {
+    detail::outside_kernel("cluster_peer_shared_memory");
+  }
+  const unsigned int count = cluster_size();
+  if (rank >= count) {
+    throw BackendError(fmt::format("cluster_peer_shared_memory({}): the block's cluster has {} block{} (ranks 0 to {})",
+                                   rank, count, count == 1 ? "" : "s", count - 1));
+  }
+  BlockScheduler* peer = self->cluster_.blocks.empty() ? self : self->cluster_.blocks[rank];
+  return peer->shared_memory("cluster_peer_shared_memory");
+}
+
+void BlockScheduler::arrive_at_cluster_barrier(const ::metrale::host::CallSite& site) {
+  BlockScheduler* self = tls_scheduler;
+  if (self == nullptr) {
+    detail::outside_kernel("cluster_sync");
+  }
+  ThreadSync& sync = self->sync_[tls_fiber_index];
+  sync.state = ThreadState::kAtClusterBarrier;
+  sync.barrier = site;
+  self->yield_to_scheduler(false);
 }
 
 std::uint64_t warp_sync(const WarpSyncRequest& request) { return BlockScheduler::arrive_at_warp_sync(request); }
@@ -129,15 +182,7 @@ METRALE_HOST_SWITCH_FRAME void BlockScheduler::yield_to_scheduler(bool for_good)
   scheduler_context_ = back.fctx;
 }
 
-std::optional<std::string> BlockScheduler::run(const BlockRun& run, const Dim3& block_idx) {
-  const auto threads = static_cast<std::uint32_t>(run.block.volume());
-  block_dim_ = run.block;
-  body_ = run.body;
-  exited_ = 0;
-  failure_.reset();
-  scheduler_tsan_fiber_ = sanitizer::current_fiber();
-  fibers_.resize(threads);
-  sync_.assign(threads, ThreadSync{});
+void BlockScheduler::prepare(const BlockRun& run) {
   dynamic_shared_bytes_ = run.dynamic_shared_bytes;
   if (dynamic_shared_bytes_ != 0) {
     const std::size_t with_canary = std::size_t{dynamic_shared_bytes_} + kDynamicSharedCanaryBytes;
@@ -147,6 +192,32 @@ std::optional<std::string> BlockScheduler::run(const BlockRun& run, const Dim3& 
     std::memset(bytes + dynamic_shared_bytes_, kDynamicSharedCanary,
                 dynamic_shared_.size() * sizeof(SharedChunk) - dynamic_shared_bytes_);
   }
+}
+
+std::optional<std::string> BlockScheduler::finish_block() {
+  if (auto overrun = dynamic_shared_overrun()) {
+    return overrun;
+  }
+  if (dynamic_shared_bytes_ != 0) {
+    std::memset(dynamic_shared_.front().bytes, kDynamicSharedPoison, dynamic_shared_bytes_);
+  }
+  if (cluster_.rendezvous != nullptr) {
+    cluster_.rendezvous->exit_block();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> BlockScheduler::run(const BlockRun& run, const Dim3& block_idx,
+                                               const ClusterMembership& cluster) {
+  const auto threads = static_cast<std::uint32_t>(run.block.volume());
+  block_dim_ = run.block;
+  body_ = run.body;
+  cluster_ = cluster;
+  exited_ = 0;
+  failure_.reset();
+  scheduler_tsan_fiber_ = sanitizer::current_fiber();
+  fibers_.resize(threads);
+  sync_.assign(threads, ThreadSync{});
   for (std::uint32_t t = 0; t < threads; ++t) {
     Fiber& fiber = fibers_[t];
     fiber.owner = this;
@@ -169,15 +240,23 @@ std::optional<std::string> BlockScheduler::run(const BlockRun& run, const Dim3& 
       }
     }
     if (exited_ == threads) {
-      return dynamic_shared_overrun();
+      return finish_block();
     }
     WarpResolution warps = resolve_warp_collectives(sync_, block_dim_);
     if (warps.error) {
       return warps.error;
     }
-    if (!warps.progress && !release_barrier(sync_)) {
+    if (warps.progress || release_barrier(sync_)) {
+      continue;
+    }
+    if (!block_at_cluster_barrier(sync_)) {
       return diagnose_stuck_block(sync_, block_dim_);
     }
+    // The OS thread waits here for the cluster's other blocks, each on its own thread.
+    if (cluster_.rendezvous != nullptr && !cluster_.rendezvous->arrive()) {
+      return std::string(kClusterAborted);
+    }
+    release_cluster_barrier(sync_);
   }
 }
 

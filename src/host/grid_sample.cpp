@@ -39,11 +39,17 @@ std::uint64_t product(const std::array<std::uint32_t, 3>& counts) {
 
 }  // namespace
 
-GridSample plan_grid_sample(const Dim3& grid, std::uint64_t budget_blocks, std::uint64_t wave_blocks) {
+GridSample plan_grid_sample(const Dim3& blocks_grid, std::uint64_t budget_blocks, std::uint64_t wave_blocks,
+                            std::uint32_t cluster_blocks) {
+  // Planned over the grid of clusters, in clusters; the block totals are restored at the end.
+  const std::uint32_t cluster = std::max(1U, cluster_blocks);
+  const Dim3 grid{blocks_grid.x / cluster, blocks_grid.y, blocks_grid.z};
   GridSample sample;
-  sample.total_blocks = grid.volume();
-  const std::uint64_t wave = std::max<std::uint64_t>(1, wave_blocks);
-  const std::uint64_t budget = std::max<std::uint64_t>(1, (budget_blocks + wave - 1) / wave) * wave;
+  sample.cluster_blocks = cluster;
+  sample.total_blocks = blocks_grid.volume();
+  const std::uint64_t wave = std::max<std::uint64_t>(1, (wave_blocks + cluster - 1) / cluster);
+  const std::uint64_t budget_clusters = (budget_blocks + cluster - 1) / cluster;
+  const std::uint64_t budget = std::max<std::uint64_t>(1, (budget_clusters + wave - 1) / wave) * wave;
   std::array<std::uint32_t, 3> counts{grid.x, grid.y, grid.z};
   std::array<std::size_t, 3> order{0, 1, 2};
   std::stable_sort(order.begin(), order.end(),
@@ -64,26 +70,29 @@ GridSample plan_grid_sample(const Dim3& grid, std::uint64_t budget_blocks, std::
   for (std::size_t d = 0; d < 3; ++d) {
     sample.dims[d] = sampled[d] ? spread(extent_of(grid, d), counts[d]) : whole(extent_of(grid, d));
   }
-  sample.sampled_blocks = product(counts);
+  sample.sampled_blocks = product(counts) * cluster;
   return sample;
 }
 
 std::vector<std::uint64_t> GridSample::blocks() const {
   std::vector<std::uint64_t> out;
   out.reserve(sampled_blocks);
-  const std::uint64_t gx = dims[0].extent;
+  const std::uint64_t gx = std::uint64_t{dims[0].extent} * cluster_blocks;
   const std::uint64_t gy = dims[1].extent;
   for (std::uint32_t z : dims[2].coords) {
     for (std::uint32_t y : dims[1].coords) {
       for (std::uint32_t x : dims[0].coords) {
-        out.push_back(x + gx * (y + gy * z));
+        for (std::uint32_t rank = 0; rank < cluster_blocks; ++rank) {
+          out.push_back(std::uint64_t{x} * cluster_blocks + rank + gx * (y + gy * z));
+        }
       }
     }
   }
   return out;
 }
 
-std::uint8_t GridSample::combo_mask(const Dim3& block_idx) const {
+std::uint8_t GridSample::combo_mask(const Dim3& block) const {
+  const Dim3 block_idx{block.x / std::max(1U, cluster_blocks), block.y, block.z};  // its cluster
   std::uint8_t mask = 0;
   for (unsigned combo = 0; combo < 8; ++combo) {
     bool member = true;

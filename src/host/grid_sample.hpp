@@ -9,6 +9,10 @@
 // multilinearly in the sampled coordinate counts: exact whenever the footprint is a sum of
 // parts shared by all blocks, owned per coordinate of a dimension, or per block (weights,
 // per-token rows, per-block tiles). Pure functions.
+// Clusters: a launch with clusters of c blocks along x is sampled in whole clusters: dimension x
+// of the sample counts clusters (grid.x / c of them), each sampled cluster brings all its c blocks
+// (blocks() lists them in rank order, consecutively) and a block belongs to its cluster's
+// combinations; block totals stay in blocks.
 #pragma once
 
 #include <array>
@@ -30,8 +34,9 @@ struct GridSample {
   std::array<DimSample, 3> dims;
   std::uint64_t total_blocks = 0;
   std::uint64_t sampled_blocks = 0;
+  std::uint32_t cluster_blocks = 1;  // dims[0] counts clusters of this many blocks
 
-  // Linear indices (x fastest) of the sampled blocks, in grid order.
+  // Linear indices (x fastest) of the sampled blocks, in grid order (a cluster's blocks together).
   [[nodiscard]] std::vector<std::uint64_t> blocks() const;
   // Bit c set when the block belongs to combination c (bit d of c: dimension d at its half).
   [[nodiscard]] std::uint8_t combo_mask(const Dim3& block_idx) const;
@@ -43,7 +48,9 @@ struct GridSample {
 };
 
 // The sample for `grid` with at most about `budget_blocks` blocks (rounded up to whole
-// `wave_blocks`); the whole grid when it fits.
-GridSample plan_grid_sample(const Dim3& grid, std::uint64_t budget_blocks, std::uint64_t wave_blocks);
+// `wave_blocks`, and to whole clusters of `cluster_blocks`, which divides grid.x); the whole grid
+// when it fits.
+GridSample plan_grid_sample(const Dim3& grid, std::uint64_t budget_blocks, std::uint64_t wave_blocks,
+                            std::uint32_t cluster_blocks = 1);
 
 }  // namespace metrale::host

@@ -1,5 +1,6 @@
 // host/host_backend.cpp: the GpuBackend over the host kernel table, the grid executor and
-// tracked host memory.
+// tracked host memory. A cluster launch is refused below compute capability 9.0 of the device
+// the backend stands in for (HostBackendOptions::compute_capability), as CUDA would refuse it.
 #include "host/host_backend.hpp"
 
 #include <fmt/format.h>
@@ -130,7 +131,7 @@ void HostBackend::launch(KernelHandle kernel, const LaunchConfig& config, std::s
     entry = loaded_[kernel.value - 1];
   }
   check_kernel_args(entry, args);
-  if (auto problem = host::launch_config_problem(config)) {
+  if (auto problem = host::launch_config_problem(config, options_.compute_capability)) {
     throw BackendError(fmt::format("kernel {}: {}", entry.display_name, *problem));
   }
   if (config.dynamic_shared_bytes > options_.max_dynamic_shared_bytes) {
@@ -142,17 +143,19 @@ void HostBackend::launch(KernelHandle kernel, const LaunchConfig& config, std::s
   logger().trace("host launch {} grid {} block {}", entry.display_name, to_string(config.grid),
                  to_string(config.block));
   const BoundKernel bound{&entry, args.data()};
-  host::GridRun run{entry.display_name,         config.grid, config.block, {&BoundKernel::run, &bound}, {}, nullptr,
-                    config.dynamic_shared_bytes};
+  host::GridRun run{
+      entry.display_name,          config.grid,          config.block, {&BoundKernel::run, &bound}, {}, nullptr,
+      config.dynamic_shared_bytes, config.cluster_blocks};
   if (!profile_) {
     executor_->run(run);
     return;
   }
   const std::uint64_t budget = profile_->budget_blocks == 0 ? config.grid.volume() : profile_->budget_blocks;
-  const host::GridSample sample = host::plan_grid_sample(config.grid, budget, profile_->wave_blocks);
+  const host::GridSample sample =
+      host::plan_grid_sample(config.grid, budget, profile_->wave_blocks, config.cluster_blocks);
   const std::vector<std::uint64_t> blocks = sample.blocks();
   const host::AddressRanges device(memory_.ranges());
-  host::LaunchProfiler profiler(device, sample, config.block, executor_->worker_threads());
+  host::LaunchProfiler profiler(device, sample, config.block, executor_->slots(config.cluster_blocks));
   run.blocks = blocks;
   run.observer = &profiler;
   executor_->run(run);

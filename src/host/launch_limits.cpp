@@ -3,9 +3,11 @@
 
 #include <fmt/format.h>
 
+#include "gpu/cluster_launch.hpp"
+
 namespace metrale::host {
 
-std::optional<std::string> launch_config_problem(const LaunchConfig& config) {
+std::optional<std::string> launch_config_problem(const LaunchConfig& config, ComputeCapability device) {
   const Dim3& grid = config.grid;
   const Dim3& block = config.block;
   if (grid.volume() == 0 || block.volume() == 0) {
@@ -26,7 +28,7 @@ std::optional<std::string> launch_config_problem(const LaunchConfig& config) {
         "opt-in limit of sm_90 and sm_100)",
         config.dynamic_shared_bytes, kMaxDynamicSharedBytes);
   }
-  return std::nullopt;
+  return cluster_launch_problem(config, device);
 }
 
 }  // namespace metrale::host

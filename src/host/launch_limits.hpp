@@ -1,5 +1,7 @@
 // host/launch_limits.hpp: which launch shapes the host backend accepts. They are the
-// CUDA limits every supported GPU shares, so a launch that runs here would also launch there.
+// CUDA limits every supported GPU shares, so a launch that runs here would also launch there;
+// a cluster launch is checked against the compute capability the backend stands in for, with
+// the CUDA backend's rule (gpu/cluster_launch.hpp), so it is refused here where CUDA would.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +20,8 @@ inline constexpr std::uint32_t kMaxDynamicSharedBytes = kMaxOptInSharedBytes;
 inline constexpr std::uint32_t kMaxGridDimX = 0x7fffffffU;
 inline constexpr std::uint32_t kMaxGridDimYZ = 65535;
 
-// Why `config` cannot launch on the host backend, or nullopt. Pure.
-std::optional<std::string> launch_config_problem(const LaunchConfig& config);
+// Why `config` cannot launch on the host backend standing in for a device of capability
+// `device`, or nullopt. Pure.
+std::optional<std::string> launch_config_problem(const LaunchConfig& config, ComputeCapability device);
 
 }  // namespace metrale::host

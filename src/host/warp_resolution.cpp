@@ -141,6 +141,8 @@ std::string why_lane_is_missing(std::span<const ThreadSync> threads, std::uint32
       return fmt::format("waits at __syncthreads() at {}", describe_site(other.barrier));
     case ThreadState::kAtWarpSync:
       return fmt::format("waits at a different collective: {}", describe_request(other.warp));
+    case ThreadState::kAtClusterBarrier:
+      return fmt::format("waits at cluster_sync() at {}", describe_site(other.barrier));
     case ThreadState::kRunnable:
       break;
   }
@@ -269,6 +271,29 @@ bool release_barrier(std::span<ThreadSync> threads) {
   return all_there;
 }
 
+bool block_at_cluster_barrier(std::span<const ThreadSync> threads) {
+  const ThreadSync* first = nullptr;
+  for (const ThreadSync& thread : threads) {
+    if (thread.state == ThreadState::kExited) {
+      continue;
+    }
+    if (thread.state != ThreadState::kAtClusterBarrier ||
+        (first != nullptr && !same_site(first->barrier, thread.barrier))) {
+      return false;
+    }
+    first = first == nullptr ? &thread : first;
+  }
+  return first != nullptr;
+}
+
+void release_cluster_barrier(std::span<ThreadSync> threads) {
+  for (ThreadSync& thread : threads) {
+    if (thread.state == ThreadState::kAtClusterBarrier) {
+      thread.state = ThreadState::kRunnable;
+    }
+  }
+}
+
 std::string diagnose_stuck_block(std::span<const ThreadSync> threads, const Dim3& block_dim) {
   const auto count = static_cast<std::uint32_t>(threads.size());
   for (std::uint32_t t = 0; t < count; ++t) {
@@ -290,23 +315,28 @@ std::string diagnose_stuck_block(std::span<const ThreadSync> threads, const Dim3
                          why_lane_is_missing(threads, other));
     }
   }
-  for (std::uint32_t t = 0; t < count; ++t) {
-    if (threads[t].state != ThreadState::kAtBarrier) {
-      continue;
-    }
-    for (std::uint32_t other = 0; other < count; ++other) {
-      const ThreadSync& missing = threads[other];
-      if (missing.state == ThreadState::kAtBarrier && same_site(missing.barrier, threads[t].barrier)) {
+  // A block barrier first, then a cluster barrier: an exited thread keeps the first waiting,
+  // not the second (it counts as arrived at a cluster barrier).
+  for (const ThreadState waiting : {ThreadState::kAtBarrier, ThreadState::kAtClusterBarrier}) {
+    const char* name = waiting == ThreadState::kAtBarrier ? "__syncthreads()" : "cluster_sync()";
+    for (std::uint32_t t = 0; t < count; ++t) {
+      if (threads[t].state != waiting) {
         continue;
       }
-      const std::string why =
-          missing.state == ThreadState::kExited ? std::string("exited without reaching it")
-          : missing.state == ThreadState::kAtBarrier
-              ? fmt::format("waits at a different __syncthreads() at {}", describe_site(missing.barrier))
-              : fmt::format("waits at {}", describe_request(missing.warp));
-      return fmt::format("{} waits at __syncthreads() at {}, but {} {}; on a GPU this hangs or is undefined",
-                         describe_thread(t, block_dim), describe_site(threads[t].barrier),
-                         describe_thread(other, block_dim), why);
+      for (std::uint32_t other = 0; other < count; ++other) {
+        const ThreadSync& missing = threads[other];
+        if ((missing.state == waiting && same_site(missing.barrier, threads[t].barrier)) ||
+            (missing.state == ThreadState::kExited && waiting == ThreadState::kAtClusterBarrier)) {
+          continue;
+        }
+        const std::string why = missing.state == ThreadState::kExited ? std::string("exited without reaching it")
+                                : missing.state == waiting
+                                    ? fmt::format("waits at a different {} at {}", name, describe_site(missing.barrier))
+                                    : why_lane_is_missing(threads, other);
+        return fmt::format("{} waits at {} at {}, but {} {}; on a GPU this hangs or is undefined",
+                           describe_thread(t, block_dim), name, describe_site(threads[t].barrier),
+                           describe_thread(other, block_dim), why);
+      }
     }
   }
   return "the block stopped making progress with no thread waiting (internal error)";

@@ -17,13 +17,15 @@ namespace metrale::host {
 
 inline constexpr std::uint32_t kWarpLanes = 32;
 
-enum class ThreadState : std::uint8_t { kRunnable, kAtBarrier, kAtWarpSync, kExited };
+// kAtClusterBarrier: at cluster_sync(), which the block scheduler releases once every thread of
+// the block is there (or exited) and the cluster's other blocks arrived (cluster_rendezvous.hpp).
+enum class ThreadState : std::uint8_t { kRunnable, kAtBarrier, kAtWarpSync, kAtClusterBarrier, kExited };
 
 // One GPU thread's position, as the scheduler sees it between switches.
 struct ThreadSync {
   ThreadState state = ThreadState::kRunnable;
   WarpSyncRequest warp;               // meaningful in kAtWarpSync
-  ::metrale::host::CallSite barrier;  // meaningful in kAtBarrier
+  ::metrale::host::CallSite barrier;  // meaningful in kAtBarrier and kAtClusterBarrier
   std::uint64_t result = 0;           // written when the warp collective resolves
 };
 
@@ -51,6 +53,13 @@ WarpResolution resolve_warp_collectives(std::span<ThreadSync> threads, const Dim
 
 // Releases the barrier when every thread of the block waits at the same __syncthreads site.
 bool release_barrier(std::span<ThreadSync> threads);
+
+// Every thread that has not exited waits at the same cluster_sync() site, and one at least: the
+// block may arrive at its cluster's barrier.
+bool block_at_cluster_barrier(std::span<const ThreadSync> threads);
+
+// Makes the threads waiting at the cluster barrier runnable (the cluster passed it).
+void release_cluster_barrier(std::span<ThreadSync> threads);
 
 // Every thread is exited or waiting and nothing resolves: names the first waiting thread and
 // the thread that keeps it waiting (exited, or at another barrier or collective).

@@ -80,7 +80,7 @@ TEST_CASE("host backend: launch shapes outside CUDA's limits are refused", "[hos
   CHECK_THROWS_WITH(launch({1, 1, 1}, {32, 1, 65}), Contains("exceeds the limits"));
   CHECK_THROWS_WITH(launch({1, 70000, 1}, {32, 1, 1}), Contains("grid (1,70000,1) exceeds"));
   CHECK_THROWS_WITH(launch({1, 1, 1}, {32, 1, 1}, 227 * 1024 + 128), Contains("dynamic shared memory"));
-  CHECK_FALSE(metrale::host::launch_config_problem({{2, 3, 4}, {8, 8, 16}, 0, 0}).has_value());
+  CHECK_FALSE(metrale::host::launch_config_problem({{2, 3, 4}, {8, 8, 16}, 0, 0}, {9, 0}).has_value());
 }
 
 TEST_CASE("host backend: memory is tracked; copies and frees outside it are errors", "[host]") {

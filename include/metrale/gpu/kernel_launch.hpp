@@ -31,6 +31,11 @@ class KernelLaunch {
     config_.dynamic_shared_bytes = bytes;
     return *this;
   }
+  // Launches 1-D clusters of `blocks` thread blocks along grid.x (LaunchConfig::cluster_blocks).
+  KernelLaunch& cluster(std::uint32_t blocks) {
+    config_.cluster_blocks = blocks;
+    return *this;
+  }
   KernelLaunch& arg_ptr(DevicePtr ptr) { return arg(ptr.address); }
   KernelLaunch& arg_u32(std::uint32_t value) { return arg(value); }
   KernelLaunch& arg_i32(std::int32_t value) { return arg(value); }

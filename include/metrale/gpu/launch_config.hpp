@@ -1,4 +1,6 @@
 // metrale/gpu/launch_config.hpp: grid and block dimensions of one launch, as plain values.
+// Invariant: plain data; what a backend accepts is decided by its checks (src/gpu/cluster_launch.hpp
+// for clusters, src/host/launch_limits.hpp for the host's shape limits), never here.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,9 @@ struct LaunchConfig {
   std::uint32_t dynamic_shared_bytes = 0;
   // A CUstream on the CUDA backend (0 = the default stream); ignored on the host backend.
   std::uint64_t stream = 0;
+  // Thread blocks per cluster along grid.x (sm_90+ distributed shared memory); 1 = no cluster.
+  // grid.x must be a multiple of it; at most 8 (the portable cluster size).
+  std::uint32_t cluster_blocks = 1;
 };
 
 std::string to_string(const Dim3& dims);

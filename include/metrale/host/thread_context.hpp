@@ -112,6 +112,21 @@ unsigned char* dynamic_shared_memory();
 // __syncthreads(): waits until every thread of the block reached the barrier at this same site.
 void sync_threads(const ::metrale::host::CallSite& site);
 
+// ---- thread-block clusters (LaunchConfig::cluster_blocks; templates/metrale_arith.cuh) ----
+// Each block of a cluster runs on its own OS thread, all at once, so a block can wait for the
+// others. Without a cluster launch a block is a cluster of one.
+// The running block's rank in its cluster (blockIdx.x % cluster_blocks) and the cluster's size.
+unsigned int cluster_cta_rank();
+unsigned int cluster_cta_count();
+// barrier.cluster.arrive.release + wait.acquire: waits until every thread of the block reached
+// it (at this same site, as __syncthreads) and every other block of the cluster reached a
+// cluster barrier or exited; writes before it are visible to the whole cluster after it.
+void cluster_sync(const ::metrale::host::CallSite& site);
+// The dynamic shared memory of block `rank` of the running block's cluster (mapa): allocated
+// and filled with 0xCD before any block of the cluster starts, and refilled with 0xCD when that
+// block's threads have all exited (a read after that is the kernel's race, made visible).
+unsigned char* cluster_peer_shared_memory(unsigned int rank);
+
 // A warp collective: waits until every lane the mask names arrived at this same site with the
 // same mask and width; returns this lane's result bits.
 std::uint64_t warp_sync(const WarpSyncRequest& request);
@@ -218,6 +233,10 @@ void access(std::uintptr_t address, std::size_t bytes, bool write) noexcept;
   X(running_coordinates, detail::running_coordinates, const detail::FiberCoordinates&, (const char* what), (what), ) \
   X(dynamic_shared_memory, dynamic_shared_memory, unsigned char*, (), (), )                                          \
   X(sync_threads, sync_threads, void, (const CallSite& site), (site), )                                              \
+  X(cluster_cta_rank, cluster_cta_rank, unsigned int, (), (), )                                                      \
+  X(cluster_cta_count, cluster_cta_count, unsigned int, (), (), )                                                    \
+  X(cluster_sync, cluster_sync, void, (const CallSite& site), (site), )                                              \
+  X(cluster_peer_shared_memory, cluster_peer_shared_memory, unsigned char*, (unsigned int rank), (rank), )           \
   X(warp_sync, warp_sync, std::uint64_t, (const WarpSyncRequest& request), (request), )                              \
   X(tile_load_a_bf16_row, tile_load_a_bf16_row, void,                                                                \
     (TileBf16Fragment & a, const void* tile, std::uint32_t ldm, CallSite site), (a, tile, ldm, site), )              \
