@@ -1,6 +1,7 @@
-// dynamic_shared_source.hpp: the NVRTC source set of the dynamic shared memory test kernel
-// (tests/data/host/dynamic_shared.cuh, which the host tests compile directly): the embedded
-// templates plus that file, its include of the arithmetic header renamed to the set's name.
+// dynamic_shared_source.hpp: the NVRTC source sets of host test kernels that include the
+// arithmetic header (tests/data/host/dynamic_shared.cuh, cluster.cuh, which the host tests
+// compile directly): the embedded templates plus that file, its include of the arithmetic header
+// renamed to the set's name.
 #pragma once
 
 #include <fstream>
@@ -15,11 +16,13 @@ namespace metrale::test {
 
 inline constexpr const char* kDynamicSharedSource = "dynamic_shared.cuh";
 inline constexpr const char* kDynamicSharedRotate = "metrale_test::dynamic_shared_rotate";
+inline constexpr const char* kClusterSource = "cluster.cuh";
 
-inline SourceSet dynamic_shared_sources() {
+// `file`, a kernel file in tests/data/host/, as source `file` of the set.
+inline SourceSet host_test_kernel_sources(const std::string& file) {
   SourceSet sources;
   sources.add_embedded_templates([](const char*) { return std::optional<std::string>(); });
-  const std::string path = METRALE_SOURCE_DIR "/tests/data/host/dynamic_shared.cuh";
+  const std::string path = METRALE_SOURCE_DIR "/tests/data/host/" + file;
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
@@ -30,8 +33,10 @@ inline SourceSet dynamic_shared_sources() {
     throw std::runtime_error(path + " is missing or lacks the line: " + include);
   }
   kernel.replace(at, include.size(), "#include \"metrale_arith.cuh\"");
-  sources.add_source(kDynamicSharedSource, kernel);
+  sources.add_source(file, kernel);
   return sources;
 }
+
+inline SourceSet dynamic_shared_sources() { return host_test_kernel_sources(kDynamicSharedSource); }
 
 }  // namespace metrale::test
