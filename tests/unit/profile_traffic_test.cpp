@@ -217,3 +217,70 @@ TEST_CASE("profile: a kernel without asynchronous copies has none in flight", "[
   CHECK(t.async_bytes == 0);
   CHECK(t.async_in_flight_bytes == 0);
 }
+
+TEST_CASE("profile: a cluster's reads of its peers' shared memory are not device traffic", "[profile][cluster]") {
+  Fixture f;
+  const auto input = random_floats(512, 21);
+  const DevicePtr in = upload(f.gpu, input);
+  const DevicePtr out = upload(f.gpu, std::vector<float>(512, -7.0F));
+  f.gpu.begin_profile({});
+  metrale::KernelLaunch(f.gpu, load_kernel(f.gpu, "cluster_swap"))
+      .grid({4, 1, 1})
+      .block({128, 1, 1})
+      .cluster(2)
+      .dynamic_shared(128 * 4)
+      .arg_ptr(in)
+      .arg_ptr(out)
+      .launch();
+  const auto launches = f.gpu.end_profile();
+  REQUIRE(launches.size() == 1);
+  // coalesced_copy's counts: 16 warps, each one 128-byte load and one 128-byte store.
+  check_counts(launches[0], 16, 64, 16, 64, 2048, 2048, 2048, 2048);
+  const std::vector<float> got = download<float>(f.gpu, out, 512);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    wrong += got[i] == input[(i / 128 ^ 1U) * 128 + i % 128] ? 0 : 1;
+  }
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("profile: a cluster launch is sampled in whole clusters", "[profile][cluster]") {
+  Fixture f;
+  constexpr std::uint32_t kBlocks = 128;
+  const auto input = random_floats(std::size_t{kBlocks} * 32, 22);
+  const DevicePtr in = upload(f.gpu, input);
+  const DevicePtr out = upload(f.gpu, std::vector<float>(input.size(), -7.0F));
+  f.gpu.begin_profile({20, 6});  // about 20 blocks in waves of 6: 3 clusters of 2 per wave
+  metrale::KernelLaunch(f.gpu, load_kernel(f.gpu, "cluster_swap"))
+      .grid({kBlocks, 1, 1})
+      .block({32, 1, 1})
+      .cluster(2)
+      .dynamic_shared(32 * 4)
+      .arg_ptr(in)
+      .arg_ptr(out)
+      .launch();
+  const auto launches = f.gpu.end_profile();
+  REQUIRE(launches.size() == 1);
+  const LaunchTraffic& t = launches[0];
+  CHECK(t.sampled());
+  CHECK(t.total_blocks == kBlocks);
+  CHECK(t.sampled_blocks % 2 == 0);
+  CHECK(t.sampled_blocks < kBlocks);
+  // Every block does one 128-byte load and store: the estimates are exact.
+  CHECK(t.load_requests == Approx(kBlocks));
+  CHECK(t.store_sectors == Approx(kBlocks * 4));
+  CHECK(t.dram_read_bytes == Approx(kBlocks * 128));
+  // Each sampled block got its partner's slice (unsampled blocks are left as they were).
+  const std::vector<float> got = download<float>(f.gpu, out, input.size());
+  std::size_t swapped = 0;
+  std::size_t lone = 0;  // a block that ran without its cluster's other block
+  for (std::size_t b = 0; b < kBlocks; ++b) {
+    const bool ran = got[b * 32] != -7.0F;
+    lone += ran != (got[(b ^ 1U) * 32] != -7.0F) ? 1 : 0;
+    for (std::size_t i = 0; ran && i < 32; ++i) {
+      swapped += got[b * 32 + i] == input[(b ^ 1U) * 32 + i] ? 1 : 0;
+    }
+  }
+  CHECK(swapped == t.sampled_blocks * 32);
+  CHECK(lone == 0);
+}

@@ -28,7 +28,8 @@ std::vector<metrale::HostKernelInfo> profiled_traffic_kernels() {
           make_host_kernel<&counted_math<8>>("counted_math", {}),
           make_host_kernel<&async_pipeline<3, 8, false>>("async_pipeline3", {}),
           make_host_kernel<&async_pipeline<2, 8, false>>("async_pipeline2", {}),
-          make_host_kernel<&async_pipeline<3, 8, true>>("async_pipeline3_half", {})};
+          make_host_kernel<&async_pipeline<3, 8, true>>("async_pipeline3_half", {}),
+          make_host_kernel<&cluster_swap>("cluster_swap", {})};
 }
 
 }  // namespace metrale_test

@@ -42,6 +42,20 @@ __global__ void async_pipeline(const uint4* __restrict__ in, uint4* __restrict__
   out[blockIdx.x * blockDim.x + t] = acc;
 }
 
+// Clusters of two: each block stages its 128-byte-per-warp slice of `in` in its dynamic shared
+// memory (blockDim.x floats), and after the cluster barrier writes its partner's (rank ^ 1)
+// slice: out[b][t] = in[b ^ 1][t]. The peer's shared memory is not device memory, so the device
+// traffic is coalesced_copy's.
+__global__ void cluster_swap(const float* __restrict__ in, float* __restrict__ out) {
+  float* own = reinterpret_cast<float*>(metrale::kernels::dynamic_shared_memory());
+  const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+  own[threadIdx.x] = in[i];
+  metrale::kernels::cluster_sync();
+  const unsigned int partner = metrale::kernels::cluster_cta_rank() ^ 1u;
+  out[i] = reinterpret_cast<const float*>(metrale::kernels::cluster_peer_shared_memory(partner))[threadIdx.x];
+  metrale::kernels::cluster_sync();  // the partner reads this block's memory until here
+}
+
 // out[i] = in[i]: each warp reads and writes 32 consecutive floats (128 bytes, 4 sectors).
 __global__ void coalesced_copy(const float* __restrict__ in, float* __restrict__ out) {
   const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -10,7 +10,8 @@ namespace metrale_test {
 
 // Names: "coalesced_copy", "vector_copy", "strided_read", "broadcast_read", "block_reused_row",
 // "counted_math" (FMAS = 8), "async_pipeline3" / "async_pipeline2" (3 and 2 stages, 8 chunks),
-// "async_pipeline3_half" (3 stages, the upper half of the threads zero-fill); all with default KernelParams.
+// "async_pipeline3_half" (3 stages, the upper half of the threads zero-fill), "cluster_swap" (clusters
+// of 2, blockDim.x floats of dynamic shared memory); all with default KernelParams.
 std::vector<metrale::HostKernelInfo> profiled_traffic_kernels();
 
 }  // namespace metrale_test
