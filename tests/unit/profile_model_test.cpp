@@ -172,6 +172,33 @@ TEST_CASE("grid sample: a sub-grid of whole rows, spread over the grid, in whole
   CHECK(distinct.size() == sample.dims[0].coords.size());
 }
 
+TEST_CASE("grid sample: a cluster launch is sampled in whole clusters, its blocks together", "[profile][cluster]") {
+  constexpr std::uint32_t kCluster = 4;
+  const metrale::Dim3 grid{512 * kCluster, 6, 1};
+  const auto sample = metrale::host::plan_grid_sample(grid, 400, 132, kCluster);
+  REQUIRE(sample.dims[0].sampled);
+  CHECK(sample.dims[0].extent == 512);  // clusters along x
+  CHECK(sample.total_blocks == grid.volume());
+  const std::vector<std::uint64_t> blocks = sample.blocks();
+  REQUIRE(blocks.size() == sample.sampled_blocks);
+  REQUIRE(blocks.size() % kCluster == 0);
+  CHECK(sample.block_scale() == Approx(static_cast<double>(grid.volume()) / static_cast<double>(blocks.size())));
+  std::size_t broken = 0;
+  for (std::size_t i = 0; i < blocks.size(); i += kCluster) {
+    const metrale::Dim3 first{static_cast<std::uint32_t>(blocks[i] % grid.x),
+                              static_cast<std::uint32_t>(blocks[i] / grid.x), 0};
+    broken += first.x % kCluster == 0 ? 0 : 1;
+    for (std::uint32_t rank = 1; rank < kCluster; ++rank) {
+      const metrale::Dim3 block{first.x + rank, first.y, 0};
+      broken += blocks[i + rank] == blocks[i] + rank ? 0 : 1;
+      broken += sample.combo_mask(block) == sample.combo_mask(first) ? 0 : 1;  // one cluster, one membership
+    }
+  }
+  CHECK(broken == 0);
+  // A grid that fits the budget runs whole.
+  CHECK(metrale::host::plan_grid_sample({16, 2, 1}, 1000, 132, 8).blocks().size() == 32);
+}
+
 TEST_CASE("grid sample: distinct counts extrapolate exactly for shared, per-row and per-block parts", "[profile]") {
   // A footprint of 7 shared sectors, 3 per x coordinate, 2 per y coordinate and 5 per block.
   const metrale::Dim3 grid{1000, 300, 1};
