@@ -7,7 +7,10 @@
 // compile with NVRTC for sm_80 (no cluster PTX), sm_90 and sm_100 (mapa, barrier.cluster).
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <fstream>
+#include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,7 @@
 #include "metrale/error.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
 #include "support/dynamic_shared_source.hpp"
+#include "support/temp_dir.hpp"
 
 // clang-format off
 #include "metrale/host/cuda_host_prelude.hpp"
@@ -63,6 +67,40 @@ std::vector<float> peer_sum_reference(const std::vector<float>& in, Dim3 grid, s
   return out;
 }
 
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs cluster_peer_sum over `blocks` in clusters of `cluster` and returns how many outputs differ
+// from the reference.
+std::size_t peer_sum_mismatches(HostBackend& gpu, KernelHandle kernel, Dim3 blocks, std::uint32_t cluster,
+                                std::uint32_t seed) {
+  constexpr std::uint32_t kWords = 300;  // not a multiple of the 96 threads
+  const std::vector<float> input = random_floats(blocks.volume() * kWords, seed);
+  const DevicePtr in = upload(gpu, input);
+  const DevicePtr out = upload(gpu, std::vector<float>(input.size(), std::nanf("")));
+  KernelLaunch(gpu, kernel)
+      .grid(blocks)
+      .block({96, 1, 1})
+      .cluster(cluster)
+      .dynamic_shared(kWords * 4)
+      .arg_ptr(in)
+      .arg_ptr(out)
+      .arg_u32(kWords)
+      .launch();
+  const std::vector<float> got = download<float>(gpu, out, input.size());
+  const std::vector<float> want = peer_sum_reference(input, blocks, cluster, kWords);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    wrong += std::fabs(got[i] - want[i]) <= 1e-5F * (1.0F + std::fabs(want[i])) ? 0 : 1;
+  }
+  return wrong;
+}
+
 // Launches `kernel` with one pointer argument; "" or the BackendError's text.
 std::string launch_one(HostBackend& gpu, const char* kernel, Dim3 grid, std::uint32_t cluster, DevicePtr out,
                        std::uint32_t threads = 64) {
@@ -85,29 +123,10 @@ TEST_CASE("host clusters: each block reads every peer's shared memory after the 
   const std::uint32_t cluster = GENERATE(2U, 4U, 8U);
   const Dim3 grid = GENERATE(Dim3{3, 1, 1}, Dim3{2, 3, 1});  // in clusters along x
   const Dim3 blocks{grid.x * cluster, grid.y, 1};
-  constexpr std::uint32_t kWords = 300;  // not a multiple of the 96 threads
   INFO("cluster " << cluster << " grid " << to_string(blocks));
   const std::unique_ptr<HostBackend> backend = make_backend(3);
-  HostBackend& gpu = *backend;
-  const std::vector<float> input = random_floats(blocks.volume() * kWords, 9000 + cluster + blocks.y);
-  const DevicePtr in = upload(gpu, input);
-  const DevicePtr out = upload(gpu, std::vector<float>(input.size(), std::nanf("")));
-  KernelLaunch(gpu, load_kernel(gpu, "cluster_peer_sum"))
-      .grid(blocks)
-      .block({96, 1, 1})
-      .cluster(cluster)
-      .dynamic_shared(kWords * 4)
-      .arg_ptr(in)
-      .arg_ptr(out)
-      .arg_u32(kWords)
-      .launch();
-  const std::vector<float> got = download<float>(gpu, out, input.size());
-  const std::vector<float> want = peer_sum_reference(input, blocks, cluster, kWords);
-  std::size_t wrong = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    wrong += std::fabs(got[i] - want[i]) <= 1e-5F * (1.0F + std::fabs(want[i])) ? 0 : 1;
-  }
-  CHECK(wrong == 0);
+  CHECK(peer_sum_mismatches(*backend, load_kernel(*backend, "cluster_peer_sum"), blocks, cluster,
+                            9000 + cluster + blocks.y) == 0);
 }
 
 TEST_CASE("host clusters: rank is blockIdx.x % cluster_blocks, count the cluster's size; none: 0 and 1",
@@ -178,6 +197,36 @@ TEST_CASE("host clusters: a block that throws stops its peers waiting at the bar
   INFO(error);
   CHECK_THAT(error, Contains("kernel cluster_rank1_bad_peer<default>, block (1,0,0): thread (0,0,0): the kernel threw: "
                              "cluster_peer_shared_memory(9): the block's cluster has 4 blocks (ranks 0 to 3)"));
+}
+
+TEST_CASE("host clusters: a host-JIT kernel reaches the cluster calls through the prelude table",
+          "[host][cluster][jit]") {
+  // The library's headers and the test kernel as a host-JIT source set (the engine path).
+  std::map<std::string, std::string, std::less<>> sources;
+  for (const char* name : {"metrale_arith.cuh", "metrale_types.cuh"}) {
+    sources[name] = read_text(std::string(METRALE_SOURCE_DIR "/templates/") + name);
+  }
+  std::string kernel = read_text(METRALE_SOURCE_DIR "/tests/data/host/cluster.cuh");
+  const std::string include = "#include \"../../../templates/metrale_arith.cuh\"";
+  REQUIRE(kernel.find(include) != std::string::npos);
+  kernel.replace(kernel.find(include), include.size(), "#include \"metrale_arith.cuh\"");
+  sources["cluster.cuh"] = kernel;
+  metrale::test::TempDir cache("metrale-host-jit-cluster");
+  HostBackendOptions options;
+  options.worker_threads = 2;
+  options.jit_cache_dir = cache.path();
+  HostBackend gpu(options);
+  const KernelHandle handle = gpu.load(LoadRequest{"cluster_peer_sum_jit",
+                                                   KernelParams{},
+                                                   "metrale_test::cluster_peer_sum",
+                                                   {},
+                                                   {},
+                                                   ImageKind::kCubin,
+                                                   "cluster.cuh",
+                                                   &sources});
+  REQUIRE(handle.present());
+  CHECK(gpu.jit_stats().compiles == 1);
+  CHECK(peer_sum_mismatches(gpu, handle, {8, 2, 1}, 4, 31) == 0);
 }
 
 TEST_CASE("the cluster test kernels compile with NVRTC: cluster PTX on sm_90 and sm_100, none on sm_80",
