@@ -4,7 +4,8 @@
 // cluster_peer_shared_memory, checked against a plain C++ sum; static __shared__ stays per block;
 // rank and count are blockIdx.x % c and c; the refusals CUDA would give are named; a block that
 // never arrives or throws ends the launch with its own error, never a hang. The same kernels
-// compile with NVRTC for sm_80 (no cluster PTX), sm_90 and sm_100 (mapa, barrier.cluster).
+// compile with NVRTC for sm_80 (no cluster PTX), sm_90 and sm_100 (mapa, barrier.cluster), and
+// through the host JIT. The [concurrency] cases are the ones CI runs under TSan (make tsan).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
@@ -119,7 +120,8 @@ std::string launch_one(HostBackend& gpu, const char* kernel, Dim3 grid, std::uin
 
 }  // namespace
 
-TEST_CASE("host clusters: each block reads every peer's shared memory after the cluster barrier", "[host][cluster]") {
+TEST_CASE("host clusters: each block reads every peer's shared memory after the cluster barrier",
+          "[host][cluster][concurrency]") {
   const std::uint32_t cluster = GENERATE(2U, 4U, 8U);
   const Dim3 grid = GENERATE(Dim3{3, 1, 1}, Dim3{2, 3, 1});  // in clusters along x
   const Dim3 blocks{grid.x * cluster, grid.y, 1};
@@ -149,7 +151,7 @@ TEST_CASE("host clusters: rank is blockIdx.x % cluster_blocks, count the cluster
 TEST_CASE("host clusters: the launches CUDA refuses are refused, each with its reason", "[host][cluster]") {
   const std::unique_ptr<HostBackend> backend = make_backend();
   HostBackend& gpu = *backend;
-  const DevicePtr out = upload(gpu, std::vector<std::uint32_t>(64, 7));
+  const DevicePtr out = upload(gpu, std::vector<std::uint32_t>(8 * 2 * 3 * 2, 7));
   CHECK_THAT(launch_one(gpu, "cluster_rank_count", {4, 1, 1}, 0, out), Contains("cluster of 0 blocks"));
   CHECK_THAT(launch_one(gpu, "cluster_rank_count", {9, 1, 1}, 9, out),
              Contains("cluster of 9 blocks exceeds the portable cluster size of 8"));
@@ -170,7 +172,7 @@ TEST_CASE("host clusters: the launches CUDA refuses are refused, each with its r
 }
 
 TEST_CASE("host clusters: a block that never arrives at the cluster barrier fails the launch, no hang",
-          "[host][cluster]") {
+          "[host][cluster][concurrency]") {
   const std::unique_ptr<HostBackend> backend = make_backend();
   HostBackend& gpu = *backend;
   const DevicePtr out = upload(gpu, random_floats(8 * 64, 3));
@@ -189,7 +191,7 @@ TEST_CASE("host clusters: a block that never arrives at the cluster barrier fail
 }
 
 TEST_CASE("host clusters: a block that throws stops its peers waiting at the barrier, and is named",
-          "[host][cluster]") {
+          "[host][cluster][concurrency]") {
   const std::unique_ptr<HostBackend> backend = make_backend(1);
   HostBackend& gpu = *backend;
   const DevicePtr out = upload(gpu, random_floats(4 * 32, 4));

@@ -40,7 +40,7 @@ __global__ void cluster_peer_sum(const float* in, float* out, unsigned int words
   metrale::kernels::cluster_sync();
 }
 
-// out[2 b] = rank, out[2 b + 1] = count, for block b along x; every thread must agree.
+// out[2 b] = rank, out[2 b + 1] = count, for linear block b; every thread must agree.
 __global__ void cluster_rank_count(unsigned int* out) {
   const unsigned int rank = metrale::kernels::cluster_cta_rank();
   const unsigned int count = metrale::kernels::cluster_cta_count();
@@ -53,9 +53,10 @@ __global__ void cluster_rank_count(unsigned int* out) {
     disagree = 1u;
   }
   __syncthreads();
+  const unsigned int block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
   if (threadIdx.x == 0u) {
-    out[2u * blockIdx.x] = disagree == 0u ? rank : 0xffffffffu;
-    out[2u * blockIdx.x + 1u] = count;
+    out[2u * block] = disagree == 0u ? rank : 0xffffffffu;
+    out[2u * block + 1u] = count;
   }
 }
 
