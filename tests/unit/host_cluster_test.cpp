@@ -45,6 +45,7 @@ std::unique_ptr<HostBackend> make_backend(unsigned workers = 2, ComputeCapabilit
   gpu->add_kernel(make_host_kernel<&cluster_rank_count>("cluster_rank_count", {}));
   gpu->add_kernel(make_host_kernel<&cluster_rank1_never_arrives>("cluster_rank1_never_arrives", {}));
   gpu->add_kernel(make_host_kernel<&cluster_rank1_bad_peer>("cluster_rank1_bad_peer", {}));
+  gpu->add_kernel(make_host_kernel<&cluster_read_exited_peer>("cluster_read_exited_peer", {}));
   return gpu;
 }
 
@@ -199,6 +200,28 @@ TEST_CASE("host clusters: a block that throws stops its peers waiting at the bar
   INFO(error);
   CHECK_THAT(error, Contains("kernel cluster_rank1_bad_peer<default>, block (1,0,0): thread (0,0,0): the kernel threw: "
                              "cluster_peer_shared_memory(9): the block's cluster has 4 blocks (ranks 0 to 3)"));
+}
+
+TEST_CASE("host clusters: an exited block counts as arrived, and its shared memory is poisoned",
+          "[host][cluster][concurrency]") {
+  const std::unique_ptr<HostBackend> backend = make_backend();
+  HostBackend& gpu = *backend;
+  constexpr std::uint32_t kClusters = 3;
+  constexpr std::uint32_t kWords = 200;
+  const DevicePtr out = upload(gpu, random_ints<std::uint32_t>(kClusters * kWords, 12, 0, 1000));
+  KernelLaunch(gpu, load_kernel(gpu, "cluster_read_exited_peer"))
+      .grid({kClusters * 2, 1, 1})
+      .block({64, 1, 1})
+      .cluster(2)
+      .dynamic_shared(kWords * 4)
+      .arg_ptr(out)
+      .arg_u32(kWords)
+      .launch();
+  std::size_t poisoned = 0;
+  for (const std::uint32_t word : download<std::uint32_t>(gpu, out, kClusters * kWords)) {
+    poisoned += word == 0xCDCDCDCDU ? 1 : 0;
+  }
+  CHECK(poisoned == kClusters * kWords);  // not rank 1's 0x11223344 + i: the kernel's race is visible
 }
 
 TEST_CASE("host clusters: a host-JIT kernel reaches the cluster calls through the prelude table",

@@ -3,7 +3,8 @@
 // LaunchConfig::cluster_blocks. A block stages its row of `in`, scaled by rank + 1 (a factor kept
 // in static __shared__, which must be per block), in its dynamic shared memory; after a cluster
 // barrier every block sums the cluster's staged rows through each peer's memory. Others report
-// the rank and count, and misuse the cluster barrier (one block never arrives, one throws).
+// the rank and count, and misuse the cluster barrier (one block never arrives, one throws, one
+// reads a peer that exited).
 #pragma once
 
 #include "../../../templates/metrale_arith.cuh"
@@ -77,6 +78,27 @@ __global__ void cluster_rank1_bad_peer(float* out) {
         *reinterpret_cast<const float*>(metrale::kernels::cluster_peer_shared_memory(9u));
   }
   metrale::kernels::cluster_sync();
+}
+
+// Rank 1 fills its dynamic shared memory and exits without a cluster barrier; rank 0 passes two
+// cluster barriers (an exited block counts as arrived at each) and then copies rank 1's `words`
+// words to out[cluster][..]: a read after the peer exited, which a GPU leaves undefined and the
+// host backend answers with the 0xCD poison.
+__global__ void cluster_read_exited_peer(unsigned int* out, unsigned int words) {
+  unsigned int* own = reinterpret_cast<unsigned int*>(metrale::kernels::dynamic_shared_memory());
+  if (metrale::kernels::cluster_cta_rank() == 1u) {
+    for (unsigned int i = threadIdx.x; i < words; i += blockDim.x) {
+      own[i] = 0x11223344u + i;
+    }
+    return;
+  }
+  metrale::kernels::cluster_sync();
+  metrale::kernels::cluster_sync();
+  const unsigned int* peer = reinterpret_cast<const unsigned int*>(metrale::kernels::cluster_peer_shared_memory(1u));
+  const unsigned int cluster = blockIdx.x / metrale::kernels::cluster_cta_count();
+  for (unsigned int i = threadIdx.x; i < words; i += blockDim.x) {
+    out[cluster * words + i] = peer[i];
+  }
 }
 
 }  // namespace metrale_test
