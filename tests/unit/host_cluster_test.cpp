@@ -22,6 +22,7 @@
 #include "jit/nvrtc_compiler.hpp"
 #include "metrale/error.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
+#include "support/cluster_reference.hpp"
 #include "support/dynamic_shared_source.hpp"
 #include "support/temp_dir.hpp"
 
@@ -49,58 +50,12 @@ std::unique_ptr<HostBackend> make_backend(unsigned workers = 2, ComputeCapabilit
   return gpu;
 }
 
-// What cluster_peer_sum writes, computed without the backend.
-std::vector<float> peer_sum_reference(const std::vector<float>& in, Dim3 grid, std::uint32_t cluster,
-                                      std::uint32_t words) {
-  std::vector<float> out(in.size());
-  for (std::uint32_t y = 0; y < grid.y; ++y) {
-    for (std::uint32_t x = 0; x < grid.x; ++x) {
-      const std::size_t row = std::size_t{y} * grid.x + x;
-      const std::uint32_t first = x / cluster * cluster;
-      for (std::uint32_t i = 0; i < words; ++i) {
-        float sum = 0.0F;
-        for (std::uint32_t k = 0; k < cluster; ++k) {
-          sum += in[(std::size_t{y} * grid.x + first + k) * words + i] * static_cast<float>(k + 1);
-        }
-        out[row * words + i] = sum + static_cast<float>(x % cluster + 1) * 1024.0F;
-      }
-    }
-  }
-  return out;
-}
-
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
   REQUIRE(in.good());
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-// Runs cluster_peer_sum over `blocks` in clusters of `cluster` and returns how many outputs differ
-// from the reference.
-std::size_t peer_sum_mismatches(HostBackend& gpu, KernelHandle kernel, Dim3 blocks, std::uint32_t cluster,
-                                std::uint32_t seed) {
-  constexpr std::uint32_t kWords = 300;  // not a multiple of the 96 threads
-  const std::vector<float> input = random_floats(blocks.volume() * kWords, seed);
-  const DevicePtr in = upload(gpu, input);
-  const DevicePtr out = upload(gpu, std::vector<float>(input.size(), std::nanf("")));
-  KernelLaunch(gpu, kernel)
-      .grid(blocks)
-      .block({96, 1, 1})
-      .cluster(cluster)
-      .dynamic_shared(kWords * 4)
-      .arg_ptr(in)
-      .arg_ptr(out)
-      .arg_u32(kWords)
-      .launch();
-  const std::vector<float> got = download<float>(gpu, out, input.size());
-  const std::vector<float> want = peer_sum_reference(input, blocks, cluster, kWords);
-  std::size_t wrong = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    wrong += std::fabs(got[i] - want[i]) <= 1e-5F * (1.0F + std::fabs(want[i])) ? 0 : 1;
-  }
-  return wrong;
 }
 
 // Launches `kernel` with one pointer argument; "" or the BackendError's text.
@@ -128,8 +83,8 @@ TEST_CASE("host clusters: each block reads every peer's shared memory after the 
   const Dim3 blocks{grid.x * cluster, grid.y, 1};
   INFO("cluster " << cluster << " grid " << to_string(blocks));
   const std::unique_ptr<HostBackend> backend = make_backend(3);
-  CHECK(peer_sum_mismatches(*backend, load_kernel(*backend, "cluster_peer_sum"), blocks, cluster,
-                            9000 + cluster + blocks.y) == 0);
+  CHECK(test::peer_sum_mismatches(*backend, load_kernel(*backend, "cluster_peer_sum"), blocks, cluster,
+                                  9000 + cluster + blocks.y) == 0);
 }
 
 TEST_CASE("host clusters: rank is blockIdx.x % cluster_blocks, count the cluster's size; none: 0 and 1",
@@ -251,7 +206,7 @@ TEST_CASE("host clusters: a host-JIT kernel reaches the cluster calls through th
                                                    &sources});
   REQUIRE(handle.present());
   CHECK(gpu.jit_stats().compiles == 1);
-  CHECK(peer_sum_mismatches(gpu, handle, {8, 2, 1}, 4, 31) == 0);
+  CHECK(test::peer_sum_mismatches(gpu, handle, {8, 2, 1}, 4, 31) == 0);
 }
 
 TEST_CASE("the cluster test kernels compile with NVRTC: cluster PTX on sm_90 and sm_100, none on sm_80",
