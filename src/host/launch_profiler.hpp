@@ -3,7 +3,9 @@
 // after it, folds the block's records into that worker's totals: requests and sectors per warp
 // access, the block's distinct sectors (L2), and the grid-wide distinct sectors (DRAM) with the
 // sample combinations each was seen in.
-// Invariants: workers touch only their own slot; finish() runs after the grid, on one thread.
+// Invariants: workers touch only their own slot (a cluster launch has one per block running at
+// once: GridExecutor::slots, each on that block's own OS thread); finish() runs after the grid,
+// on one thread. A peer's shared memory (clusters) is no device allocation, so never recorded.
 #pragma once
 
 #include <array>
