@@ -47,6 +47,7 @@ std::unique_ptr<HostBackend> make_backend(unsigned workers = 2, ComputeCapabilit
   gpu->add_kernel(make_host_kernel<&cluster_rank1_never_arrives>("cluster_rank1_never_arrives", {}));
   gpu->add_kernel(make_host_kernel<&cluster_rank1_bad_peer>("cluster_rank1_bad_peer", {}));
   gpu->add_kernel(make_host_kernel<&cluster_read_exited_peer>("cluster_read_exited_peer", {}));
+  gpu->add_kernel(make_host_kernel<&cluster_split_sites>("cluster_split_sites", {}));
   return gpu;
 }
 
@@ -144,6 +145,20 @@ TEST_CASE("host clusters: a block that never arrives at the cluster barrier fail
   // The backend is usable afterwards.
   const DevicePtr ranks = upload(gpu, std::vector<std::uint32_t>(16, 5));
   CHECK(launch_one(gpu, "cluster_rank_count", {8, 1, 1}, 2, ranks).empty());
+}
+
+TEST_CASE("host clusters: threads of one block at two different cluster barriers are named", "[host][cluster]") {
+  const std::unique_ptr<HostBackend> backend = make_backend(1);
+  HostBackend& gpu = *backend;
+  const DevicePtr out = upload(gpu, random_floats(2 * 64, 6));
+  const std::string error = launch_one(gpu, "cluster_split_sites", {2, 1, 1}, 2, out);
+  INFO(error);
+  CHECK_THAT(error, Contains("kernel cluster_split_sites<default>, block (") &&  // either block: both fail
+                        Contains("thread (0,0,0) waits at cluster_sync() at cluster.cuh:") &&
+                        Contains("but thread (1,0,0) waits at a different cluster_sync() at cluster.cuh:"));
+  // Without a cluster launch the block is a cluster of one: the same mistake, the same message.
+  CHECK_THAT(launch_one(gpu, "cluster_split_sites", {2, 1, 1}, 1, out),
+             Contains("waits at a different cluster_sync() at cluster.cuh:"));
 }
 
 TEST_CASE("host clusters: a block that throws stops its peers waiting at the barrier, and is named",

@@ -80,6 +80,17 @@ __global__ void cluster_rank1_bad_peer(float* out) {
   metrale::kernels::cluster_sync();
 }
 
+// Odd and even threads wait at two different cluster barriers (.aligned: every thread of the
+// block must execute the same one).
+__global__ void cluster_split_sites(float* out) {
+  if (threadIdx.x % 2u == 1u) {
+    metrale::kernels::cluster_sync();
+  } else {
+    metrale::kernels::cluster_sync();
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f;
+}
+
 // Rank 1 fills its dynamic shared memory and exits without a cluster barrier; rank 0 passes two
 // cluster barriers (an exited block counts as arrived at each) and then copies rank 1's `words`
 // words to out[cluster][..]: a read after the peer exited, which a GPU leaves undefined and the
