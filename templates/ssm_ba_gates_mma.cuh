@@ -10,21 +10,30 @@
 // The warps split as (TOKENS / 16) token tiles x (warps / (TOKENS / 16)) output slices; a warp
 // accumulates its token tile against kMmaNTiles / slices output tiles of 16 (slice s takes tiles
 // s, s + slices, ...), so N <= 128.
-// Shipped on hopper as {BLOCK 256, TOKENS 64, STAGES 8}: 4 token tiles x 2 slices of up to 4
-// output tiles, 32 fp32 accumulators per thread, 7 chunks of 64 K in flight (56 KiB of x and
-// 84 KiB of weight at N 96) in 184 KiB of dynamic shared memory.
-// Data flow: a block streams its x tile [TOKENS][K] and the weight's rows [N][K] through dynamic
-// shared memory in K chunks of kMmaChunk (16-byte cp.async copies, STAGES deep, zero-filled past
-// M, N and K; each block starts at its own chunk and wraps), so the weight is read from L2 once
-// per token tile; the accumulators go to shared memory (mma_store_row, reusing the stage buffers)
-// and the epilogue applies ba_gates_store, the parent's own gate math, writing each token's
-// outputs by consecutive threads.
+// Launch: as 1-D thread-block clusters of s CTAs (s = 1 without one; the op picks s with
+// ba_gates_mma_cluster_blocks): cluster c owns tokens [c TOKENS, (c + 1) TOKENS) and its CTA of
+// rank r the r-th contiguous 1/s of the K chunks; after the K loop each CTA stores its fp32
+// partial tile to its own shared memory, the cluster syncs, and CTA r sums rows
+// [r TOKENS / s, (r + 1) TOKENS / s) of every rank's tile, in rank order (so the result does not
+// depend on timing), for its epilogue; a last cluster sync keeps each tile alive until its
+// readers are done.
+// Shipped on hopper as {BLOCK 256, TOKENS 128, STAGES 6} in clusters of 2 at M 8192: 8 token
+// tiles of 16 x 6 output tiles per warp, 5 chunks of 64 K in flight (80 KiB of x and 60 KiB of
+// weight at N 96) in 189 KiB of dynamic shared memory; 64 clusters fill 128 SMs and each SM reads
+// half the weight, so the weight crosses L2 64 times instead of 128.
+// Data flow: a CTA streams its x tile [TOKENS][K range] and the weight's rows [N][K range]
+// through dynamic shared memory in K chunks of kMmaChunk (16-byte cp.async copies, STAGES deep,
+// zero-filled past M, N and K; each cluster starts at its own chunk of the range and wraps); the
+// accumulators go to shared memory (mma_store_row, reusing the stage buffers) and the epilogue
+// applies ba_gates_store, the parent's own gate math, writing each token's outputs by
+// consecutive threads.
 // Why this depth: with 3 stages of 32 K (2 groups, 20 KiB, in flight) the H200 measured 86 us at
 // M 8192 K 5120 N 96, one ~1 us round trip per 20 KiB a block streams (BENCHMARKS.md); the
 // bytes in flight, not the instruction count, set the pace.
 // Invariants:
 // - the launch's dynamic shared memory is ba_gates_mma_shared_bytes(TOKENS, N, STAGES) (the op's
 //   launcher computes the same; the host backend reports a kernel writing past what was asked);
+// - every CTA of a cluster reaches both cluster syncs (none returns early unless all do);
 // - every MMA call is warp-uniform (the token/output-tile loops depend only on the warp index and
 //   N), as PTX wmma's .sync.aligned requires; every thread reaches every barrier;
 // - rows past M or N and K columns past K are zeros in shared memory, so they add nothing, and
@@ -32,7 +41,7 @@
 // - token x row-stride and output x K products are 64-bit.
 // Arguments: as ssm_ba_gates.cuh. x rows and weight 16-byte aligned, K % 8 == 0, N <= 128 (the
 // op and its guard check; the kernel returns at once past 128 rather than overrun its stages).
-// Grid: (ceil(M / TOKENS), 1, 1).
+// Grid: (ceil(M / TOKENS) x s, 1, 1), clusters of (s, 1, 1).
 #pragma once
 
 #include "metrale_arith.cuh"
@@ -88,6 +97,13 @@ struct BaGatesMmaShape {
                 "at N = 128 the stages must fit the 227 KiB a block may opt in to");
 };
 
+// The K chunks one CTA multiplies: [begin, begin + count), starting at begin + first and wrapping.
+struct BaGatesMmaKRange {
+  unsigned int begin;
+  unsigned int count;
+  unsigned int first;
+};
+
 // One thread's share of a stage's copies, worked out once: per slot its source (already at the
 // slot's K offset; row 0's for a row past M or N, which is never read), its byte offset in a
 // stage, the bytes it reads (16, or 0 for a row past M or N: zero-filled), its K offset in the
@@ -130,13 +146,14 @@ struct BaGatesMmaCopies {
     }
   }
 
-  // Issues the copies of the block's K step `step` into `stage`: chunk (step + first) mod
-  // chunks, so blocks that start at different chunks read different weight rows at any moment.
+  // Issues the copies of the CTA's K step `step` into `stage`: chunk begin + (step + first) mod
+  // count, so clusters that start at different chunks read different weight rows at any moment.
   // One commit group per call (empty past the last step), so the wait counts stay uniform.
-  __device__ inline void issue(unsigned short* stage, unsigned int step, unsigned int chunks, unsigned int first,
+  __device__ inline void issue(unsigned short* stage, unsigned int step, const BaGatesMmaKRange& range,
                                unsigned int k) const {
-    if (step < chunks) {
-      const unsigned int chunk = step + first < chunks ? step + first : step + first - chunks;
+    if (step < range.count) {
+      const unsigned int turn = step + range.first;
+      const unsigned int chunk = range.begin + (turn < range.count ? turn : turn - range.count);
       const unsigned int k0 = chunk * kMmaChunk;
       unsigned char* stage_bytes = reinterpret_cast<unsigned char*>(stage);
       if (k0 + kMmaChunk <= k) {
@@ -171,8 +188,8 @@ template <unsigned int BLOCK, unsigned int TOKENS, unsigned int STAGES, unsigned
 __device__ inline void ba_gates_mma_k_loop(const BaGatesMmaCopies<BLOCK, TOKENS, STAGES>& copies,
                                            unsigned short* stages, unsigned int stage_elems,
                                            MmaF32Fragment (&acc)[BaGatesMmaShape<BLOCK, TOKENS, STAGES>::kTilesPerWarp],
-                                           unsigned int token_tile, unsigned int slice, unsigned int chunks,
-                                           unsigned int first, unsigned int k) {
+                                           unsigned int token_tile, unsigned int slice, const BaGatesMmaKRange& range,
+                                           unsigned int k) {
   using Shape = BaGatesMmaShape<BLOCK, TOKENS, STAGES>;
   constexpr unsigned int kSteps = kMmaChunk / kMmaTile;
   static_assert(kSteps % kMmaBatch == 0, "the batches must cover the chunk's k-steps");
@@ -180,11 +197,11 @@ __device__ inline void ba_gates_mma_k_loop(const BaGatesMmaCopies<BLOCK, TOKENS,
   const unsigned int b_offset = (TOKENS + slice * kMmaTile) * kMmaRowLd;
   unsigned int read_stage = 0;
   unsigned int write_stage = STAGES - 1u;
-  for (unsigned int c = 0; c < chunks; ++c) {
+  for (unsigned int c = 0; c < range.count; ++c) {
     async_copy_wait<STAGES - 2u>();
     // Chunk c has landed for every thread, and every warp is done with chunk c - 1's stage.
     __syncthreads();
-    copies.issue(stages + write_stage * stage_elems, c + STAGES - 1u, chunks, first, k);
+    copies.issue(stages + write_stage * stage_elems, c + STAGES - 1u, range, k);
     const unsigned short* stage = stages + read_stage * stage_elems;
     METRALE_UNROLL
     for (unsigned int batch = 0; batch < kSteps; batch += kMmaBatch) {
@@ -218,17 +235,15 @@ template <unsigned int BLOCK, unsigned int TOKENS, unsigned int STAGES, unsigned
 __device__ inline void ba_gates_mma_k_loop_for(
     unsigned int tiles, const BaGatesMmaCopies<BLOCK, TOKENS, STAGES>& copies, unsigned short* stages,
     unsigned int stage_elems, MmaF32Fragment (&acc)[BaGatesMmaShape<BLOCK, TOKENS, STAGES>::kTilesPerWarp],
-    unsigned int token_tile, unsigned int slice, unsigned int chunks, unsigned int first, unsigned int k) {
+    unsigned int token_tile, unsigned int slice, const BaGatesMmaKRange& range, unsigned int k) {
   if constexpr (TILES == 0) {
-    ba_gates_mma_k_loop<BLOCK, TOKENS, STAGES, 0>(copies, stages, stage_elems, acc, token_tile, slice, chunks, first,
-                                                  k);
+    ba_gates_mma_k_loop<BLOCK, TOKENS, STAGES, 0>(copies, stages, stage_elems, acc, token_tile, slice, range, k);
   } else {
     if (tiles == TILES) {
-      ba_gates_mma_k_loop<BLOCK, TOKENS, STAGES, TILES>(copies, stages, stage_elems, acc, token_tile, slice, chunks,
-                                                        first, k);
+      ba_gates_mma_k_loop<BLOCK, TOKENS, STAGES, TILES>(copies, stages, stage_elems, acc, token_tile, slice, range, k);
     } else {
       ba_gates_mma_k_loop_for<BLOCK, TOKENS, STAGES, TILES - 1u>(tiles, copies, stages, stage_elems, acc, token_tile,
-                                                                 slice, chunks, first, k);
+                                                                 slice, range, k);
     }
   }
 }
@@ -248,7 +263,12 @@ __global__ void __launch_bounds__(BLOCK, 1)
   float* acc_tile = reinterpret_cast<float*>(dynamic_shared_memory());
   const unsigned int stage_elems = ba_gates_mma_stage_elems(TOKENS, n);
 
-  const unsigned int token0 = blockIdx.x * TOKENS;
+  // The cluster's CTAs share one token tile and split its K chunks.
+  const unsigned int splits = cluster_cta_count();
+  const unsigned int rank = cluster_cta_rank();
+  const unsigned int tile_index = blockIdx.x / splits;
+  const unsigned int tile_count = gridDim.x / splits;
+  const unsigned int token0 = tile_index * TOKENS;
   const unsigned int warp = threadIdx.x / 32u;
   const unsigned int token_tile = warp % Shape::kTokenTiles;
   // Output tiles are dealt round-robin over the slices (slice, slice + kSlices, ...), so an N
@@ -257,11 +277,13 @@ __global__ void __launch_bounds__(BLOCK, 1)
   const unsigned int out_tiles = (n + kMmaTile - 1u) / kMmaTile;
   const unsigned int tiles = out_tiles > slice ? (out_tiles - slice + Shape::kSlices - 1u) / Shape::kSlices : 0u;
   const unsigned int chunks = (k + kMmaChunk - 1u) / kMmaChunk;
-  // The block's first chunk, spread evenly over the grid. Why: every block streams the same
+  BaGatesMmaKRange range;
+  range.begin = static_cast<unsigned int>(static_cast<unsigned long long>(rank) * chunks / splits);
+  range.count = static_cast<unsigned int>(static_cast<unsigned long long>(rank + 1u) * chunks / splits) - range.begin;
+  // The tile's first chunk, spread evenly over the grid. Why: every tile streams the same
   // weight; in lockstep all 128 SMs asked L2 for the same rows at once, and each chunk took
   // ~0.6 us on the H200 whatever the instruction count or x prefetch.
-  const unsigned int first =
-      static_cast<unsigned int>(static_cast<unsigned long long>(blockIdx.x) * chunks / gridDim.x);
+  range.first = static_cast<unsigned int>(static_cast<unsigned long long>(tile_index) * range.count / tile_count);
 
   MmaF32Fragment acc[Shape::kTilesPerWarp];
   for (unsigned int t = 0; t < Shape::kTilesPerWarp; ++t) {
@@ -269,11 +291,11 @@ __global__ void __launch_bounds__(BLOCK, 1)
   }
   const BaGatesMmaCopies<BLOCK, TOKENS, STAGES> copies(x, weight, token0, m, n, k, k_stride);
   for (unsigned int s = 0; s + 1u < STAGES; ++s) {
-    copies.issue(stages + s * stage_elems, s, chunks, first, k);
+    copies.issue(stages + s * stage_elems, s, range, k);
   }
   const unsigned int warp_tiles = tiles < Shape::kTilesPerWarp ? tiles : Shape::kTilesPerWarp;
   ba_gates_mma_k_loop_for<BLOCK, TOKENS, STAGES, Shape::kTilesPerWarp>(warp_tiles, copies, stages, stage_elems, acc,
-                                                                       token_tile, slice, chunks, first, k);
+                                                                       token_tile, slice, range, k);
   async_copy_wait<0>();
   // Every warp is done reading the stages before the accumulator tile overwrites them.
   __syncthreads();
@@ -283,15 +305,36 @@ __global__ void __launch_bounds__(BLOCK, 1)
       mma_store_row(acc_tile + token_tile * kMmaTile * kMmaAccLd + tile * kMmaTile, acc[t], kMmaAccLd);
     }
   }
-  __syncthreads();
-  for (unsigned int i = threadIdx.x; i < TOKENS * n; i += BLOCK) {
-    const unsigned int row = i / n;
+  // Alone, a CTA's own tile is complete after a block barrier; in a cluster every rank's partial
+  // tile must be stored before any rank sums them.
+  if (splits == 1u) {
+    __syncthreads();
+  } else {
+    cluster_sync();
+  }
+  const unsigned int row_begin = rank * TOKENS / splits;
+  const unsigned int rows = (rank + 1u) * TOKENS / splits - row_begin;
+  for (unsigned int i = threadIdx.x; i < rows * n; i += BLOCK) {
+    const unsigned int row = row_begin + i / n;
     const unsigned int n_out = i % n;
     const unsigned int token = token0 + row;
+    const unsigned int at = row * kMmaAccLd + n_out;
+    float sum = 0.0f;
+    if (splits == 1u) {
+      sum = acc_tile[at];
+    } else {
+      for (unsigned int peer = 0; peer < splits; ++peer) {
+        sum += reinterpret_cast<const float*>(cluster_peer_shared_memory(peer))[at];
+      }
+    }
     if (token < m) {
-      ba_gates_store(acc_tile[row * kMmaAccLd + n_out], n_out, nv, vheads_per_group, a_log, dt_bias,
+      ba_gates_store(sum, n_out, nv, vheads_per_group, a_log, dt_bias,
                      gate_out + static_cast<unsigned long long>(token) * gate_stride);
     }
+  }
+  if (splits != 1u) {
+    // The peers read this CTA's tile until they pass here; it must outlive their reads.
+    cluster_sync();
   }
 }
 

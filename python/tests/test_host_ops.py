@@ -61,7 +61,7 @@ def test_forced_twin_writes_the_parents_bytes(rt, rng):
 
 
 def test_forced_tensor_core_kernel_matches_the_reference(rt, rng):
-    m, n, k, vpg = 70, 64, 512, 2  # M not a multiple of the 64-token tile
+    m, n, k, vpg = 70, 64, 512, 2  # a partial 128-token tile; K split over a cluster of 8
     x = bf16_bits(rng.standard_normal((m, k)))
     w = bf16_bits(0.02 * rng.standard_normal((n, k)))
     a_log, dt_bias = (rng.uniform(-1, 1, n // 2).astype(np.float32) for _ in range(2))
@@ -126,10 +126,12 @@ def test_explain_agrees_with_the_op(rt, rng):
     why = rt.explain("fp8_act_quant", m=3, k=256)
     assert (why.kernel, why.twin, why.reason) == (rt.last_pick.kernel, rt.last_pick.twin, rt.last_pick.reason)
     assert rt.explain("fp8_act_quant", m=100, k=5120).twin_min_m == 53
-    assert rt.explain("ssm_ba_gates", m=500, n=96, k=5120).twin
+    # K = 64 is one chunk: no K split, so the tensor-core kernel wants 11 tiles and the twin runs.
+    assert rt.explain("ssm_ba_gates", m=500, n=96, k=64).twin
     prefill = rt.explain("ssm_ba_gates", m=8192, n=96, k=5120)
-    assert prefill.tensor_core and prefill.kernel == "ssm_ba_gates_mma" and prefill.tensor_core_min_m == 64 * 11
-    small = rt.explain("ssm_ba_gates", m=500, n=96, k=5120)
+    # 11 blocks (a twelfth of 132 SMs): 2 tiles of 128 tokens, each split over a cluster of 8.
+    assert prefill.tensor_core and prefill.kernel == "ssm_ba_gates_mma" and prefill.tensor_core_min_m == 128 * 2
+    small = rt.explain("ssm_ba_gates", m=255, n=96, k=5120)
     assert not small.tensor_core and "too few tokens" in small.tensor_core_reason
 
 

@@ -82,9 +82,8 @@ metrale_explanation explain_ba(const metrale_runtime* handle, std::uint32_t m, s
   set_min(out, min_m, ops::ssm_ba_gates_hopper_reject(requested, twin.present(), min_m, n, k, stride, out.sm_count));
   out.tensor_core_requested = tc_requested ? 1 : 0;
   out.tensor_core_present = mma.present() ? 1 : 0;
-  const ops::BaGatesMmaQuery at_min =
-      tensor_core_query(runtime, mma, tc_requested, out.sm_count,
-                        ops::ba_gates_mma_min_tokens(out.sm_count, kernels.mma_params.lanes), n, k, stride);
+  ops::BaGatesMmaQuery at_min = tensor_core_query(runtime, mma, tc_requested, out.sm_count, 0, n, k, stride);
+  at_min.m = ops::ba_gates_mma_min_m(at_min);
   const std::optional<std::string_view> tc_reject = ops::ssm_ba_gates_mma_reject(at_min);
   out.tensor_core_min_m = tc_reject ? 0 : at_min.m;
   out.tensor_core_min_reason = tc_reject ? intern(*tc_reject) : nullptr;

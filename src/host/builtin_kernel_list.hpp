@@ -18,8 +18,8 @@
         std::string(::metrale::kSsmBaGates), ::metrale::KernelParams{256, 64, 0}));                                  \
     (table).add(::metrale::make_host_kernel<&dense_gemm_ba_gates_prefill_hopper<256, 64, 8>>(                        \
         std::string(::metrale::kSsmBaGatesHopper), ::metrale::KernelParams{256, 64, 8}));                            \
-    (table).add(::metrale::make_host_kernel<&ssm_ba_gates_mma<256, 64, 8>>(std::string(::metrale::kSsmBaGatesMma),   \
-                                                                           ::metrale::KernelParams{256, 64, 8}));    \
+    (table).add(::metrale::make_host_kernel<&ssm_ba_gates_mma<256, 128, 6>>(std::string(::metrale::kSsmBaGatesMma),  \
+                                                                            ::metrale::KernelParams{256, 128, 6}));  \
     (table).add(::metrale::make_host_kernel<&ssm_ba_gates_mma<256, 64, 3>>(std::string(::metrale::kSsmBaGatesMma),   \
                                                                            ::metrale::KernelParams{256, 64, 3}));    \
     (table).add(::metrale::make_host_kernel<&per_token_group_quant_fp8<16, 1>>(std::string(::metrale::kFp8ActQuant), \

@@ -161,6 +161,7 @@ void HostBackend::launch(KernelHandle kernel, const LaunchConfig& config, std::s
   executor_->run(run);
   profiled_.push_back(profiler.finish(entry.display_name, config.grid));
   profiled_.back().dynamic_shared_bytes = config.dynamic_shared_bytes;
+  profiled_.back().cluster_blocks = config.cluster_blocks;
 }
 
 void HostBackend::copy_to_device(DevicePtr dst, const void* src, std::size_t bytes) {

@@ -21,6 +21,7 @@ struct LaunchTraffic {
   std::uint64_t total_blocks = 0;
   std::uint64_t sampled_blocks = 0;
   std::uint32_t dynamic_shared_bytes = 0;  // the launch's, per block (occupancy counts it)
+  std::uint32_t cluster_blocks = 1;        // the launch's blocks per cluster along x
 
   // Warp-level requests (lanes of one warp grouped by their access ordinal) and the distinct
   // sectors each touched, summed over requests.

@@ -106,7 +106,14 @@ Dim3 ba_gates_parent_grid(std::uint32_t m, std::uint32_t n, const KernelParams& 
 
 Dim3 ba_gates_twin_grid(std::uint32_t m) { return Dim3{m, 1, 1}; }
 
-Dim3 ba_gates_mma_grid(std::uint32_t m, const KernelParams& params) { return Dim3{ceil_div(m, params.lanes), 1, 1}; }
+Dim3 ba_gates_mma_grid(std::uint32_t m, const KernelParams& params, std::uint32_t cluster_blocks) {
+  return Dim3{ceil_div(m, params.lanes) * cluster_blocks, 1, 1};
+}
+
+std::uint32_t ba_gates_mma_cluster(const GpuBackend& gpu, const KernelParams& params, const BaGatesArgs& args) {
+  return ba_gates_mma_cluster_blocks(args.m, params.lanes, args.k, device_sm_count(gpu, kFallbackSmCount),
+                                     gpu.compute_capability());
+}
 
 void launch_ba_gates_parent(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
                             std::uint64_t stream) {
@@ -145,9 +152,11 @@ void launch_ba_gates_mma(GpuBackend& gpu, KernelHandle kernel, const KernelParam
                                             "a block {}",
                                             kBaGatesMmaKernel, params.tag(), args.n, shared, limit));
   }
+  const std::uint32_t cluster = ba_gates_mma_cluster(gpu, params, args);
   KernelLaunch launch(gpu, kernel);
-  launch.grid(ba_gates_mma_grid(args.m, params))
+  launch.grid(ba_gates_mma_grid(args.m, params, cluster))
       .block(Dim3{params.block, 1, 1})
+      .cluster(cluster)
       .dynamic_shared(static_cast<std::uint32_t>(shared));
   push_args(launch, args).launch(stream);
 }

@@ -12,11 +12,24 @@
 
 namespace metrale::ops {
 
-std::uint32_t ba_gates_mma_min_tokens(std::uint32_t sm_count, std::uint32_t tokens_per_block) {
-  const std::uint64_t tiles =
+std::uint32_t ba_gates_mma_min_tokens(std::uint32_t sm_count, std::uint32_t tokens_per_block,
+                                      std::uint32_t max_cluster_blocks) {
+  const std::uint64_t blocks =
       (std::uint64_t{std::max<std::uint32_t>(sm_count, 1)} + kBaGatesMmaSmsPerTile - 1) / kBaGatesMmaSmsPerTile;
+  const std::uint64_t split = std::max<std::uint32_t>(max_cluster_blocks, 1);
+  const std::uint64_t tiles = (blocks + split - 1) / split;
   const std::uint64_t tokens = tiles * tokens_per_block;
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(tokens, std::numeric_limits<std::uint32_t>::max()));
+}
+
+std::uint32_t ba_gates_mma_max_cluster_blocks(std::uint32_t k, std::optional<ComputeCapability> compute_capability) {
+  // One token against unlimited SMs: only K and the capability bound the split.
+  return ba_gates_mma_cluster_blocks(1, 1, k, std::numeric_limits<std::uint32_t>::max(), compute_capability);
+}
+
+std::uint32_t ba_gates_mma_min_m(const BaGatesMmaQuery& query) {
+  return ba_gates_mma_min_tokens(query.sm_count, query.tokens_per_block,
+                                 ba_gates_mma_max_cluster_blocks(query.k, query.compute_capability));
 }
 
 void set_mma_variant(BaGatesMmaQuery& query, const KernelParams& mma,
@@ -39,7 +52,7 @@ std::optional<std::string_view> ssm_ba_gates_mma_reject(const BaGatesMmaQuery& q
        {kBaGatesMmaRejects[6], q.k_stride >= q.k},
        {kBaGatesMmaRejects[7], q.aligned},
        {kBaGatesMmaRejects[8], ba_gates_mma_shared_bytes(q.tokens_per_block, q.n, q.stages) <= q.max_shared_bytes},
-       {kBaGatesMmaRejects[9], q.m >= ba_gates_mma_min_tokens(q.sm_count, q.tokens_per_block)}});
+       {kBaGatesMmaRejects[9], q.m >= ba_gates_mma_min_m(q)}});
 }
 
 BaGatesPick ba_gates_pick_with_mma(const BaGatesMmaQuery& query, KernelHandle mma, bool twin_requested,
@@ -88,8 +101,8 @@ std::optional<std::string> ba_gates_mma_log_line(const BaGatesPick& pick, bool r
         m, *pick.mma_reject);
   }
   return fmt::format(
-      "SSM ba_gates: ssm_ba_gates_mma (METRALE_SSM_BA_GATES_TENSOR_CORE) M={} block={} tokens/block={} "
-      "grid=(ceil(M/{}),1,1)",
+      "SSM ba_gates: ssm_ba_gates_mma (METRALE_SSM_BA_GATES_TENSOR_CORE) M={} block={} tokens/tile={} "
+      "grid=(ceil(M/{}) x K split,1,1)",
       m, kBaGatesMmaBlock, kBaGatesMmaTokens, kBaGatesMmaTokens);
 }
 

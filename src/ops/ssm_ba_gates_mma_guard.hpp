@@ -31,14 +31,14 @@ namespace metrale::ops {
 inline constexpr ComputeCapability kBaGatesMmaMinCc{8, 0};
 
 inline constexpr std::string_view kBaGatesMmaTooFewTokens =
-    "too few tokens (fewer token tiles than a twelfth of the SMs, where the parent is faster)";
-
-// SMs per token tile the kernel needs at least: 1 tile per 12 SMs. Fitted on an H200 (132 SMs,
-// 2026-11-30, BENCHMARKS.md): the kernel's time is ~75-86 us from 1 to 128 tiles (each block one
-// latency-bound pass over K), the parent's grows ~0.1 us per token; they cross near 640 tokens
-// (10 tiles): 78 vs 40 us at 264 tokens, 77 vs 116 us at 1024.
+    "too few tokens (fewer blocks, token tiles x K splits, than a twelfth of the SMs, where the parent is faster)";
+// SMs per block the kernel needs at least: 1 block per 12 SMs. Fitted on an H200 (132 SMs,
+// 2026-11-30, BENCHMARKS.md) with the kernel before clusters: its time was ~75-86 us from 1 to 128
+// tiles (each block one latency-bound pass over all of K), the parent's grows ~0.1 us per token;
+// they crossed near 640 tokens (10 tiles): 78 vs 40 us at 264 tokens, 77 vs 116 us at 1024.
+// Carried to clusters on the assumption (not yet measured) that a CTA's time follows its share of
+// the K chunks, so a tile split s ways counts as s blocks.
 inline constexpr std::uint32_t kBaGatesMmaSmsPerTile = 12;
-
 // Every reason ssm_ba_gates_mma_reject can return, in the order it tests them.
 inline constexpr std::array<std::string_view, 10> kBaGatesMmaRejects = {
     "not requested",
@@ -71,10 +71,19 @@ struct BaGatesMmaQuery {
   std::uint64_t max_shared_bytes = kDefaultSharedBytes;
 };
 
-// The smallest M the kernel takes: tokens_per_block x ceil(sm_count / kBaGatesMmaSmsPerTile)
-// (sm_count 0 counts as 1), saturating: 704 on 132 SMs. A measured judgement, not a contract:
-// below it the seeds' kernels, one block per token, finish first.
-std::uint32_t ba_gates_mma_min_tokens(std::uint32_t sm_count, std::uint32_t tokens_per_block = kBaGatesMmaTokens);
+// The smallest M the kernel takes: tokens_per_block x ceil(ceil(sm_count / kBaGatesMmaSmsPerTile)
+// / max_cluster_blocks) (sm_count 0 counts as 1), saturating, where max_cluster_blocks is the
+// most CTAs a tile may be split into (ba_gates_mma_cluster_blocks with the SMs to spare: 8 on
+// sm_90+ when K has 8 chunks, 1 below sm_90): 256 on 132 SMs at K 5120 with 128-token tiles,
+// 1408 without clusters. A judgement, not a contract: below it the seeds' kernels, one block per
+// token, finish first.
+std::uint32_t ba_gates_mma_min_tokens(std::uint32_t sm_count, std::uint32_t tokens_per_block = kBaGatesMmaTokens,
+                                      std::uint32_t max_cluster_blocks = 1);
+// The most CTAs ba_gates_mma_cluster_blocks splits one token tile into at this K and capability.
+std::uint32_t ba_gates_mma_max_cluster_blocks(std::uint32_t k, std::optional<ComputeCapability> compute_capability);
+// The smallest M the guard's last rule lets through for the query's device, variant and K (its
+// m is ignored): what explain reports.
+std::uint32_t ba_gates_mma_min_m(const BaGatesMmaQuery& query);
 
 // Fills what the query takes from the kernel variant and the device: the token tile (`lanes`),
 // the stages (`groups`), the compute capability and the shared memory limit

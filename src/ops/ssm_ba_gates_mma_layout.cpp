@@ -1,5 +1,5 @@
-// ssm_ba_gates_mma_layout.cpp: the tensor-core BA kernel's shared-memory size and the device's
-// limit.
+// ssm_ba_gates_mma_layout.cpp: the tensor-core BA kernel's shared-memory size, the device's
+// limit and its K split.
 #include "ops/ssm_ba_gates_mma_layout.hpp"
 
 #include <algorithm>
@@ -22,6 +22,22 @@ std::uint64_t ba_gates_mma_shared_limit(std::optional<std::uint32_t> device_limi
     return *device_limit;
   }
   return compute_capability ? opt_in_shared_bytes(*compute_capability) : kDefaultSharedBytes;
+}
+
+std::uint32_t ba_gates_mma_cluster_blocks(std::uint32_t m, std::uint32_t tokens, std::uint32_t k,
+                                          std::uint32_t sm_count, std::optional<ComputeCapability> compute_capability) {
+  if (!compute_capability || *compute_capability < kBaGatesMmaClusterMinCc || tokens == 0) {
+    return 1;
+  }
+  constexpr std::uint64_t kChunk = 64;
+  const std::uint64_t tiles = (std::uint64_t{m} + tokens - 1) / tokens;
+  const std::uint64_t chunks = (std::uint64_t{k} + kChunk - 1) / kChunk;
+  std::uint32_t blocks = 1;
+  while (blocks < kBaGatesMmaMaxClusterBlocks && 2 * std::uint64_t{blocks} <= chunks &&
+         tiles * 2 * blocks <= sm_count) {
+    blocks *= 2;
+  }
+  return blocks;
 }
 
 }  // namespace metrale::ops

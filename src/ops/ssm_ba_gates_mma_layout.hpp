@@ -1,5 +1,6 @@
 // ops/ssm_ba_gates_mma_layout.hpp: the tensor-core BA kernel's shared memory as the host sees
-// it: the bytes a launch asks for, and the limit a device grants. Pure functions, apart from the
+// it: the bytes a launch asks for, the limit a device grants, and how many CTAs (a thread-block
+// cluster) split each token tile's K range. Pure functions, apart from the
 // guard (ssm_ba_gates_mma_guard.hpp), so the kernel catalog's rule and the fuzzers' parser
 // library can size a variant without the guard's logging.
 // Invariant: ba_gates_mma_shared_bytes equals templates/ssm_ba_gates_mma.cuh's function of the
@@ -24,5 +25,22 @@ std::uint64_t ba_gates_mma_shared_bytes(std::uint32_t tokens, std::uint32_t n, s
 // 48 KiB. Pure.
 std::uint64_t ba_gates_mma_shared_limit(std::optional<std::uint32_t> device_limit,
                                         std::optional<ComputeCapability> compute_capability);
+
+// Thread-block clusters (and the distributed shared memory the split's CTAs sum through) exist
+// from sm_90; 8 CTAs is the portable cluster size.
+inline constexpr ComputeCapability kBaGatesMmaClusterMinCc{9, 0};
+inline constexpr std::uint32_t kBaGatesMmaMaxClusterBlocks = 8;
+
+// CTAs per token tile: each takes a contiguous 1/s of the K chunks (64 wide) and the cluster's
+// CTAs sum their accumulators through each other's shared memory before the epilogue. The largest
+// s in {1, 2, 4, 8} with s <= the K chunks and ceil(M / tokens) x s <= sm_count (one block per
+// SM at the shipped shared memory, so one wave); 1 below sm_90, with no compute capability, or
+// when the token tiles alone fill the SMs.
+// Why: the weight is read from L2 once per token tile, so larger tiles read it fewer times, but
+// at M 8192 the 64 tiles of 128 tokens would leave half of an H200's 132 SMs idle; split in two
+// along K they fill 128 SMs, each streaming half the weight. At small M the split spreads one
+// tile's K pass over up to 8 SMs instead of one. Pure.
+std::uint32_t ba_gates_mma_cluster_blocks(std::uint32_t m, std::uint32_t tokens, std::uint32_t k,
+                                          std::uint32_t sm_count, std::optional<ComputeCapability> compute_capability);
 
 }  // namespace metrale::ops

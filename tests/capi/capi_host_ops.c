@@ -137,8 +137,10 @@ static void check_ba_gates(metrale_runtime* rt) {
   CHECK(
       why.pick.tensor_core == 0 && why.pick.tensor_core_reason && strstr(why.pick.tensor_core_reason, "too few tokens"),
       "explain's tensor-core verdict: %s", why.pick.tensor_core_reason ? why.pick.tensor_core_reason : "(null)");
+  /* Tiles of 128 tokens; K = 256 is 4 chunks of 64, so a tile splits over at most 4 CTAs and
+     a twelfth of the SMs takes ceil(ceil(SMs / 12) / 4) tiles. */
   CHECK(why.tensor_core_requested == 1 && why.tensor_core_present == 1 &&
-            why.tensor_core_min_m == 64 * ((why.sm_count + 11) / 12),
+            why.tensor_core_min_m == 128 * (((why.sm_count + 11) / 12 + 3) / 4),
         "tensor_core_min_m %u at %u SMs", why.tensor_core_min_m, why.sm_count);
   free(x), free(w), free(a_log), free(dt_bias), free(out), free(twin_out);
 }

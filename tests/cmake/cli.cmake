@@ -20,10 +20,12 @@ metrale_cli_test(bad_hardware_dir_exits_1 1 "METRALE_HARDWARE_DIR" ARGS targets 
 
 metrale_cli_test(explain_fp8_min_m_hopper_5120 0 "M >= 53" ARGS explain fp8-quant --target hopper --k 5120)
 metrale_cli_test(explain_ba_min_m_hopper 0 "M >= 264" ARGS explain ba-gates --target hopper --n 96 --k 5120)
-metrale_cli_test(explain_ba_min_m_tensor_core_hopper 0 "ssm_ba_gates_mma for M >= 704" ARGS explain ba-gates --target
+metrale_cli_test(explain_ba_min_m_tensor_core_hopper 0 "ssm_ba_gates_mma for M >= 256" ARGS explain ba-gates --target
                  hopper --n 96 --k 5120)
 metrale_cli_test(explain_ba_prefill_picks_mma 0 "runs   ssm_ba_gates_mma" ARGS explain ba-gates --target hopper --m 8192
                  --n 96 --k 5120)
+metrale_cli_test(explain_ba_prefill_mma_clusters_of_2 0 "tiles of 128 tokens, each tile's K split over 2 CTAs" ARGS
+                 explain ba-gates --target hopper --m 8192 --n 96 --k 5120)
 metrale_cli_test(explain_ba_prefill_tensor_core_off_picks_twin 0 "runs   ssm_ba_gates_hopper .the twin." ARGS
                  explain ba-gates --target hopper --m 8192 --n 96 --k 5120 ENV METRALE_SSM_BA_GATES_TENSOR_CORE=0)
 metrale_cli_test(explain_unknown_target_exits_1 1 "no such target" ARGS explain ba-gates --target nope --n 96 --k 5120)

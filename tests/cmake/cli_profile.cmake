@@ -14,7 +14,7 @@ metrale_cli_test(profile_fp8_parent_exits_2 2 "not a kernel of fp8-quant" ARGS p
 metrale_cli_test(profile_bad_k_exits_2 2 "128" ARGS profile fp8-quant --m 16 --k 100 ENV ${METRALE_PROFILE_CACHE})
 # --variant: a variant the target does not ship, compiled by the host JIT as a profiled object
 # (about a second with g++, once per cache folder); bad specs exit 2 naming the kernel and key.
-metrale_cli_test(profile_variant_table 0 "ssm_ba_gates_mma +b256l128g4 +\\(1,1,1\\)" ARGS profile ba-gates --m 16 --k 1024
+metrale_cli_test(profile_variant_table 0 "ssm_ba_gates_mma +b256l128g4 +\\(8,1,1\\) +8 " ARGS profile ba-gates --m 16 --k 1024
                  --kernel mma --variant ssm_ba_gates_mma:lanes=128,groups=4 ENV ${METRALE_PROFILE_CACHE})
 metrale_cli_test(profile_variant_bad_lanes_exits_2 2 "kernels.ssm_ba_gates_mma.lanes: lanes = 100" ARGS profile ba-gates
                  --m 16 --variant ssm_ba_gates_mma:block=256,lanes=100,groups=6 ENV ${METRALE_PROFILE_CACHE})

@@ -1,11 +1,11 @@
 // gpu_ba_gates_mma_test.cpp: the tensor-core BA-gates kernel on a CUDA device (sm_80 and newer,
 // the runtime's target must ship it), compiled by the runtime with NVRTC: at the Qwen3.5-27B
 // shape over token counts around its tile and guard edges, and at the Qwen3-Next, stacked and
-// padded layouts, with N(0,1) activations and 0.02 N(0,1) weights: the relative Frobenius error
-// against the float64 oracle stays below 1e-5, every output is written (poison first), padding
-// columns and the rows past M are not; the op picks it exactly when its guard says none and then
-// writes the forced kernel's bytes. The device's wmma fragment layout is the real one here, so
-// this is the check the host emulation cannot make.
+// padded layouts, and over every K split its clusters take (1 to 8 CTAs), with N(0,1) activations and 0.02 N(0,1)
+// weights: the relative Frobenius error against the float64 oracle stays below 1e-5, every output is written (poison
+// first), padding columns and the rows past M are not; the op picks it exactly when its guard says none and then writes
+// the forced kernel's bytes. The device's wmma fragment layout is the real one here, so this is the check the host
+// emulation cannot make; so are the cluster's barriers and its distributed shared memory reads.
 #include <catch2/catch.hpp>
 #include <cstring>
 
@@ -28,15 +28,18 @@ TEST_CASE("GPU: the tensor-core BA kernel within 1e-5 of the float64 oracle, eve
   REQUIRE(runtime->levers().ssm_ba_gates_tensor_core.value);
   GpuBackend& gpu = *runtime->backend();
   const ref::BaGatesRefShape shapes[] = {
-      {1, 96, 5120, 5120, 96, 48, 3},       // one token: a block of 63 idle rows
-      {63, 96, 5120, 5120, 96, 48, 3},      // one token short of a tile
-      {264, 96, 5120, 5120, 96, 48, 3},     // the seed's twin floor, 4 tiles + 8
-      {704, 96, 5120, 5120, 96, 48, 3},     // the tensor-core floor at 132 SMs
-      {4224, 96, 5120, 5120, 96, 48, 3},    // 66 tiles
+      {1, 96, 5120, 5120, 96, 48, 3},       // one token: a tile of 127 idle rows, K over a cluster of 8
+      {127, 96, 5120, 5120, 96, 48, 3},     // one token short of a tile
+      {256, 96, 5120, 5120, 96, 48, 3},     // the tensor-core floor at 132 SMs: 2 tiles x 8
+      {264, 96, 5120, 5120, 96, 48, 3},     // the seed's twin floor, 2 tiles + 8
+      {2176, 96, 5120, 5120, 96, 48, 3},    // 17 tiles in clusters of 4
+      {4224, 96, 5120, 5120, 96, 48, 3},    // 33 tiles in clusters of 4
+      {8192, 96, 5120, 5120, 96, 48, 3},    // 64 tiles in clusters of 2: the shipped prefill shape
       {300, 64, 2048, 2048, 64, 32, 2},     // Qwen3-Next-80B
       {130, 128, 1024, 1024, 128, 64, 64},  // stacked [b; a], N = 128
       {265, 96, 5120, 5128, 99, 48, 3},     // padded activation and output rows
-      {97, 42, 1000, 1016, 45, 21, 7},      // K % 32 == 8, a partial output tile
+      {97, 42, 1000, 1016, 45, 21, 7},      // K % 64 == 40, a partial output tile
+      {300, 96, 320, 320, 96, 48, 3},       // 5 chunks over clusters of 4: one CTA takes 2
   };
   std::uint64_t seed = 8000;
   for (const ref::BaGatesRefShape& s : shapes) {

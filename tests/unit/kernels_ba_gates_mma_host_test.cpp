@@ -22,10 +22,10 @@ using kernels_test::describe;
 namespace {
 
 // The MMAs the kernel issues: per token tile of 16, per 16 K (rounded up to the 64-element
-// chunk), per output tile of 16.
-std::uint64_t expected_mmas(const ref::BaGatesRefShape& s) {
-  const std::uint64_t blocks = (s.m + ops::kBaGatesMmaTokens - 1) / ops::kBaGatesMmaTokens;
-  const std::uint64_t token_tiles = blocks * (ops::kBaGatesMmaTokens / 16);
+// chunk), per output tile of 16, whatever the K split (its CTAs share a tile's chunks).
+std::uint64_t expected_mmas(const ref::BaGatesRefShape& s, std::uint32_t tokens) {
+  const std::uint64_t blocks = (s.m + tokens - 1) / tokens;
+  const std::uint64_t token_tiles = blocks * (tokens / 16);
   const std::uint64_t k_steps = (s.k + 63) / 64 * 4;
   const std::uint64_t out_tiles = (s.n + 15) / 16;
   return token_tiles * k_steps * out_tiles;
@@ -35,7 +35,7 @@ std::vector<float> check_mma(Runtime& runtime, const BaCase& c) {
   INFO(describe(c.shape));
   const std::uint64_t before = host::tile_mma_count();
   const kernels_test::BaResult run = kernels_test::run_ba(runtime, c, BaRun::kMma);
-  CHECK(host::tile_mma_count() - before == expected_mmas(c.shape));
+  CHECK(host::tile_mma_count() - before == expected_mmas(c.shape, runtime.ba_gates_kernels().mma_params.lanes));
   const kernels_test::BaCoverage coverage = kernels_test::ba_coverage(c.shape, run.out);
   CHECK(coverage.unwritten == 0);
   CHECK(coverage.padding_written == 0);
@@ -77,6 +77,42 @@ TEST_CASE("BA gates on tensor cores (host): odd shapes within 1e-5 of the oracle
   }
 }
 
+TEST_CASE("BA gates on tensor cores (host): K split over clusters of 1 to 8 CTAs within 1e-5 of the oracle",
+          "[kernels][ba_gates_mma]") {
+  // The device's SM count sets the split (ops::ba_gates_mma_cluster_blocks): 3 tiles of 128 on
+  // 24 SMs run as clusters of 8, on 12 of 4, on 6 of 2, on 3 of 1. Each split sums the same
+  // products in another order, so the outputs differ in their last bits but stay within the
+  // oracle's bound, and a split run twice gives the same bytes (the ranks are summed in order).
+  const ref::BaGatesRefShape shapes[] = {
+      {264, 96, 5120, 5120, 96, 48, 3},   // 80 chunks: 10 per CTA at 8
+      {300, 96, 1000, 1016, 101, 48, 3},  // 16 chunks, the last partial: 2 per CTA at 8
+      {260, 40, 320, 320, 40, 20, 5},     // 5 chunks: at most 4 ways, one CTA gets 2
+  };
+  std::uint64_t seed = 7700;
+  for (const ref::BaGatesRefShape& s : shapes) {
+    const BaCase c = BaCase::normal(s, seed += 10);
+    std::vector<std::vector<float>> outs;
+    for (const std::uint32_t sms : {24u, 12u, 6u, 3u}) {
+      auto runtime = Runtime::open(kernels_test::runtime_options(BackendChoice::kHost, sms));
+      REQUIRE(runtime->ba_gates_kernels().mma_params == KernelParams{256, 128, 6});
+      const std::uint32_t chunks = (s.k + 63) / 64;
+      const std::uint32_t want = std::min(std::min(sms / 3, 8u), chunks >= 4 ? (chunks >= 8 ? 8u : 4u) : chunks);
+      INFO("SMs " << sms);
+      ops::BaGatesArgs args;
+      args.m = s.m;
+      args.k = s.k;
+      CHECK(ops::ba_gates_mma_cluster(*runtime->backend(), runtime->ba_gates_kernels().mma_params, args) == want);
+      outs.push_back(check_mma(*runtime, c));
+      if (sms == 24) {
+        const std::vector<float> again = check_mma(*runtime, c);
+        CHECK(std::memcmp(again.data(), outs.back().data(), again.size() * sizeof(float)) == 0);
+      }
+    }
+    // The splits really ran differently: clusters of 8 and no cluster do not agree to the bit.
+    CHECK(std::memcmp(outs.front().data(), outs.back().data(), outs.front().size() * sizeof(float)) != 0);
+  }
+}
+
 TEST_CASE("BA gates on tensor cores (host): gb10's 3-stage ring within 1e-5 of the oracle", "[kernels][ba_gates_mma]") {
   // Fewer stages than chunks and more: the ring wraps many times at K 5120 and not at all at K 64.
   auto runtime = Runtime::open(metrale::test::isolated_runtime_options(BackendChoice::kHost, 48, "gb10"));
@@ -95,19 +131,19 @@ TEST_CASE("BA gates on tensor cores (host): gb10's 3-stage ring within 1e-5 of t
 
 TEST_CASE("BA gates on tensor cores (host): the op runs ssm_ba_gates_mma exactly when its guard says none",
           "[kernels][ba_gates_mma]") {
-  // sm_count 2: the tensor-core kernel takes M >= 64, the twin M >= 4.
+  // sm_count 2: the tensor-core kernel takes M >= 128 (one tile, split in two), the twin M >= 4.
   auto runtime = Runtime::open(kernels_test::runtime_options(BackendChoice::kHost, 2));
   REQUIRE(runtime->levers().ssm_ba_gates_tensor_core.value);
-  REQUIRE(ops::ba_gates_mma_min_tokens(2) == 64);
-  for (const std::uint32_t m : {63u, 64u, 130u}) {
+  REQUIRE(ops::ba_gates_mma_min_tokens(2, 128, 8) == 128);
+  for (const std::uint32_t m : {127u, 128u, 260u}) {
     const BaCase c = BaCase::normal({m, 96, 512, 512, 96, 48, 3}, 7300 + m);
     INFO("M=" << m);
     const kernels_test::BaResult op = kernels_test::run_ba(*runtime, c, BaRun::kOp);
     REQUIRE(op.pick.has_value());
-    CHECK(op.pick->mma == (m >= 64));
-    CHECK(op.pick->twin == (m < 64));
-    CHECK(op.pick->mma_reject == (m >= 64 ? std::nullopt : std::optional(ops::kBaGatesMmaTooFewTokens)));
-    const kernels_test::BaResult forced = kernels_test::run_ba(*runtime, c, m >= 64 ? BaRun::kMma : BaRun::kTwin);
+    CHECK(op.pick->mma == (m >= 128));
+    CHECK(op.pick->twin == (m < 128));
+    CHECK(op.pick->mma_reject == (m >= 128 ? std::nullopt : std::optional(ops::kBaGatesMmaTooFewTokens)));
+    const kernels_test::BaResult forced = kernels_test::run_ba(*runtime, c, m >= 128 ? BaRun::kMma : BaRun::kTwin);
     CHECK(std::memcmp(op.out.data(), forced.out.data(), op.out.size() * sizeof(float)) == 0);
   }
 }

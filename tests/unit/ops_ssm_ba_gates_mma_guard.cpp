@@ -28,13 +28,14 @@ BaGatesMmaQuery good() {
   q.k_stride = 5120;
   q.aligned = true;
   q.sm_count = 132;
-  q.stages = 8;
+  q.tokens_per_block = 128;
+  q.stages = 6;
   q.max_shared_bytes = 227 * 1024;
   return q;
 }
 
-// The ring of 8 stages at N = 96: 8 x (64 + 96) rows x 144 bytes.
-constexpr std::uint64_t kRingAt96 = 8 * 160 * 144;
+// The ring of 6 stages at N = 96: 6 x (128 + 96) rows x 144 bytes.
+constexpr std::uint64_t kRingAt96 = 6 * 224 * 144;
 
 template <typename Edit>
 std::optional<std::string_view> reject_with(Edit edit) {
@@ -80,30 +81,55 @@ TEST_CASE("the tensor-core guard: each reason at its boundary", "[ops][ba_gates_
       {"shared memory: exactly the ring", std::nullopt, [](BaGatesMmaQuery& q) { q.max_shared_bytes = kRingAt96; }},
       {"shared memory: a byte short", kBaGatesMmaRejects[8],
        [](BaGatesMmaQuery& q) { q.max_shared_bytes = kRingAt96 - 1; }},
-      {"99 KiB, 8 stages", kBaGatesMmaRejects[8], [](BaGatesMmaQuery& q) { q.max_shared_bytes = 99 * 1024; }},
-      {"99 KiB, 3 stages, N = 128", std::nullopt,
-       [](BaGatesMmaQuery& q) { q.max_shared_bytes = 99 * 1024, q.stages = 3, q.n = 128; }},
-      {"48 KiB, 3 stages", kBaGatesMmaRejects[8],
-       [](BaGatesMmaQuery& q) { q.max_shared_bytes = 48 * 1024, q.stages = 3; }},
-      {"48 KiB, 2 stages", std::nullopt, [](BaGatesMmaQuery& q) { q.max_shared_bytes = 48 * 1024, q.stages = 2; }},
-      {"M = 703", kBaGatesMmaTooFewTokens, [](BaGatesMmaQuery& q) { q.m = 703; }},
-      {"M = 704", std::nullopt, [](BaGatesMmaQuery& q) { q.m = 704; }},
-      {"gb10 M = 255", kBaGatesMmaTooFewTokens, [](BaGatesMmaQuery& q) { q.m = 255, q.sm_count = 48; }},
-      {"gb10 M = 256", std::nullopt, [](BaGatesMmaQuery& q) { q.m = 256, q.sm_count = 48; }},
-      {"sm_count 0", std::nullopt, [](BaGatesMmaQuery& q) { q.m = 64, q.sm_count = 0; }},
+      {"99 KiB, 6 stages", kBaGatesMmaRejects[8], [](BaGatesMmaQuery& q) { q.max_shared_bytes = 99 * 1024; }},
+      {"99 KiB, 64 tokens, 3 stages, N = 128", std::nullopt,
+       [](BaGatesMmaQuery& q) { q.max_shared_bytes = 99 * 1024, q.tokens_per_block = 64, q.stages = 3, q.n = 128; }},
+      {"48 KiB, 64 tokens, 3 stages", kBaGatesMmaRejects[8],
+       [](BaGatesMmaQuery& q) { q.max_shared_bytes = 48 * 1024, q.tokens_per_block = 64, q.stages = 3; }},
+      {"48 KiB, 64 tokens, 2 stages", std::nullopt,
+       [](BaGatesMmaQuery& q) { q.max_shared_bytes = 48 * 1024, q.tokens_per_block = 64, q.stages = 2; }},
+      // 11 blocks fill a twelfth of 132 SMs: 2 tiles of 128 split 8 ways along K.
+      {"M = 255", kBaGatesMmaTooFewTokens, [](BaGatesMmaQuery& q) { q.m = 255; }},
+      {"M = 256", std::nullopt, [](BaGatesMmaQuery& q) { q.m = 256; }},
+      // No clusters below sm_90: 11 tiles.
+      {"sm_80 M = 1407", kBaGatesMmaTooFewTokens,
+       [](BaGatesMmaQuery& q) {
+         q.m = 1407, q.compute_capability = ComputeCapability{8, 0};
+       }},
+      {"sm_80 M = 1408", std::nullopt,
+       [](BaGatesMmaQuery& q) {
+         q.m = 1408, q.compute_capability = ComputeCapability{8, 0};
+       }},
+      // K of 2 chunks splits at most 2 ways: 6 tiles.
+      {"K = 128, M = 767", kBaGatesMmaTooFewTokens, [](BaGatesMmaQuery& q) { q.m = 767, q.k = 128, q.k_stride = 128; }},
+      {"K = 128, M = 768", std::nullopt, [](BaGatesMmaQuery& q) { q.m = 768, q.k = 128, q.k_stride = 128; }},
+      // gb10: 48 SMs want 4 blocks, one tile of 64 split 4 ways or more.
+      {"gb10 M = 63", kBaGatesMmaTooFewTokens,
+       [](BaGatesMmaQuery& q) { q.m = 63, q.sm_count = 48, q.tokens_per_block = 64, q.stages = 3; }},
+      {"gb10 M = 64", std::nullopt,
+       [](BaGatesMmaQuery& q) { q.m = 64, q.sm_count = 48, q.tokens_per_block = 64, q.stages = 3; }},
+      {"sm_count 0", std::nullopt, [](BaGatesMmaQuery& q) { q.m = 128, q.sm_count = 0; }},
   };
   for (const Row& row : rows) {
     INFO(row.what);
     CHECK(reject_with(row.edit) == row.want);
   }
-  CHECK(ba_gates_mma_min_tokens(132) == 704);  // 11 tiles of 64
-  CHECK(ba_gates_mma_min_tokens(148) == 832);  // 13 tiles
-  CHECK(ba_gates_mma_min_tokens(12) == 64);
-  CHECK(ba_gates_mma_min_tokens(13) == 128);
-  CHECK(ba_gates_mma_min_tokens(1) == 64);
+  CHECK(ba_gates_mma_min_tokens(132, 64) == 704);      // 11 tiles of 64, no cluster
+  CHECK(ba_gates_mma_min_tokens(148, 64) == 832);      // 13 tiles
+  CHECK(ba_gates_mma_min_tokens(132, 128, 8) == 256);  // 11 blocks: 2 tiles x 8
+  CHECK(ba_gates_mma_min_tokens(148, 128, 2) == 896);  // 13 blocks: 7 tiles x 2
+  CHECK(ba_gates_mma_min_tokens(12, 64) == 64);
+  CHECK(ba_gates_mma_min_tokens(13, 64) == 128);
+  CHECK(ba_gates_mma_min_tokens(1, 64) == 64);
   CHECK(ba_gates_mma_min_tokens(2, 32) == 32);
-  CHECK(ba_gates_mma_min_tokens(std::numeric_limits<std::uint32_t>::max()) ==
+  CHECK(ba_gates_mma_min_tokens(2, 32, 0) == 32);  // a split of 0 counts as 1
+  CHECK(ba_gates_mma_min_tokens(std::numeric_limits<std::uint32_t>::max(), 64) ==
         std::numeric_limits<std::uint32_t>::max());
+  CHECK(ba_gates_mma_max_cluster_blocks(5120, ComputeCapability{9, 0}) == 8);
+  CHECK(ba_gates_mma_max_cluster_blocks(5120, ComputeCapability{12, 1}) == 8);
+  CHECK(ba_gates_mma_max_cluster_blocks(192, ComputeCapability{9, 0}) == 2);  // 3 chunks: a power of two
+  CHECK(ba_gates_mma_max_cluster_blocks(5120, ComputeCapability{8, 9}) == 1);
+  CHECK(ba_gates_mma_max_cluster_blocks(5120, std::nullopt) == 1);
 }
 
 TEST_CASE("the tensor-core guard's reasons come in order when several apply", "[ops][ba_gates_mma]") {
@@ -126,10 +152,10 @@ TEST_CASE("the tensor-core guard's reasons come in order when several apply", "[
   q.k_stride = 8;
   CHECK(ssm_ba_gates_mma_reject(q) == kBaGatesMmaRejects[7]);
   q.aligned = true;
-  CHECK(ssm_ba_gates_mma_reject(q) == kBaGatesMmaRejects[8]);  // 8 stages past the 48 KiB default
+  CHECK(ssm_ba_gates_mma_reject(q) == kBaGatesMmaRejects[8]);  // 6 stages past the 48 KiB default
   q.max_shared_bytes = 227 * 1024;
   CHECK(ssm_ba_gates_mma_reject(q) == kBaGatesMmaRejects[9]);
-  q.m = 64;
+  q.m = 128;
   CHECK(ssm_ba_gates_mma_reject(q) == std::nullopt);
 }
 
@@ -140,7 +166,7 @@ TEST_CASE("the combined pick: ssm_ba_gates_mma exactly when its guard says none,
   for (const bool tensor_core : {false, true}) {
     for (const KernelHandle mma : {KernelHandle{}, kMma}) {
       for (const bool twin_requested : {false, true}) {
-        for (const std::uint32_t m : {1u, 263u, 264u, 703u, 704u, 8192u}) {
+        for (const std::uint32_t m : {1u, 255u, 256u, 264u, 704u, 8192u}) {
           for (const std::uint32_t n : {0u, 96u, 130u}) {
             for (const std::uint32_t k_stride : {5112u, 5120u}) {
               BaGatesMmaQuery q = good();
@@ -205,7 +231,8 @@ TEST_CASE("every tensor-core verdict has its own log slot, and the lever off log
 
 TEST_CASE("the tensor-core kernel's shared memory: the ring or the accumulator tile, and the device's limit",
           "[ops][ba_gates_mma]") {
-  CHECK(ba_gates_mma_shared_bytes(64, 96, 8) == kRingAt96);
+  CHECK(ba_gates_mma_shared_bytes(128, 96, 6) == kRingAt96);
+  CHECK(ba_gates_mma_shared_bytes(64, 96, 8) == 8 * 160 * 144);
   CHECK(ba_gates_mma_shared_bytes(64, 97, 8) == 8 * 176 * 144);  // N rounds up to whole tiles of 16
   CHECK(ba_gates_mma_shared_bytes(64, 128, 8) == 8 * 192 * 144);
   CHECK(ba_gates_mma_shared_bytes(64, 16, 2) == 64 * 132 * 4);  // the accumulator tile is larger

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <functional>
 #include <string>
+#include <tuple>
 
 #include "metrale/error.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
@@ -221,13 +222,26 @@ TEST_CASE("the tensor-core launch asks for its stage ring's shared memory, and a
     CHECK(pick.mma);
     REQUIRE(gpu.launches.size() == 1);
     CHECK(gpu.launches[0].kernel == kMma);
+    // 64 tiles of 128 tokens, each split in two along K by a cluster of 2: 128 CTAs.
     CHECK(gpu.launches[0].config.grid == Dim3{128, 1, 1});
-    // 8 stages of (64 tokens + N in whole tiles of 16) rows of 144 bytes, or the fp32 tile.
-    const std::uint32_t rows = 64 + (n + 15) / 16 * 16;
-    CHECK(gpu.launches[0].config.dynamic_shared_bytes == std::max(8 * rows * 144, 64u * 132 * 4));
+    CHECK(gpu.launches[0].config.cluster_blocks == 2);
+    // 6 stages of (128 tokens + N in whole tiles of 16) rows of 144 bytes, or the fp32 tile.
+    const std::uint32_t rows = 128 + (n + 15) / 16 * 16;
+    CHECK(gpu.launches[0].config.dynamic_shared_bytes == std::max(6 * rows * 144, 128u * 132 * 4));
+  }
+  // Fewer tokens, more CTAs per tile: M 1024 is 8 tiles in clusters of 8; on 12 SMs, of 1.
+  for (const auto& [sms, m, cluster] : {std::tuple{132u, 1024u, 8u}, std::tuple{132u, 256u, 8u},
+                                        std::tuple{32u, 1024u, 4u}, std::tuple{12u, 1024u, 1u}}) {
+    INFO("SMs " << sms << " M " << m);
+    test::RecordingGpu gpu(sms);
+    const BaGatesPick pick = ssm_ba_gates(gpu, kernels, levers, qwen_args(m));
+    REQUIRE(pick.mma);
+    REQUIRE(gpu.launches.size() == 1);
+    CHECK(gpu.launches[0].config.cluster_blocks == cluster);
+    CHECK(gpu.launches[0].config.grid == Dim3{(m + 127) / 128 * cluster, 1, 1});
   }
   test::RecordingGpu small;
-  small.max_shared = 99 * 1024;  // an sm_89 or sm_12x device: 8 stages do not fit, so the twin runs
+  small.max_shared = 99 * 1024;  // an sm_89 or sm_12x device: 6 stages do not fit, so the twin runs
   const BaGatesPick pick = ssm_ba_gates(small, kernels, levers, qwen_args(8192));
   CHECK_FALSE(pick.mma);
   CHECK(pick.twin);
@@ -236,6 +250,6 @@ TEST_CASE("the tensor-core launch asks for its stage ring's shared memory, and a
   CHECK(small.launches[0].kernel == kTwin);
   // Launched past the guard (a forced variant), the launcher refuses instead of overrunning.
   CHECK_THROWS_WITH(launch_ba_gates_mma(small, kMma, kernels.mma_params, qwen_args(8192)),
-                    Catch::Contains("needs 184320 bytes of shared memory; the device grants a block 101376"));
+                    Catch::Contains("needs 193536 bytes of shared memory; the device grants a block 101376"));
   CHECK(small.launches.size() == 1);
 }

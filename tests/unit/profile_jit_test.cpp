@@ -92,7 +92,7 @@ TEST_CASE("profile: a profiled host-JIT object records what the profiled built-i
   metrale::HostBackend gpu(options);
   // The built-in's own parameters, compiled through the JIT path under another name: the
   // backend's table already holds the built-in, so only a second name forces the compiler.
-  const metrale::KernelParams params{256, 64, 8};
+  const metrale::KernelParams params{256, 128, 6};
   const auto variant = metrale::ops::op_kernel_variant(metrale::ops::kBaGatesMmaKernel, params);
   REQUIRE(variant);
   metrale::SourceSet sources;
@@ -143,7 +143,7 @@ TEST_CASE("profile: a --variant is what the profile launches, compiled by the ho
   CHECK(target.find_kernel("ssm_ba_gates_mma")->params == metrale::KernelParams{256, 128, 4});
   CHECK(target.find_kernel("ssm_ba_gates_hopper")->params == hopper().find_kernel("ssm_ba_gates_hopper")->params);
 
-  const std::uint32_t m = 200, n = 96, k = 1024;
+  const std::uint32_t m = 256, n = 96, k = 1024;
   metrale::ProfileRequest request;
   request.op = metrale::ProfiledOp::kBaGates;
   request.shape = {m, n, k, 0};
@@ -157,15 +157,16 @@ TEST_CASE("profile: a --variant is what the profile launches, compiled by the ho
   CHECK(rows[0].params == metrale::KernelParams{256, 128, 4});
   CHECK(any_file_named(cache.path(), "ssm_ba_gates_mma.b256l128g4.host-profiled."));
   const metrale::LaunchTraffic& t = rows[0].traffic;
-  // Two blocks of 128 tokens: each streams the whole weight (96 x 1024 bf16) and reads a_log and
-  // dt_bias; together they read the 200 real x rows once (rows past M are zero-filled).
-  const double weight = 96.0 * 1024 * 2, x = 200.0 * 1024 * 2, gates = 2 * 48 * 4;
-  CHECK(t.grid.x == 2);
-  CHECK(t.l2_read_bytes == 2 * (weight + gates) + x);
+  // Two tiles of 128 tokens, each split over a cluster of 8 CTAs (16 chunks of 64 K): a tile's
+  // CTAs stream the whole weight (96 x 1024 bf16) and its 128 x rows once between them, and each
+  // reads a_log and dt_bias for its 16 rows of the epilogue.
+  const double weight = 96.0 * 1024 * 2, x = 256.0 * 1024 * 2, gates = 2 * 48 * 4;
+  CHECK(t.grid.x == 16);
+  CHECK(t.l2_read_bytes == 2 * weight + x + 16 * gates);
   CHECK(t.async_bytes == 2 * weight + x);
   CHECK(t.dram_read_bytes == x + weight + gates);
-  CHECK(t.dram_write_bytes == 200.0 * 96 * 4);
-  // 8 token tiles x 6 output tiles x 64 k-steps of 16 per block, 2 x 16^3 FLOPs each.
+  CHECK(t.dram_write_bytes == 256.0 * 96 * 4);
+  // 8 token tiles x 6 output tiles x 64 k-steps of 16 per tile, 2 x 16^3 FLOPs each.
   CHECK(t.tensor_flops == 2.0 * 8 * 6 * 64 * 2 * 16 * 16 * 16);
   CHECK(t.async_in_flight_bytes > 0);
 }

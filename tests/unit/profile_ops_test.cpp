@@ -100,8 +100,10 @@ TEST_CASE("profile: at M = 264 a sampled BA-gates profile is within 5 % of a ful
     check_sampled_agrees(metrale::ProfiledOp::kBaGates, {64, 96, 512, 0}, 16, {"twin"});
   } else {
     check_sampled_agrees(metrale::ProfiledOp::kBaGates, {264, 96, 1024, 0}, 48, {"parent", "twin"});
-    // The tensor-core kernel's grid at M = 264 is 5 blocks (nothing to sample): 16 blocks here.
-    check_sampled_agrees(metrale::ProfiledOp::kBaGates, {1024, 96, 512, 0}, 4, {"mma"});
+    // The tensor-core kernel's grid at M = 264 is 3 clusters of 8 (nothing to sample): here 33
+    // tiles of 128 tokens, each split over a cluster of 4 (K = 256 is 4 chunks), sampled in
+    // whole clusters.
+    check_sampled_agrees(metrale::ProfiledOp::kBaGates, {4224, 96, 256, 0}, 4, {"mma"});
   }
 }
 
@@ -137,13 +139,15 @@ TEST_CASE("profile: the BA twin reads the whole weight from L2 once per token", 
   CHECK(rows[0].traffic.fma == 16.0 * 96 * 1024);
   CHECK(rows[1].traffic.fma == 16.0 * 96 * 1024);
   CHECK(rows[1].traffic.special_functions > 0);
-  // Tensor cores: one block of 64 tokens streams the 16 real x rows (rows past M are zero-filled,
-  // not read) and the weight once; DRAM as the twin. Its MMAs: 4 token tiles x 6 output tiles x
-  // 64 k-steps of 16, at 2 x 16^3 FLOPs each (the last block computes its idle token tiles too).
+  // Tensor cores: one tile of 128 tokens, its K split over a cluster of 8 CTAs; together they
+  // stream the 16 real x rows (rows past M are zero-filled, not read) and the weight once, and
+  // sum their partial tiles through each other's shared memory, which is not device-memory
+  // traffic; DRAM as the twin. Its MMAs: 8 token tiles x 6 output tiles x 64 k-steps of 16, at
+  // 2 x 16^3 FLOPs each (the idle token tiles are computed too).
   CHECK(rows[2].traffic.l2_read_bytes == 96 * 1024 * 2 + 16.0 * 1024 * 2 + 2 * 48 * 4);
   CHECK(rows[2].traffic.dram_read_bytes == rows[1].traffic.dram_read_bytes);
   CHECK(rows[2].traffic.dram_write_bytes == 16.0 * 96 * 4);
-  CHECK(rows[2].traffic.tensor_flops == 4.0 * 6 * 64 * 2 * 16 * 16 * 16);
+  CHECK(rows[2].traffic.tensor_flops == 8.0 * 6 * 64 * 2 * 16 * 16 * 16);
   CHECK(rows[1].traffic.tensor_flops == 0);
   // Its asynchronous copies are those reads of x and the weight (zero-fills count nothing), and
   // they price its pipeline latency; the twin streams through plain loads: no latency term.

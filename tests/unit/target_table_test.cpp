@@ -20,15 +20,16 @@ struct Row {
   bool ba_lever;
   bool fp8_lever;
   bool tensor_core;          // ssm_ba_gates_mma shipped and its lever on
+  std::uint32_t mma_tokens;  // its token tile
   std::uint32_t mma_stages;  // its K stages: as many as fit the device's shared memory at N = 128
 };
 
 constexpr Row kDesignTable[] = {
-    {"hopper", "9.0", "sm_90", 132, true, true, true, true, true, 8},
-    {"gb10", "12.1", "sm_121", 48, true, false, true, false, true, 3},
-    {"b200", "10.0", "sm_100", 148, true, false, false, false, true, 8},
-    {"b300", "10.3", "sm_103", 148, false, false, false, false, true, 8},
-    {"generic", "", "", 0, false, false, false, false, false, 0},
+    {"hopper", "9.0", "sm_90", 132, true, true, true, true, true, 128, 6},
+    {"gb10", "12.1", "sm_121", 48, true, false, true, false, true, 64, 3},
+    {"b200", "10.0", "sm_100", 148, true, false, false, false, true, 128, 6},
+    {"b300", "10.3", "sm_103", 148, false, false, false, false, true, 128, 6},
+    {"generic", "", "", 0, false, false, false, false, false, 0, 0},
 };
 
 std::optional<std::string> no_env(const char* /*name*/) { return std::nullopt; }
@@ -76,12 +77,12 @@ TEST_CASE("the shipped targets match DESIGN.md's table cell by cell", "[target]"
     const auto* mma = target->find_kernel(metrale::kSsmBaGatesMma);
     CHECK((mma != nullptr) == row.tensor_core);
     if (mma != nullptr) {
-      CHECK(mma->params == metrale::KernelParams{256, 64, row.mma_stages});
+      CHECK(mma->params == metrale::KernelParams{256, row.mma_tokens, row.mma_stages});
       // The ring fits the target's devices at the widest N, and one more stage would not.
       REQUIRE(target->compute_capability.has_value());
       const std::uint64_t limit = metrale::opt_in_shared_bytes(*target->compute_capability);
-      CHECK(metrale::ops::ba_gates_mma_shared_bytes(64, 128, row.mma_stages) <= limit);
-      CHECK(metrale::ops::ba_gates_mma_shared_bytes(64, 128, row.mma_stages + 1) > limit);
+      CHECK(metrale::ops::ba_gates_mma_shared_bytes(row.mma_tokens, 128, row.mma_stages) <= limit);
+      CHECK(metrale::ops::ba_gates_mma_shared_bytes(row.mma_tokens, 128, row.mma_stages + 1) > limit);
     }
     CHECK(std::is_sorted(target->kernels.begin(), target->kernels.end(),
                          [](const auto& a, const auto& b) { return a.name < b.name; }));

@@ -46,6 +46,8 @@ struct TensorCoreVerdict {
   std::optional<std::string> reject;
   bool requested = false;
   std::string lever_origin;
+  std::uint32_t tokens_per_tile = 0;
+  std::uint32_t cluster_blocks = 1;  // CTAs splitting each tile's K (ops::ba_gates_mma_cluster_blocks)
 };
 
 // What the command reports, for one op and shape.
@@ -114,7 +116,9 @@ void print(const ExplainOptions& options, const Verdict& verdict, std::string_vi
       out["tensor_core"] = {{"runs", tc->runs},
                             {"reject", tc->reject ? nlohmann::json(*tc->reject) : nlohmann::json(nullptr)},
                             {"requested", tc->requested},
-                            {"lever", tc->lever_origin}};
+                            {"lever", tc->lever_origin},
+                            {"tokens_per_tile", tc->tokens_per_tile},
+                            {"cluster_blocks", tc->cluster_blocks}};
     }
     std::fputs((out.dump(2) + "\n").c_str(), stdout);
     return;
@@ -126,6 +130,10 @@ void print(const ExplainOptions& options, const Verdict& verdict, std::string_vi
     text += fmt::format("  tensor-core kernel: {} (lever {} from {})\n",
                         tc->runs ? "runs" : "declines: " + tc->reject.value_or(""), tc->requested ? "on" : "off",
                         tc->lever_origin);
+    if (tc->runs) {
+      text += fmt::format("  tiles of {} tokens, each tile's K split over {} CTA{} (a thread-block cluster)\n",
+                          tc->tokens_per_tile, tc->cluster_blocks, tc->cluster_blocks == 1 ? "" : "s");
+    }
   }
   if (!verdict.tensor_core || !verdict.tensor_core->runs) {
     text += fmt::format("  reason {}\n", verdict.reject.value_or("none: the twin runs"));
@@ -205,14 +213,14 @@ void explain_ba_gates(const ExplainOptions& options) {
     const std::uint32_t min_m = ops::ba_gates_min_tokens(context.sm_count);
     const auto reject = ops::ssm_ba_gates_hopper_reject(context.requested, twin.present(), min_m, options.n, options.k,
                                                         k_stride, context.sm_count);
-    const ops::BaGatesMmaQuery at_min = tensor_core_query(
-        options, context, tc_requested, ops::ba_gates_mma_min_tokens(context.sm_count, kernel_params(context).lanes));
+    ops::BaGatesMmaQuery at_min = tensor_core_query(options, context, tc_requested, 0);
+    at_min.m = ops::ba_gates_mma_min_m(at_min);
     print_min_m(options, "ba-gates", MinM{ops::kBaGatesTwinKernel, min_m, reject},
                 MinM{ops::kBaGatesMmaKernel, at_min.m, ops::ssm_ba_gates_mma_reject(at_min)});
     return;
   }
-  const ops::BaGatesPick pick = ops::ba_gates_pick_with_mma(
-      tensor_core_query(options, context, tc_requested, *options.m), mma, context.requested, parent, twin);
+  const ops::BaGatesMmaQuery query = tensor_core_query(options, context, tc_requested, *options.m);
+  const ops::BaGatesPick pick = ops::ba_gates_pick_with_mma(query, mma, context.requested, parent, twin);
   const std::string_view kernel =
       pick.mma ? ops::kBaGatesMmaKernel : (pick.twin ? ops::kBaGatesTwinKernel : ops::kBaGatesParentKernel);
   Verdict verdict{
@@ -223,7 +231,9 @@ void explain_ba_gates(const ExplainOptions& options) {
       context.requested,
       context.lever_origin,
       TensorCoreVerdict{pick.mma, pick.mma_reject ? std::optional<std::string>(*pick.mma_reject) : std::nullopt,
-                        tc_requested, tc_origin}};
+                        tc_requested, tc_origin, query.tokens_per_block,
+                        ops::ba_gates_mma_cluster_blocks(*options.m, query.tokens_per_block, options.k,
+                                                         context.sm_count, context.target.compute_capability)}};
   print(options, verdict, "ba-gates");
 }
 

@@ -53,6 +53,7 @@ nlohmann::json row_json(const KernelProfile& row, const std::string& target) {
           {"n", row.op == "ba-gates" ? nlohmann::json(row.shape.n) : nlohmann::json(nullptr)},
           {"k", row.shape.k},
           {"grid", to_string(t.grid)},
+          {"cluster", t.cluster_blocks},
           {"block", to_string(t.block)},
           {"registers", row.registers ? nlohmann::json(*row.registers) : nlohmann::json(nullptr)},
           {"occupancy", row.occupancy ? nlohmann::json(*row.occupancy) : nlohmann::json(nullptr)},
@@ -96,6 +97,7 @@ std::string rows_text(const std::vector<KernelProfile>& rows) {
   TextTable table({{"kernel"},
                    {"params"},
                    {"grid"},
+                   {"cluster", true},
                    {"block"},
                    {"regs", true},
                    {"occ", true},
@@ -111,8 +113,8 @@ std::string rows_text(const std::vector<KernelProfile>& rows) {
                    {"blocks run", true}});
   for (const auto& row : rows) {
     const LaunchTraffic& t = row.traffic;
-    table.add_row({row.kernel, row.params.tag(), to_string(t.grid), to_string(t.block),
-                   row.registers ? std::to_string(*row.registers) : "?",
+    table.add_row({row.kernel, row.params.tag(), to_string(t.grid), std::to_string(t.cluster_blocks),
+                   to_string(t.block), row.registers ? std::to_string(*row.registers) : "?",
                    row.occupancy ? fmt::format("{:.0f}%", *row.occupancy * 100) : "?", fixed(t.dram_bytes() / 1e6, 2),
                    fixed(t.l2_bytes() / 1e6, 2), fixed(t.sectors_per_request(), 1),
                    fixed((t.flops + t.tensor_flops) / 1e6, 1), fixed(row.prediction.latency_us, 2),

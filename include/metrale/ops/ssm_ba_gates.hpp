@@ -29,12 +29,12 @@ inline constexpr std::uint32_t kBaGatesWarps = kBaGatesBlock / 32;
 // ceil(ceil(N/4)/8) * 4 times per token, 12 at N = 96.
 inline constexpr std::uint32_t kBaGatesGroups = 8;
 
-// The tensor-core kernel (ssm_ba_gates_mma), shipped as 256 threads (8 warps) owning 64 tokens x
-// every output (N <= 128); its guard: ops/ssm_ba_gates_mma_guard.hpp.
+// The tensor-core kernel (ssm_ba_gates_mma), shipped as 256 threads (8 warps) owning 128 tokens x
+// every output (N <= 128), in clusters that split K; its guard: ops/ssm_ba_gates_mma_guard.hpp.
 inline constexpr std::uint32_t kBaGatesMmaBlock = 256;
-inline constexpr std::uint32_t kBaGatesMmaTokens = 64;
-// K chunks in its shared-memory ring (its `groups`): 7 in flight while one is multiplied.
-inline constexpr std::uint32_t kBaGatesMmaStages = 8;
+inline constexpr std::uint32_t kBaGatesMmaTokens = 128;
+// K chunks in its shared-memory ring (its `groups`): 5 in flight while one is multiplied.
+inline constexpr std::uint32_t kBaGatesMmaStages = 6;
 inline constexpr std::uint32_t kBaGatesMmaMaxN = 128;
 
 // The kernel a launch runs, and why the others did not.
@@ -90,8 +90,12 @@ void validate_ba_gates_params(const KernelParams& params, bool twin);
 Dim3 ba_gates_parent_grid(std::uint32_t m, std::uint32_t n, const KernelParams& params);
 // The twin's grid: (M, 1, 1).
 Dim3 ba_gates_twin_grid(std::uint32_t m);
-// The tensor-core kernel's grid: (ceil(M / TOKENS), 1, 1), TOKENS = params.lanes.
-Dim3 ba_gates_mma_grid(std::uint32_t m, const KernelParams& params);
+// The tensor-core kernel's grid: (ceil(M / TOKENS) x cluster_blocks, 1, 1), TOKENS = params.lanes.
+Dim3 ba_gates_mma_grid(std::uint32_t m, const KernelParams& params, std::uint32_t cluster_blocks = 1);
+// The CTAs per token tile its launch uses on this device (a thread-block cluster splitting K;
+// ops/ssm_ba_gates_mma_layout.hpp), from the device's SM count (kFallbackSmCount when it cannot
+// say) and compute capability.
+std::uint32_t ba_gates_mma_cluster(const GpuBackend& gpu, const KernelParams& params, const BaGatesArgs& args);
 
 void launch_ba_gates_parent(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
                             std::uint64_t stream = 0);
