@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -15,6 +16,22 @@
 #include "metrale/error.hpp"
 
 namespace metrale {
+namespace {
+
+// Each backend's identity for the launch path's per-thread cache (never reused, unlike an address).
+std::atomic<std::uint64_t> next_backend_id{1};
+
+// The function this thread last launched with more than 48 KiB of dynamic shared memory, and
+// the bytes it may use: a hit skips the mutex on the launch path. Sound because a function's
+// raised limit only grows and the backend's id is never reused.
+struct OptInHit {
+  std::uint64_t backend = 0;
+  CUfunction function = nullptr;
+  std::uint32_t raised = 0;
+};
+thread_local OptInHit tls_opt_in;
+
+}  // namespace
 
 CudaBackendOpen CudaBackend::open(int ordinal) {
   const CudaDriverStatus& status = CudaDriver::load();
@@ -38,7 +55,7 @@ CudaBackendOpen CudaBackend::open(int ordinal) {
 }
 
 CudaBackend::CudaBackend(const CudaDriver& driver, int ordinal, CUdevice device, CUcontext context)
-    : driver_(driver), ordinal_(ordinal), device_(device), context_(context) {
+    : driver_(driver), ordinal_(ordinal), device_(device), context_(context), id_(next_backend_id.fetch_add(1)) {
   std::array<char, 256> name{};
   if (driver_.device_get_name(name.data(), static_cast<int>(name.size()), device_) == CUDA_SUCCESS) {
     name_ = name.data();
@@ -169,10 +186,31 @@ void CudaBackend::launch_cluster(CUfunction function, const LaunchConfig& config
   check(driver_.launch_kernel_ex(&launch, function, args, nullptr), "cuLaunchKernelEx(CLUSTER_DIMENSION)");
 }
 
+std::optional<std::uint32_t> CudaBackend::max_active_clusters(KernelHandle kernel, const LaunchConfig& config) {
+  if (!kernel.present() || config.cluster_blocks <= 1 || driver_.occupancy_max_active_clusters == nullptr ||
+      cluster_launch_problem(config, capability_.value_or(ComputeCapability{}))) {
+    return std::nullopt;
+  }
+  const auto function = reinterpret_cast<CUfunction>(kernel.value);
+  const CudaContextScope scope = make_current();
+  // The query counts the launch's dynamic shared memory only once the function may use it.
+  opt_in_shared_memory(function, config.dynamic_shared_bytes);
+  CUlaunchAttribute cluster{};
+  const CUlaunchConfig launch = cluster_launch_config(config, cluster);
+  int clusters = 0;
+  if (driver_.occupancy_max_active_clusters(&clusters, function, &launch) != CUDA_SUCCESS || clusters < 0) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint32_t>(clusters);
+}
+
 void CudaBackend::opt_in_shared_memory(CUfunction function, std::uint32_t dynamic_bytes) {
   // A kernel may use 48 KiB of dynamic shared memory without asking; past that the launch fails
   // unless the function's limit was raised first. Raised once per function to the largest asked.
   if (dynamic_bytes <= kDefaultSharedBytes) {
+    return;
+  }
+  if (tls_opt_in.backend == id_ && tls_opt_in.function == function && tls_opt_in.raised >= dynamic_bytes) {
     return;
   }
   std::lock_guard lock(modules_mutex_);
@@ -183,6 +221,7 @@ void CudaBackend::opt_in_shared_memory(CUfunction function, std::uint32_t dynami
           "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
     raised = dynamic_bytes;
   }
+  tls_opt_in = OptInHit{id_, function, raised};
 }
 
 DevicePtr CudaBackend::alloc(std::size_t bytes) {

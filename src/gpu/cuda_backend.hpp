@@ -47,6 +47,10 @@ class CudaBackend final : public GpuBackend {
   [[nodiscard]] std::optional<std::uint32_t> sm_count() const override { return sm_count_; }
   [[nodiscard]] std::optional<ComputeCapability> compute_capability() const override { return capability_; }
   [[nodiscard]] std::optional<std::uint32_t> max_dynamic_shared_bytes() const override { return max_shared_; }
+  // cuOccupancyMaxActiveClusters for a cluster launch; nullopt for cluster_blocks 1, a driver
+  // without the query, or a query the driver refuses (the launch then reports the real error).
+  [[nodiscard]] std::optional<std::uint32_t> max_active_clusters(KernelHandle kernel,
+                                                                 const LaunchConfig& config) override;
 
   KernelHandle load(const LoadRequest& request) override;
   void launch(KernelHandle kernel, const LaunchConfig& config, std::span<const KernelArg> args) override;
@@ -66,6 +70,8 @@ class CudaBackend final : public GpuBackend {
  private:
   CudaBackend(const CudaDriver& driver, int ordinal, CUdevice device, CUcontext context);
   void check(CUresult result, const char* call) const;
+  // Raises `function`'s dynamic shared memory limit to `dynamic_bytes` past 48 KiB, once per
+  // size; a per-thread cache of the last raise keeps the mutex off the repeat launch path.
   void opt_in_shared_memory(CUfunction function, std::uint32_t dynamic_bytes);
   // cluster_blocks > 1: checked, then cuLaunchKernelEx.
   void launch_cluster(CUfunction function, const LaunchConfig& config, void** args);
@@ -80,6 +86,7 @@ class CudaBackend final : public GpuBackend {
   std::optional<std::uint32_t> sm_count_;
   std::optional<std::uint32_t> max_shared_;  // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
   std::optional<ComputeCapability> capability_;
+  std::uint64_t id_;  // unique per backend in the process: the launch path's cache key
   mutable std::mutex modules_mutex_;
   std::unordered_map<std::uint64_t, CUmodule> modules_;          // by image hash
   std::unordered_map<CUfunction, std::uint32_t> shared_opt_in_;  // dynamic bytes each function may use

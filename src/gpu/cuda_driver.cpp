@@ -64,6 +64,8 @@ CudaDriverStatus load_driver() {
   }
   const char* optional_missing = nullptr;  // a driver without these still launches everything else
   METRALE_CUDA_SYMBOL(get_proc, driver.launch_kernel_ex, cuLaunchKernelEx, 11060, optional_missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.occupancy_max_active_clusters, cuOccupancyMaxActiveClusters, 11070,
+                      optional_missing);
   if (optional_missing != nullptr) {
     logger().debug("libcuda.so.1 lacks {}: cluster launches will be refused", optional_missing);
   }

@@ -36,6 +36,8 @@ struct CudaDriver {
   PFN_cuLaunchKernel_v4000 launch_kernel = nullptr;
   // Optional (null on a driver without it): only cluster launches (cluster_blocks > 1) use it.
   PFN_cuLaunchKernelEx_v11060 launch_kernel_ex = nullptr;
+  // Optional too: without it max_active_clusters answers "unknown".
+  PFN_cuOccupancyMaxActiveClusters_v11070 occupancy_max_active_clusters = nullptr;
   PFN_cuFuncSetAttribute_v9000 func_set_attribute = nullptr;
   PFN_cuMemAlloc_v3020 mem_alloc = nullptr;
   PFN_cuMemFree_v3020 mem_free = nullptr;

@@ -152,12 +152,24 @@ void launch_ba_gates_mma(GpuBackend& gpu, KernelHandle kernel, const KernelParam
                                             "a block {}",
                                             kBaGatesMmaKernel, params.tag(), args.n, shared, limit));
   }
-  const std::uint32_t cluster = ba_gates_mma_cluster(gpu, params, args);
+  // A cluster the device cannot schedule (another context holding SMs, a partitioned GPU) would
+  // fail the launch: halve it until the device says it fits or cannot say.
+  const auto config_for = [&](std::uint32_t cluster) {
+    LaunchConfig config;
+    config.grid = ba_gates_mma_grid(args.m, params, cluster);
+    config.block = Dim3{params.block, 1, 1};
+    config.dynamic_shared_bytes = static_cast<std::uint32_t>(shared);
+    config.stream = stream;
+    config.cluster_blocks = cluster;
+    return config;
+  };
+  std::uint32_t cluster = ba_gates_mma_cluster(gpu, params, args);
+  while (cluster > 1 && gpu.max_active_clusters(kernel, config_for(cluster)) == 0U) {
+    cluster /= 2;
+  }
+  const LaunchConfig config = config_for(cluster);
   KernelLaunch launch(gpu, kernel);
-  launch.grid(ba_gates_mma_grid(args.m, params, cluster))
-      .block(Dim3{params.block, 1, 1})
-      .cluster(cluster)
-      .dynamic_shared(static_cast<std::uint32_t>(shared));
+  launch.grid(config.grid).block(config.block).cluster(cluster).dynamic_shared(config.dynamic_shared_bytes);
   push_args(launch, args).launch(stream);
 }
 

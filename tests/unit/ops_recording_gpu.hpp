@@ -41,6 +41,17 @@ class RecordingGpu final : public GpuBackend {
   [[nodiscard]] std::optional<std::uint32_t> sm_count() const override { return sms_; }
   [[nodiscard]] std::optional<ComputeCapability> compute_capability() const override { return ComputeCapability{9, 0}; }
   [[nodiscard]] std::optional<std::uint32_t> max_dynamic_shared_bytes() const override { return max_shared; }
+  // The largest cluster the device "schedules" (larger ones: 0 active clusters); nullopt: unknown.
+  std::optional<std::uint32_t> largest_cluster;
+  std::vector<std::uint32_t> cluster_queries;  // cluster_blocks of each max_active_clusters call
+  [[nodiscard]] std::optional<std::uint32_t> max_active_clusters(KernelHandle /*kernel*/,
+                                                                 const LaunchConfig& config) override {
+    cluster_queries.push_back(config.cluster_blocks);
+    if (!largest_cluster) {
+      return std::nullopt;
+    }
+    return config.cluster_blocks <= *largest_cluster ? 16U : 0U;
+  }
   KernelHandle load(const LoadRequest&) override { return KernelHandle{1}; }
   void launch(KernelHandle kernel, const LaunchConfig& config, std::span<const KernelArg> args) override {
     RecordedLaunch record{kernel, config, {}};

@@ -240,6 +240,22 @@ TEST_CASE("the tensor-core launch asks for its stage ring's shared memory, and a
     CHECK(gpu.launches[0].config.cluster_blocks == cluster);
     CHECK(gpu.launches[0].config.grid == Dim3{(m + 127) / 128 * cluster, 1, 1});
   }
+  // A device that cannot schedule clusters past 2 (cuOccupancyMaxActiveClusters says 0) gets the
+  // split halved until one fits, not a failed launch; one that cannot say is taken at its word.
+  for (const auto& [largest, cluster] : {std::pair{2u, 2u}, std::pair{5u, 4u}, std::pair{0u, 1u}}) {
+    INFO("largest cluster " << largest);
+    test::RecordingGpu gpu;
+    gpu.largest_cluster = largest;
+    REQUIRE(ssm_ba_gates(gpu, kernels, levers, qwen_args(1024)).mma);
+    REQUIRE(gpu.launches.size() == 1);
+    CHECK(gpu.launches[0].config.cluster_blocks == cluster);
+    CHECK(gpu.launches[0].config.grid == Dim3{8 * cluster, 1, 1});
+    CHECK(gpu.cluster_queries.front() == 8);
+  }
+  test::RecordingGpu unknown;
+  REQUIRE(ssm_ba_gates(unknown, kernels, levers, qwen_args(1024)).mma);
+  CHECK(unknown.launches.at(0).config.cluster_blocks == 8);
+  CHECK(unknown.cluster_queries == std::vector<std::uint32_t>{8});
   test::RecordingGpu small;
   small.max_shared = 99 * 1024;  // an sm_89 or sm_12x device: 6 stages do not fit, so the twin runs
   const BaGatesPick pick = ssm_ba_gates(small, kernels, levers, qwen_args(8192));

@@ -71,6 +71,15 @@ class GpuBackend {
   // on sm_89 and sm_12x); nullopt when unknown, and callers then assume the 48 KiB every device
   // grants without opting in.
   [[nodiscard]] virtual std::optional<std::uint32_t> max_dynamic_shared_bytes() const { return std::nullopt; }
+  // How many clusters of config.cluster_blocks blocks of `kernel`, each with the config's block
+  // and dynamic shared memory, the device can run at once (cuOccupancyMaxActiveClusters): 0
+  // means a launch as configured cannot be scheduled at all. nullopt when unknown (the host
+  // backend, which runs any cluster; a driver without the query): callers then assume it fits.
+  // Not const: the CUDA backend first raises the kernel's dynamic shared memory limit.
+  [[nodiscard]] virtual std::optional<std::uint32_t> max_active_clusters(KernelHandle /*kernel*/,
+                                                                         const LaunchConfig& /*config*/) {
+    return std::nullopt;
+  }
 
   virtual KernelHandle load(const LoadRequest& request) = 0;
   virtual void launch(KernelHandle kernel, const LaunchConfig& config, std::span<const KernelArg> args) = 0;

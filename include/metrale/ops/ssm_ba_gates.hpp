@@ -101,7 +101,9 @@ void launch_ba_gates_parent(GpuBackend& gpu, KernelHandle kernel, const KernelPa
                             std::uint64_t stream = 0);
 void launch_ba_gates_twin(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
                           std::uint64_t stream = 0);
-// Also throws ArgumentError for N > 128, which the tensor-core kernel cannot take.
+// Also throws ArgumentError for N > 128, which the tensor-core kernel cannot take. Its K split
+// (ba_gates_mma_cluster) is halved while the device says no such cluster fits
+// (GpuBackend::max_active_clusters == 0).
 void launch_ba_gates_mma(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
                          std::uint64_t stream = 0);
 
