@@ -61,11 +61,13 @@ TEST_CASE("cluster launches: cuLaunchKernelEx gets the launch's shape and one cl
   CHECK(attribute.value.clusterDim.z == 1);
 }
 
-TEST_CASE("cluster launches: with a driver, cuLaunchKernelEx is in its table", "[gpu][cluster]") {
+TEST_CASE("cluster launches: with a driver, cuLaunchKernelEx and cuOccupancyMaxActiveClusters are in its table",
+          "[gpu][cluster]") {
   const CudaDriverStatus& status = CudaDriver::load();
   if (status.driver == nullptr) {
     CHECK_FALSE(status.reason.empty());  // no driver here: nothing more to see
     return;
   }
   CHECK(status.driver->launch_kernel_ex != nullptr);  // every CUDA 12+ driver has it
+  CHECK(status.driver->occupancy_max_active_clusters != nullptr);
 }
