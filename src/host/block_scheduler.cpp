@@ -92,25 +92,22 @@ unsigned char* BlockScheduler::cluster_peer_shared_memory(unsigned int rank) {
 }
 
 void BlockScheduler::arrive_at_cluster_barrier(const ::metrale::host::CallSite& site) {
-  BlockScheduler* self = tls_scheduler;
-  if (self == nullptr) {
-    detail::outside_kernel("cluster_sync");
-  }
-  ThreadSync& sync = self->sync_[tls_fiber_index];
-  sync.state = ThreadState::kAtClusterBarrier;
-  sync.barrier = site;
-  self->yield_to_scheduler(false);
+  arrive_at(ThreadState::kAtClusterBarrier, site, "cluster_sync");
 }
 
 std::uint64_t warp_sync(const WarpSyncRequest& request) { return BlockScheduler::arrive_at_warp_sync(request); }
 
 void BlockScheduler::arrive_at_barrier(const ::metrale::host::CallSite& site) {
+  arrive_at(ThreadState::kAtBarrier, site, "__syncthreads");
+}
+
+void BlockScheduler::arrive_at(ThreadState barrier, const ::metrale::host::CallSite& site, const char* what) {
   BlockScheduler* self = tls_scheduler;
   if (self == nullptr) {
-    detail::outside_kernel("__syncthreads");
+    detail::outside_kernel(what);
   }
   ThreadSync& sync = self->sync_[tls_fiber_index];
-  sync.state = ThreadState::kAtBarrier;
+  sync.state = barrier;
   sync.barrier = site;
   self->yield_to_scheduler(false);
 }

@@ -91,6 +91,8 @@ class BlockScheduler {
   static unsigned int cluster_size();
 
  private:
+  // The running fiber waits at a barrier of kind `barrier` (`what` names it outside a launch).
+  static void arrive_at(ThreadState barrier, const ::metrale::host::CallSite& site, const char* what);
   struct Fiber {
     detail::FiberCoordinates coords;
     BlockScheduler* owner = nullptr;
