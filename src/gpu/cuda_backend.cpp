@@ -192,6 +192,15 @@ std::optional<std::uint32_t> CudaBackend::max_active_clusters(KernelHandle kerne
     return std::nullopt;
   }
   const auto function = reinterpret_cast<CUfunction>(kernel.value);
+  // The answer depends on the function, the block, the shared memory and the cluster, not on
+  // the grid: asked of the driver once per combination, since a launcher asks before each launch.
+  const ClusterQuery key{function, config.block.volume(), config.dynamic_shared_bytes, config.cluster_blocks};
+  {
+    std::lock_guard lock(modules_mutex_);
+    if (const auto found = active_clusters_.find(key); found != active_clusters_.end()) {
+      return found->second;
+    }
+  }
   const CudaContextScope scope = make_current();
   // The query counts the launch's dynamic shared memory only once the function may use it.
   opt_in_shared_memory(function, config.dynamic_shared_bytes);
@@ -201,6 +210,8 @@ std::optional<std::uint32_t> CudaBackend::max_active_clusters(KernelHandle kerne
   if (driver_.occupancy_max_active_clusters(&clusters, function, &launch) != CUDA_SUCCESS || clusters < 0) {
     return std::nullopt;
   }
+  std::lock_guard lock(modules_mutex_);
+  active_clusters_[key] = static_cast<std::uint32_t>(clusters);
   return static_cast<std::uint32_t>(clusters);
 }
 

@@ -11,9 +11,11 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 
 #include "gpu/cuda_context_scope.hpp"
@@ -90,6 +92,9 @@ class CudaBackend final : public GpuBackend {
   mutable std::mutex modules_mutex_;
   std::unordered_map<std::uint64_t, CUmodule> modules_;          // by image hash
   std::unordered_map<CUfunction, std::uint32_t> shared_opt_in_;  // dynamic bytes each function may use
+  // max_active_clusters' answers: function, threads per block, dynamic shared bytes, cluster.
+  using ClusterQuery = std::tuple<CUfunction, std::uint64_t, std::uint32_t, std::uint32_t>;
+  std::map<ClusterQuery, std::uint32_t> active_clusters_;
 };
 
 }  // namespace metrale
