@@ -126,7 +126,9 @@ if ! env_step; then
   :  # stopped: the bench cannot start, so nothing else can tell more; results and summary say so
 elif [ "$MODE" = device ]; then
   run_step bench bench.log "${CAP[bench]}" exit:0 "$BENCH" --json "$SCRATCH/bench.json"
-  if [ -x "$GPU_TESTS" ]; then run_step tests tests.log "${CAP[tests]}" exit:0 "$GPU_TESTS"
+  # The GPU tests read a few kernel files from the checkout; the staged binaries name the folder
+  # they were built from, which this machine may not have.
+  if [ -x "$GPU_TESTS" ]; then METRALE_TEST_SOURCE_DIR="$ROOT" run_step tests tests.log "${CAP[tests]}" exit:0 "$GPU_TESTS"
   else note tests absent "$GPU_TESTS not built"; fi
   if [ -n "$PEERS" ]; then peers_cmd=("$PEERS"); else peers_cmd=(python3 "$ROOT/tools/peers.py"); fi
   peers_left=$((DEADLINE - ($(date +%s) - START)))
@@ -148,7 +150,7 @@ else
   run_step bench-no-device bench.log 20 "exit:$no_device" "$BENCH" --sanity
   run_step bench bench.log 60 exit:0 "$BENCH" --host --json "$SCRATCH/bench.json"
   run_step sanity-host bench.log 30 exit:0 "$BENCH" --host --sanity
-  if [ -x "$GPU_TESTS" ]; then run_step tests tests.log 30 "exit:$no_device" "$GPU_TESTS"
+  if [ -x "$GPU_TESTS" ]; then METRALE_TEST_SOURCE_DIR="$ROOT" run_step tests tests.log 30 "exit:$no_device" "$GPU_TESTS"
   else note tests absent "no tests/gpu binary"; fi
   run_step peers peers.log 30 exit:0 python3 "$ROOT/tools/peers.py" --dry-run --json "$SCRATCH/peers.json"
   run_step script-syntax env.log 10 exit:0 bash -c 'for f; do bash -n "$f" || exit 1; done' syntax \

@@ -4,6 +4,7 @@
 // renamed to the set's name.
 #pragma once
 
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -18,11 +19,19 @@ inline constexpr const char* kDynamicSharedSource = "dynamic_shared.cuh";
 inline constexpr const char* kDynamicSharedRotate = "metrale_test::dynamic_shared_rotate";
 inline constexpr const char* kClusterSource = "cluster.cuh";
 
+// The checkout the kernel files are read from: METRALE_TEST_SOURCE_DIR when set (the device
+// check sets it: its binaries were built in another folder, on another machine), else the
+// source folder of the build.
+inline std::string test_source_dir() {
+  const char* moved = std::getenv("METRALE_TEST_SOURCE_DIR");
+  return moved != nullptr && *moved != '\0' ? std::string(moved) : std::string(METRALE_SOURCE_DIR);
+}
+
 // `file`, a kernel file in tests/data/host/, as source `file` of the set.
 inline SourceSet host_test_kernel_sources(const std::string& file) {
   SourceSet sources;
   sources.add_embedded_templates([](const char*) { return std::optional<std::string>(); });
-  const std::string path = METRALE_SOURCE_DIR "/tests/data/host/" + file;
+  const std::string path = test_source_dir() + "/tests/data/host/" + file;
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
