@@ -137,7 +137,7 @@ void launch_ba_gates_twin(GpuBackend& gpu, KernelHandle kernel, const KernelPara
 }
 
 void launch_ba_gates_mma(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
-                         std::uint64_t stream) {
+                         std::uint64_t stream, std::uint32_t max_cluster) {
   if (auto violation = kernel_params_violation(kBaGatesMmaKernel, params)) {
     detail::argument_error(kOp, fmt::format("{} variant {}: {}", kBaGatesMmaKernel, params.tag(), *violation));
   }
@@ -164,7 +164,7 @@ void launch_ba_gates_mma(GpuBackend& gpu, KernelHandle kernel, const KernelParam
     return config;
   };
   std::uint32_t cluster = ba_gates_mma_cluster(gpu, params, args);
-  while (cluster > 1 && gpu.max_active_clusters(kernel, config_for(cluster)) == 0U) {
+  while (cluster > 1 && (cluster > max_cluster || gpu.max_active_clusters(kernel, config_for(cluster)) == 0U)) {
     cluster /= 2;
   }
   const LaunchConfig config = config_for(cluster);

@@ -23,6 +23,17 @@ if(TARGET metrale-ops-bench)
   add_test(NAME device_check_fake_bad_stage
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/device_check/fake_run_test.sh bad-stage ${PROJECT_BINARY_DIR})
   set_tests_properties(device_check_fake_bad_stage PROPERTIES TIMEOUT 120 LABELS device)
+  # The sweep's cluster cap: the bench takes 1, 2, 4 or 8 (the mma rows still check out against
+  # the reference with every tile on one CTA) and names anything else (CLI11's validation exit).
+  add_test(NAME ops_bench_host_mma_cluster_cap_1
+           COMMAND ${CMAKE_COMMAND} "-DCOMMAND=$<TARGET_FILE:metrale-ops-bench>|--host|--sanity|--mma-max-cluster|1"
+                   -DEXPECTED=0 "-DMATCH=ssm_ba_gates +mma +300 +1024 .* ok" -P
+                   ${PROJECT_SOURCE_DIR}/tests/scripts/expect_exit.cmake)
+  add_test(NAME ops_bench_mma_cluster_cap_3_refused
+           COMMAND ${CMAKE_COMMAND} "-DCOMMAND=$<TARGET_FILE:metrale-ops-bench>|--mma-max-cluster|3" -DEXPECTED=105
+                   "-DMATCH=--mma-max-cluster: 3 not in" -P ${PROJECT_SOURCE_DIR}/tests/scripts/expect_exit.cmake)
+  set_tests_properties(ops_bench_host_mma_cluster_cap_1 ops_bench_mma_cluster_cap_3_refused
+                       PROPERTIES TIMEOUT 120 LABELS device ENVIRONMENT "METRALE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache")
 endif()
 # The next device run's mma variants (tools/bench/mma_variants.txt) parse, name entries the hopper
 # target has, and pass the kernel catalog's rules, so no device time goes to a refused variant.
@@ -32,4 +43,9 @@ if(TARGET metrale-jit)
                    ${PROJECT_SOURCE_DIR}/hardware --variants-file ${PROJECT_SOURCE_DIR}/tools/bench/mma_variants.txt
                    --plan --cli $<TARGET_FILE:metrale-jit>)
   set_tests_properties(mma_sweep_plan PROPERTIES TIMEOUT 120 LABELS device)
+  add_test(NAME mma_sweep_bad_cluster_cap
+           COMMAND ${CMAKE_COMMAND}
+                   "-DCOMMAND=python3|${PROJECT_SOURCE_DIR}/tools/bench/variant_sweep.py|--hardware|${PROJECT_SOURCE_DIR}/hardware|--variant|x%3|--plan"
+                   -DEXPECTED=1 "-DMATCH=bad cluster cap '%3'" -P ${PROJECT_SOURCE_DIR}/tests/scripts/expect_exit.cmake)
+  set_tests_properties(mma_sweep_bad_cluster_cap PROPERTIES TIMEOUT 60 LABELS device)
 endif()

@@ -252,6 +252,16 @@ TEST_CASE("the tensor-core launch asks for its stage ring's shared memory, and a
     CHECK(gpu.launches[0].config.grid == Dim3{8 * cluster, 1, 1});
     CHECK(gpu.cluster_queries.front() == 8);
   }
+  // A measurement's cap: at most 2, or 1 (and 0 counts as 1), without asking the device past it.
+  for (const auto& [cap, cluster] : {std::pair{2u, 2u}, std::pair{3u, 2u}, std::pair{1u, 1u}, std::pair{0u, 1u}}) {
+    INFO("cap " << cap);
+    test::RecordingGpu gpu;
+    launch_ba_gates_mma(gpu, kMma, kernels.mma_params, qwen_args(1024), 0, cap);
+    REQUIRE(gpu.launches.size() == 1);
+    CHECK(gpu.launches[0].config.cluster_blocks == cluster);
+    CHECK(gpu.launches[0].config.grid == Dim3{8 * cluster, 1, 1});
+    CHECK(gpu.cluster_queries == (cluster > 1 ? std::vector<std::uint32_t>{cluster} : std::vector<std::uint32_t>{}));
+  }
   test::RecordingGpu unknown;
   REQUIRE(ssm_ba_gates(unknown, kernels, levers, qwen_args(1024)).mma);
   CHECK(unknown.launches.at(0).config.cluster_blocks == 8);

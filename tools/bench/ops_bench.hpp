@@ -69,6 +69,9 @@ struct BenchSettings {
   std::vector<std::uint32_t> fp8_ks;
   std::uint32_t ba_k = 5120, ba_n = 96, ba_nv = 48, ba_vpg = 3;
   bool sanity = false;  // check each kernel once at a small shape; no timing
+  // The tensor-core kernel's K split at most this many CTAs (ops::launch_ba_gates_mma's cap):
+  // a sweep measures a tile with and without its cluster.
+  std::uint32_t mma_max_cluster = 8;
 };
 
 // The settings the issue asks for on a device, and the tiny ones of the host dry run.

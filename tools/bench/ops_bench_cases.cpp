@@ -178,7 +178,7 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
             ops::launch_ba_gates_twin(gpu, handle, kernels.twin_params, args_of(s));
             break;
           case BaKernel::kMma:
-            ops::launch_ba_gates_mma(gpu, handle, kernels.mma_params, args_of(s));
+            ops::launch_ba_gates_mma(gpu, handle, kernels.mma_params, args_of(s), 0, settings.mma_max_cluster);
             break;
         }
       };

@@ -51,6 +51,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(128u, 1u << 20));
   app.add_option("--open-repeats", open_repeats, "Runtime::open runs per level (median)")->check(CLI::Range(1, 50));
   app.add_flag("--no-open", no_open, "skip the Runtime::open timings");
+  std::optional<std::uint32_t> mma_max_cluster;
+  app.add_option("--mma-max-cluster", mma_max_cluster,
+                 "split the tensor-core kernel's K over at most this many CTAs (1, 2, 4 or 8; default 8)")
+      ->check(CLI::IsMember({1u, 2u, 4u, 8u}));
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -58,6 +62,7 @@ int main(int argc, char** argv) {
         sanity ? bench::sanity_settings(host) : (host ? bench::host_settings() : bench::device_settings());
     settings.repeats = repeats.value_or(settings.repeats);
     settings.warmup = warmup.value_or(settings.warmup);
+    settings.mma_max_cluster = mma_max_cluster.value_or(settings.mma_max_cluster);
     if (!ms.empty()) {
       settings.ms = ms;
     }

@@ -11,8 +11,9 @@ rows of every run are printed side by side with the run's own copy ceiling.
         --variant "b512=ssm_ba_gates_mma:block=512,lanes=64,groups=8;fp8_act_quant_hopper:lanes=16,groups=4" \\
         --variant "old@templates-old" --m 8192 --fp8-k 17408 --json sweep.json
 
-A variant is LABEL[@TEMPLATE_DIR][=KERNEL:KEY=VALUE,...[;KERNEL:...]]; the kernels' entries in the
-target's HARDWARE.toml (--target, default hopper) are replaced by the given parameters.
+A variant is LABEL[@TEMPLATE_DIR][%CLUSTER][=KERNEL:KEY=VALUE,...[;KERNEL:...]]; the kernels' entries
+in the target's HARDWARE.toml (--target, default hopper) are replaced by the given parameters, and
+%CLUSTER (1, 2, 4 or 8) caps the tensor-core kernel's K split (metrale-ops-bench --mma-max-cluster).
 --variants-file adds one variant per line (blank lines and # comments skipped); --plan checks
 every variant against the hardware folder (and, with --cli, that `metrale-jit targets` accepts its
 edited target: the kernel catalog's rules) and prints what each would run, timing nothing. A
@@ -35,6 +36,9 @@ import time
 
 def parse_variant(text: str) -> dict:
     label, _, overrides = text.partition("=")
+    label, _, cluster = label.partition("%")
+    if cluster and cluster not in ("1", "2", "4", "8"):
+        raise SystemExit(f"variant_sweep: bad cluster cap '%{cluster}' in '{text}' (1, 2, 4 or 8)")
     label, _, templates = label.partition("@")
     kernels = {}
     for part in filter(None, overrides.split(";")):
@@ -43,7 +47,7 @@ def parse_variant(text: str) -> dict:
         if not kernel or not values or not all(v.isdigit() for v in values.values()):
             raise SystemExit(f"variant_sweep: bad override '{part}' in '{text}' (KERNEL:KEY=INT,...)")
         kernels[kernel] = values
-    return {"label": label, "templates": templates or None, "kernels": kernels}
+    return {"label": label, "templates": templates or None, "kernels": kernels, "max_cluster": cluster or None}
 
 
 def read_variants_file(path: str) -> list:
@@ -89,6 +93,8 @@ def run_variant(args, variant: dict, scratch: str) -> dict:
     out = os.path.join(folder, "bench.json")
     command = [args.bench, "--json", out, "--no-open", "--repeats", str(args.repeats)]
     command += ["--m", *map(str, args.m), "--fp8-k", *map(str, args.fp8_k)]
+    if variant.get("max_cluster"):
+        command += ["--mma-max-cluster", variant["max_cluster"]]
     started = time.monotonic()
     try:
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=args.timeout)
@@ -134,8 +140,9 @@ def plan(args, variants: list) -> int:
                 done = subprocess.run([args.cli, "targets"], env=env, capture_output=True, text=True, timeout=60)
                 verdict = "accepted" if done.returncode == 0 else f"REFUSED: {(done.stdout + done.stderr).strip()[-400:]}"
                 refused += done.returncode != 0
+            cap = f", K split at most {variant['max_cluster']}" if variant.get("max_cluster") else ""
             print(f"{variant['label']}: templates {variant['templates'] or 'embedded'}, "
-                  f"{args.target} overrides {variant['kernels'] or 'none'}: {verdict}")
+                  f"{args.target} overrides {variant['kernels'] or 'none'}{cap}: {verdict}")
     print(f"{len(variants)} variant(s), {refused} refused; M {args.m}, FP8 K {args.fp8_k}, {args.repeats} runs each")
     return 1 if refused else 0
 
