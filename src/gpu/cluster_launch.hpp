@@ -14,11 +14,8 @@
 
 namespace metrale {
 
-// The portable cluster size: what every sm_90+ device launches without a non-portable opt-in.
-inline constexpr std::uint32_t kMaxClusterBlocks = 8;
-// Clusters (and %cluster_ctarank, barrier.cluster, mapa) need sm_90.
-inline constexpr ComputeCapability kMinClusterCapability{9, 0};
-
+// The limits it applies: kMaxClusterBlocks (metrale/gpu/launch_config.hpp) and
+// kMinClusterCapability (metrale/gpu/compute_capability.hpp).
 // Why `config`'s cluster cannot launch on a device of capability `device`, or nullopt.
 std::optional<std::string> cluster_launch_problem(const LaunchConfig& config, ComputeCapability device);
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "metrale/gpu/launch_config.hpp"
+
 namespace metrale::ops {
 
 std::uint64_t ba_gates_mma_shared_bytes(std::uint32_t tokens, std::uint32_t n, std::uint32_t stages) {
@@ -26,15 +28,14 @@ std::uint64_t ba_gates_mma_shared_limit(std::optional<std::uint32_t> device_limi
 
 std::uint32_t ba_gates_mma_cluster_blocks(std::uint32_t m, std::uint32_t tokens, std::uint32_t k,
                                           std::uint32_t sm_count, std::optional<ComputeCapability> compute_capability) {
-  if (!compute_capability || *compute_capability < kBaGatesMmaClusterMinCc || tokens == 0) {
+  if (!compute_capability || *compute_capability < kMinClusterCapability || tokens == 0) {
     return 1;
   }
   constexpr std::uint64_t kChunk = 64;
   const std::uint64_t tiles = (std::uint64_t{m} + tokens - 1) / tokens;
   const std::uint64_t chunks = (std::uint64_t{k} + kChunk - 1) / kChunk;
   std::uint32_t blocks = 1;
-  while (blocks < kBaGatesMmaMaxClusterBlocks && 2 * std::uint64_t{blocks} <= chunks &&
-         tiles * 2 * blocks <= sm_count) {
+  while (blocks < kMaxClusterBlocks && 2 * std::uint64_t{blocks} <= chunks && tiles * 2 * blocks <= sm_count) {
     blocks *= 2;
   }
   return blocks;

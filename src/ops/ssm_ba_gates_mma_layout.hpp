@@ -26,11 +26,6 @@ std::uint64_t ba_gates_mma_shared_bytes(std::uint32_t tokens, std::uint32_t n, s
 std::uint64_t ba_gates_mma_shared_limit(std::optional<std::uint32_t> device_limit,
                                         std::optional<ComputeCapability> compute_capability);
 
-// Thread-block clusters (and the distributed shared memory the split's CTAs sum through) exist
-// from sm_90; 8 CTAs is the portable cluster size.
-inline constexpr ComputeCapability kBaGatesMmaClusterMinCc{9, 0};
-inline constexpr std::uint32_t kBaGatesMmaMaxClusterBlocks = 8;
-
 // CTAs per token tile: each takes a contiguous 1/s of the K chunks (64 wide) and the cluster's
 // CTAs sum their accumulators through each other's shared memory before the epilogue. The largest
 // s in {1, 2, 4, 8} with s <= the K chunks and ceil(M / tokens) x s <= sm_count (one block per

@@ -71,7 +71,7 @@ struct BenchSettings {
   bool sanity = false;  // check each kernel once at a small shape; no timing
   // The tensor-core kernel's K split at most this many CTAs (ops::launch_ba_gates_mma's cap):
   // a sweep measures a tile with and without its cluster.
-  std::uint32_t mma_max_cluster = 8;
+  std::uint32_t mma_max_cluster = kMaxClusterBlocks;
 };
 
 // The settings the issue asks for on a device, and the tiny ones of the host dry run.

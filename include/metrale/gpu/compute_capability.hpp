@@ -26,6 +26,9 @@ struct ComputeCapability {
 inline constexpr std::uint32_t kDefaultSharedBytes = 48U * 1024U;
 inline constexpr std::uint32_t kMaxOptInSharedBytes = 227U * 1024U;
 
+// Thread-block clusters (%cluster_ctarank, barrier.cluster, mapa) need sm_90.
+inline constexpr ComputeCapability kMinClusterCapability{9, 0};
+
 // The dynamic shared memory one block may opt in to on a device of capability `cc` (CUDA
 // Programming Guide, per-capability limits): 163 KiB on 8.0 and 8.7, 227 KiB on 9.x, 10.x and
 // 11.x, 99 KiB on 8.6, 8.9 and 12.x, 48 KiB (what every device grants without opting in) for

@@ -17,6 +17,9 @@ struct Dim3 {
   friend constexpr bool operator==(const Dim3&, const Dim3&) = default;
 };
 
+// The portable cluster size: what every sm_90+ device launches without a non-portable opt-in.
+inline constexpr std::uint32_t kMaxClusterBlocks = 8;
+
 struct LaunchConfig {
   Dim3 grid;
   Dim3 block;
@@ -24,7 +27,7 @@ struct LaunchConfig {
   // A CUstream on the CUDA backend (0 = the default stream); ignored on the host backend.
   std::uint64_t stream = 0;
   // Thread blocks per cluster along grid.x (sm_90+ distributed shared memory); 1 = no cluster.
-  // grid.x must be a multiple of it; at most 8 (the portable cluster size).
+  // grid.x must be a multiple of it; at most kMaxClusterBlocks.
   std::uint32_t cluster_blocks = 1;
 };
 

@@ -36,8 +36,6 @@ inline constexpr std::uint32_t kBaGatesMmaTokens = 128;
 // K chunks in its shared-memory ring (its `groups`): 5 in flight while one is multiplied.
 inline constexpr std::uint32_t kBaGatesMmaStages = 6;
 inline constexpr std::uint32_t kBaGatesMmaMaxN = 128;
-// The most CTAs a tile's K is split over (the portable thread-block cluster size).
-inline constexpr std::uint32_t kBaGatesMmaMaxCluster = 8;
 
 // The kernel a launch runs, and why the others did not.
 struct BaGatesPick {
@@ -108,7 +106,7 @@ void launch_ba_gates_twin(GpuBackend& gpu, KernelHandle kernel, const KernelPara
 // every tile on one CTA) or the device says no such cluster fits (GpuBackend::max_active_clusters
 // == 0); `max_cluster` 0 counts as 1.
 void launch_ba_gates_mma(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
-                         std::uint64_t stream = 0, std::uint32_t max_cluster = kBaGatesMmaMaxCluster);
+                         std::uint64_t stream = 0, std::uint32_t max_cluster = kMaxClusterBlocks);
 
 // The op: validates, runs the guards with the device's SM count (the tensor-core guard first,
 // then the twin's), picks, logs each verdict once per slot and launches. Throws ArgumentError
