@@ -205,7 +205,7 @@ BaGatesPick ssm_ba_gates(GpuBackend& gpu, const BaGatesKernels& kernels, const B
   const BaGatesPick pick =
       ba_gates_pick_with_mma(ba_gates_mma_query(gpu, kernels, levers.tensor_core, args), kernels.mma, requested,
                              kernels.parent, kernels.twin, parent_launchable);
-  ba_gates_mma_log(pick, levers.tensor_core, args.m);
+  ba_gates_mma_log(pick, levers.tensor_core, args.m, kernels.mma_params);
   if (pick.mma) {
     launch_ba_gates_mma(gpu, pick.kernel, kernels.mma_params, args, stream);
     return pick;

@@ -89,7 +89,7 @@ std::optional<OpLogSlot> ba_gates_mma_log_slot(const BaGatesPick& pick, bool req
 }
 
 std::optional<std::string> ba_gates_mma_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m,
-                                                 OnceSlots& said) {
+                                                 const KernelParams& mma, OnceSlots& said) {
   const auto slot = ba_gates_mma_log_slot(pick, requested);
   if (!slot || !said.claim(slot->flag_index(kBaGatesMmaRejects.size()))) {
     return std::nullopt;
@@ -103,7 +103,7 @@ std::optional<std::string> ba_gates_mma_log_line(const BaGatesPick& pick, bool r
   return fmt::format(
       "SSM ba_gates: ssm_ba_gates_mma (METRALE_SSM_BA_GATES_TENSOR_CORE) M={} block={} tokens/tile={} "
       "grid=(ceil(M/{}) x K split,1,1)",
-      m, kBaGatesMmaBlock, kBaGatesMmaTokens, kBaGatesMmaTokens);
+      m, mma.block, mma.lanes, mma.lanes);
 }
 
 OnceSlots& ba_gates_mma_log_slots() {
@@ -111,8 +111,8 @@ OnceSlots& ba_gates_mma_log_slots() {
   return slots;
 }
 
-void ba_gates_mma_log(const BaGatesPick& pick, bool requested, std::uint32_t m) {
-  if (auto line = ba_gates_mma_log_line(pick, requested, m, ba_gates_mma_log_slots())) {
+void ba_gates_mma_log(const BaGatesPick& pick, bool requested, std::uint32_t m, const KernelParams& mma) {
+  if (auto line = ba_gates_mma_log_line(pick, requested, m, mma, ba_gates_mma_log_slots())) {
     logger().info("{}", *line);
   }
 }

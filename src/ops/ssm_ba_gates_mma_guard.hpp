@@ -104,14 +104,15 @@ BaGatesPick ba_gates_pick_with_mma(const BaGatesMmaQuery& query, KernelHandle mm
 // The slot the tensor-core verdict logs under, or nullopt (lever off, or a reason not listed).
 std::optional<OpLogSlot> ba_gates_mma_log_slot(const BaGatesPick& pick, bool requested);
 
-// The line the tensor-core verdict logs if its slot is still unclaimed in `said` (claiming it).
+// The line the tensor-core verdict logs if its slot is still unclaimed in `said` (claiming it);
+// `mma` is the variant the launch uses (its block and token tile are in the line).
 std::optional<std::string> ba_gates_mma_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m,
-                                                 OnceSlots& said);
+                                                 const KernelParams& mma, OnceSlots& said);
 
 OnceSlots& ba_gates_mma_log_slots();
 
 // Logs the tensor-core verdict through metrale::logger() at info, once per process per slot.
-void ba_gates_mma_log(const BaGatesPick& pick, bool requested, std::uint32_t m);
+void ba_gates_mma_log(const BaGatesPick& pick, bool requested, std::uint32_t m, const KernelParams& mma);
 
 // The tensor-core guard's query for these arguments on `gpu` (SM count, compute capability).
 BaGatesMmaQuery ba_gates_mma_query(const GpuBackend& gpu, const BaGatesKernels& kernels, bool tensor_core,

@@ -218,13 +218,15 @@ TEST_CASE("every tensor-core verdict has its own log slot, and the lever off log
   CHECK(flags.size() == kBaGatesMmaLogSlots);
 
   OnceSlots said(kBaGatesMmaLogSlots);
-  const auto first = ba_gates_mma_log_line(ran, true, 8192, said);
+  const KernelParams gb10{256, 64, 3};
+  const auto first = ba_gates_mma_log_line(ran, true, 8192, gb10, said);
   REQUIRE(first.has_value());
-  CHECK_THAT(*first, Catch::Contains("ssm_ba_gates_mma") && Catch::Contains("M=8192"));
-  CHECK_FALSE(ba_gates_mma_log_line(ran, true, 9000, said).has_value());
+  CHECK_THAT(*first, Catch::Contains("ssm_ba_gates_mma") && Catch::Contains("M=8192") &&
+                         Catch::Contains("block=256 tokens/tile=64 grid=(ceil(M/64)"));
+  CHECK_FALSE(ba_gates_mma_log_line(ran, true, 9000, gb10, said).has_value());
   BaGatesPick declined{kTwin, true, std::nullopt};
   declined.mma_reject = kBaGatesMmaTooFewTokens;
-  const auto second = ba_gates_mma_log_line(declined, true, 300, said);
+  const auto second = ba_gates_mma_log_line(declined, true, 300, gb10, said);
   REQUIRE(second.has_value());
   CHECK_THAT(*second, Catch::Contains("NOT running at M=300") && Catch::Contains(std::string(kBaGatesMmaTooFewTokens)));
 }
