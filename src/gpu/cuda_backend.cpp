@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gpu/cluster_launch.hpp"
@@ -21,15 +22,23 @@ namespace {
 // Each backend's identity for the launch path's per-thread cache (never reused, unlike an address).
 std::atomic<std::uint64_t> next_backend_id{1};
 
-// The function this thread last launched with more than 48 KiB of dynamic shared memory, and
-// the bytes it may use: a hit skips the mutex on the launch path. Sound because a function's
-// raised limit only grows and the backend's id is never reused.
-struct OptInHit {
+// This thread's last answer to one per-backend question (the backend's id, the key, the value):
+// a hit keeps the mutex and the map lookup off a repeat launch. Sound because the answers cached
+// never change (a function's raised limit only grows; an occupancy answer is fixed per key) and
+// a backend's id is never reused.
+template <typename Key>
+struct LastAnswer {
   std::uint64_t backend = 0;
-  CUfunction function = nullptr;
-  std::uint32_t raised = 0;
+  Key key{};
+  std::uint32_t value = 0;
+
+  [[nodiscard]] bool is(std::uint64_t id, const Key& asked) const { return backend == id && key == asked; }
 };
-thread_local OptInHit tls_opt_in;
+// The function this thread last launched past 48 KiB and the dynamic bytes it may use.
+thread_local LastAnswer<CUfunction> tls_opt_in;
+// The cluster occupancy this thread last asked about.
+using ClusterQuery = std::tuple<CUfunction, std::uint64_t, std::uint32_t, std::uint32_t>;
+thread_local LastAnswer<ClusterQuery> tls_active_clusters;
 
 }  // namespace
 
@@ -195,9 +204,13 @@ std::optional<std::uint32_t> CudaBackend::max_active_clusters(KernelHandle kerne
   // The answer depends on the function, the block, the shared memory and the cluster, not on
   // the grid: asked of the driver once per combination, since a launcher asks before each launch.
   const ClusterQuery key{function, config.block.volume(), config.dynamic_shared_bytes, config.cluster_blocks};
+  if (tls_active_clusters.is(id_, key)) {
+    return tls_active_clusters.value;
+  }
   {
     std::lock_guard lock(modules_mutex_);
     if (const auto found = active_clusters_.find(key); found != active_clusters_.end()) {
+      tls_active_clusters = LastAnswer<ClusterQuery>{id_, key, found->second};
       return found->second;
     }
   }
@@ -212,6 +225,7 @@ std::optional<std::uint32_t> CudaBackend::max_active_clusters(KernelHandle kerne
   }
   std::lock_guard lock(modules_mutex_);
   active_clusters_[key] = static_cast<std::uint32_t>(clusters);
+  tls_active_clusters = LastAnswer<ClusterQuery>{id_, key, static_cast<std::uint32_t>(clusters)};
   return static_cast<std::uint32_t>(clusters);
 }
 
@@ -221,7 +235,7 @@ void CudaBackend::opt_in_shared_memory(CUfunction function, std::uint32_t dynami
   if (dynamic_bytes <= kDefaultSharedBytes) {
     return;
   }
-  if (tls_opt_in.backend == id_ && tls_opt_in.function == function && tls_opt_in.raised >= dynamic_bytes) {
+  if (tls_opt_in.is(id_, function) && tls_opt_in.value >= dynamic_bytes) {
     return;
   }
   std::lock_guard lock(modules_mutex_);
@@ -232,7 +246,7 @@ void CudaBackend::opt_in_shared_memory(CUfunction function, std::uint32_t dynami
           "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
     raised = dynamic_bytes;
   }
-  tls_opt_in = OptInHit{id_, function, raised};
+  tls_opt_in = LastAnswer<CUfunction>{id_, function, raised};
 }
 
 DevicePtr CudaBackend::alloc(std::size_t bytes) {

@@ -93,8 +93,7 @@ class CudaBackend final : public GpuBackend {
   std::unordered_map<std::uint64_t, CUmodule> modules_;          // by image hash
   std::unordered_map<CUfunction, std::uint32_t> shared_opt_in_;  // dynamic bytes each function may use
   // max_active_clusters' answers: function, threads per block, dynamic shared bytes, cluster.
-  using ClusterQuery = std::tuple<CUfunction, std::uint64_t, std::uint32_t, std::uint32_t>;
-  std::map<ClusterQuery, std::uint32_t> active_clusters_;
+  std::map<std::tuple<CUfunction, std::uint64_t, std::uint32_t, std::uint32_t>, std::uint32_t> active_clusters_;
 };
 
 }  // namespace metrale
