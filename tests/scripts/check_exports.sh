@@ -37,7 +37,13 @@ fi
 echo "check_exports: $library exports $(echo "$exported" | wc -l) symbols, $(echo "$declared" | wc -l) declared"
 
 for executable in "$@"; do
-  leaked=$("$nm" -D --defined-only -C "$executable" | grep -E ' metrale::' || true)
+  # nm's own failure (an unreadable file, a wrong tool) must fail the check, not read as "none".
+  if ! symbols=$("$nm" -D --defined-only -C "$executable"); then
+    echo "check_exports: $nm cannot read $executable" >&2
+    status=1
+    continue
+  fi
+  leaked=$(grep -E ' metrale::' <<<"$symbols" || true)
   if [[ -n "$leaked" ]]; then
     echo "check_exports: $executable exports the library's C++ symbols (an --export-dynamic?):" >&2
     echo "$leaked" | sed -n '1,5s/^/  /p' >&2

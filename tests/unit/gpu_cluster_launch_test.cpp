@@ -1,13 +1,12 @@
 // gpu_cluster_launch_test.cpp: the cluster launch rule both backends apply (gpu/cluster_launch)
-// and the CUDA backend's cuLaunchKernelEx description of a cluster launch, without a GPU; with a
-// driver (a lent GPU), its table holds cuLaunchKernelEx.
+// and the CUDA backend's cuLaunchKernelEx description of a cluster launch, without a GPU (with a
+// driver, jit_cuda_driver_test checks its table holds cuLaunchKernelEx).
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <random>
 
 #include "gpu/cluster_launch.hpp"
 #include "gpu/cuda_backend.hpp"
-#include "gpu/cuda_driver.hpp"
 
 using Catch::Matchers::Contains;
 using namespace metrale;
@@ -59,15 +58,4 @@ TEST_CASE("cluster launches: cuLaunchKernelEx gets the launch's shape and one cl
   CHECK(attribute.value.clusterDim.x == cluster);
   CHECK(attribute.value.clusterDim.y == 1);
   CHECK(attribute.value.clusterDim.z == 1);
-}
-
-TEST_CASE("cluster launches: with a driver, cuLaunchKernelEx and cuOccupancyMaxActiveClusters are in its table",
-          "[gpu][cluster]") {
-  const CudaDriverStatus& status = CudaDriver::load();
-  if (status.driver == nullptr) {
-    CHECK_FALSE(status.reason.empty());  // no driver here: nothing more to see
-    return;
-  }
-  CHECK(status.driver->launch_kernel_ex != nullptr);  // every CUDA 12+ driver has it
-  CHECK(status.driver->occupancy_max_active_clusters != nullptr);
 }

@@ -8,15 +8,11 @@
 // through the host JIT. The [concurrency] cases are the ones CI runs under TSan (make tsan).
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <fstream>
-#include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "data/host/host_test_support.hpp"
-#include "gpu/cluster_launch.hpp"
 #include "host/host_backend.hpp"
 #include "host/launch_limits.hpp"
 #include "jit/nvrtc_compiler.hpp"
@@ -49,14 +45,6 @@ std::unique_ptr<HostBackend> make_backend(unsigned workers = 2, ComputeCapabilit
   gpu->add_kernel(make_host_kernel<&cluster_read_exited_peer>("cluster_read_exited_peer", {}));
   gpu->add_kernel(make_host_kernel<&cluster_split_sites>("cluster_split_sites", {}));
   return gpu;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // Launches `kernel` with one pointer argument; "" or the BackendError's text.
@@ -120,12 +108,7 @@ TEST_CASE("host clusters: the launches CUDA refuses are refused, each with its r
              Contains("cluster_rank_count") &&
                  Contains("a cluster launch (2 blocks per cluster) needs compute capability 9.0 or newer; "
                           "the device is 8.6"));
-  // The rule itself, as the CUDA backend applies it before cuLaunchKernelEx.
-  LaunchConfig config{{16, 1, 1}, {32, 1, 1}, 0, 0, 8};
-  CHECK_FALSE(cluster_launch_problem(config, {10, 0}).has_value());
-  CHECK(cluster_launch_problem(config, {8, 9}).has_value());
-  config.cluster_blocks = 1;
-  CHECK_FALSE(cluster_launch_problem(config, {7, 5}).has_value());  // no cluster: any device
+  // The rule itself, as the CUDA backend applies it: gpu_cluster_launch_test.cpp.
 }
 
 TEST_CASE("host clusters: a block that never arrives at the cluster barrier fails the launch, no hang",
@@ -144,7 +127,12 @@ TEST_CASE("host clusters: a block that never arrives at the cluster barrier fail
   CHECK_THAT(error, !Contains("another block of its cluster failed"));
   // The backend is usable afterwards.
   const DevicePtr ranks = upload(gpu, std::vector<std::uint32_t>(16, 5));
-  CHECK(launch_one(gpu, "cluster_rank_count", {8, 1, 1}, 2, ranks).empty());
+  REQUIRE(launch_one(gpu, "cluster_rank_count", {8, 1, 1}, 2, ranks).empty());
+  const std::vector<std::uint32_t> got = download<std::uint32_t>(gpu, ranks, 16);
+  for (std::uint32_t b = 0; b < 8; ++b) {
+    CHECK(got[2 * b] == b % 2);
+    CHECK(got[2 * b + 1] == 2);
+  }
 }
 
 TEST_CASE("host clusters: threads of one block at two different cluster barriers are named", "[host][cluster]") {
@@ -197,15 +185,7 @@ TEST_CASE("host clusters: an exited block counts as arrived, and its shared memo
 TEST_CASE("host clusters: a host-JIT kernel reaches the cluster calls through the prelude table",
           "[host][cluster][jit]") {
   // The library's headers and the test kernel as a host-JIT source set (the engine path).
-  std::map<std::string, std::string, std::less<>> sources;
-  for (const char* name : {"metrale_arith.cuh", "metrale_types.cuh"}) {
-    sources[name] = read_text(std::string(METRALE_SOURCE_DIR "/templates/") + name);
-  }
-  std::string kernel = read_text(METRALE_SOURCE_DIR "/tests/data/host/cluster.cuh");
-  const std::string include = "#include \"../../../templates/metrale_arith.cuh\"";
-  REQUIRE(kernel.find(include) != std::string::npos);
-  kernel.replace(kernel.find(include), include.size(), "#include \"metrale_arith.cuh\"");
-  sources["cluster.cuh"] = kernel;
+  const SourceSet sources = test::host_test_kernel_sources(test::kClusterSource);
   metrale::test::TempDir cache("metrale-host-jit-cluster");
   HostBackendOptions options;
   options.worker_threads = 2;
@@ -217,8 +197,8 @@ TEST_CASE("host clusters: a host-JIT kernel reaches the cluster calls through th
                                                    {},
                                                    {},
                                                    ImageKind::kCubin,
-                                                   "cluster.cuh",
-                                                   &sources});
+                                                   test::kClusterSource,
+                                                   &sources.sources()});
   REQUIRE(handle.present());
   CHECK(gpu.jit_stats().compiles == 1);
   CHECK(test::peer_sum_mismatches(gpu, handle, {8, 2, 1}, 4, 31) == 0);

@@ -33,6 +33,9 @@ TEST_CASE("the CUDA driver loads or says why not", "[jit][cuda]") {
     return;
   }
   CHECK(status.device_count > 0);
+  // Optional entry points every CUDA 12+ driver has: the cluster launch and its occupancy query.
+  CHECK(status.driver->launch_kernel_ex != nullptr);
+  CHECK(status.driver->occupancy_max_active_clusters != nullptr);
   REQUIRE(opened.backend != nullptr);
   CHECK(opened.backend->compute_capability().has_value());
   CHECK(opened.backend->sm_count().value_or(0) > 0);

@@ -2,6 +2,7 @@
 // host backend, the output filled with a poison value first.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -18,7 +19,7 @@ struct BaProfileInputs {
   const std::vector<std::uint16_t>* weight = nullptr;
   const std::vector<float>* a_log = nullptr;
   const std::vector<float>* dt_bias = nullptr;
-  float poison = 0;
+  float poison = std::nanf("");  // what gate_out holds before the launch: never a value it could write
 };
 
 inline ops::BaGatesArgs upload_ba_args(GpuBackend& gpu, const BaProfileInputs& in) {
