@@ -33,8 +33,9 @@ extern "C" {
 
 /* ---- versions, statuses, errors ---------------------------------------------------- */
 
-/* Bumped when a struct grows or a function changes meaning. */
-#define METRALE_ABI_VERSION 1
+/* Bumped when a struct grows or a function changes meaning. 2: ops by name (metrale_op_run,
+ * metrale_op_explain), levers by name (metrale_lever_*), no per-op functions or lever fields. */
+#define METRALE_ABI_VERSION 2
 
 typedef enum metrale_status {
   METRALE_OK = 0,
@@ -65,28 +66,28 @@ typedef enum metrale_backend {
   METRALE_BACKEND_CUDA = 2  /* the CUDA device; a runtime with no device when there is none */
 } metrale_backend;
 
-typedef enum metrale_lever_setting {
-  METRALE_LEVER_DEFAULT = 0, /* the target's HARDWARE.toml, then the environment variable */
-  METRALE_LEVER_ON = 1,
-  METRALE_LEVER_OFF = 2
-} metrale_lever_setting;
-
 typedef struct metrale_runtime_options {
   size_t struct_size;
   metrale_backend backend;
   int32_t device_ordinal;
   const char* target;    /* NULL: the device's target (hopper without a device) */
   const char* cache_dir; /* NULL: METRALE_CACHE_DIR, XDG_CACHE_HOME, ~/.cache/metrale */
-  metrale_lever_setting ssm_ba_gates_hopper;
-  metrale_lever_setting fp8_act_quant_hopper;
-  metrale_lever_setting ssm_ba_gates_tensor_core;
+  /* Levers set by [defaults] key, over the target file and the environment (provenance
+   * "options"); a key no op declares fails the open with METRALE_ERROR_CONFIG. */
+  const struct metrale_lever_override* levers; /* NULL when lever_count is 0 */
+  size_t lever_count;
   uint32_t host_sm_count;       /* the SM count the guards see on the host backend; 0: 132 */
   uint32_t host_worker_threads; /* 0: the hardware threads */
   /* Ahead-of-time bundles (`metrale-jit build --bundle DIR`), ':'-separated, looked in before
-   * those of METRALE_BUNDLE_DIR, the disk cache and NVRTC. NULL or "": none but the variable's.
-   * Added in version 2 of this struct: a caller's struct_size without it reads as NULL. */
+   * those of METRALE_BUNDLE_DIR, the disk cache and NVRTC. NULL or "": none but the variable's. */
   const char* bundle_dirs;
 } metrale_runtime_options;
+
+/* One lever set by the caller: its [defaults] key ("ssm_ba_gates_hopper") and 1 on / 0 off. */
+typedef struct metrale_lever_override {
+  const char* name;
+  int32_t value;
+} metrale_lever_override;
 
 /* Defaults: backend auto, device 0, everything else from the target and the environment. */
 METRALE_API void metrale_runtime_options_init(metrale_runtime_options* options);
@@ -100,15 +101,6 @@ METRALE_API void metrale_runtime_close(metrale_runtime* runtime);
 
 /* ---- describing it ------------------------------------------------------------------- */
 
-typedef struct metrale_lever_info {
-  const char* name;       /* "ssm_ba_gates_hopper" */
-  int32_t value;          /* 1 on, 0 off */
-  const char* provenance; /* "built-in", "file", "environment", "options" */
-  const char* origin;     /* the file, "METRALE_SSM_BA_GATES_HOPPER=off", or the option */
-} metrale_lever_info;
-
-#define METRALE_LEVER_COUNT 3
-
 typedef struct metrale_runtime_info {
   size_t struct_size;
   int32_t has_device;
@@ -118,93 +110,163 @@ typedef struct metrale_runtime_info {
   const char* target_source;    /* the HARDWARE.toml it came from */
   const char* arch;             /* "sm_90" ("" for generic without a device) */
   uint32_t sm_count;            /* what the guards use */
-  metrale_lever_info levers[METRALE_LEVER_COUNT];
+  size_t lever_count;           /* metrale_lever_get's indices: [0, lever_count) */
+  size_t op_count;              /* metrale_op_get's indices: [0, op_count) */
 } metrale_runtime_info;
 
 METRALE_API void metrale_runtime_info_init(metrale_runtime_info* info);
 METRALE_API metrale_status metrale_runtime_describe(const metrale_runtime* runtime, metrale_runtime_info* info);
 
-/* ---- the ops --------------------------------------------------------------------------- */
+/* One lever of the runtime, in the order the ops declare them. Strings live until close. */
+typedef struct metrale_lever_info {
+  const char* name;       /* its [defaults] key: "ssm_ba_gates_hopper" */
+  int32_t value;          /* 1 on, 0 off */
+  const char* provenance; /* "built-in", "file", "environment", "options" */
+  const char* origin;     /* the file, "METRALE_SSM_BA_GATES_HOPPER=off", or the option */
+  const char* env_var;    /* "METRALE_SSM_BA_GATES_HOPPER" */
+} metrale_lever_info;
 
-typedef enum metrale_kernel_choice {
-  METRALE_KERNEL_AUTO = 0,   /* the guards pick */
-  METRALE_KERNEL_TWIN = 1,   /* the Hopper twin, whatever the guard says (an error when absent) */
-  METRALE_KERNEL_PARENT = 2, /* the parent (BA gates) or shared kernel (FP8) */
-  METRALE_KERNEL_MMA = 3     /* the tensor-core kernel (BA gates only; an error when absent) */
-} metrale_kernel_choice;
+METRALE_API metrale_status metrale_lever_get(const metrale_runtime* runtime, size_t index, metrale_lever_info* info);
+/* The same by [defaults] key; METRALE_ERROR_ARGUMENT naming the known keys for another. */
+METRALE_API metrale_status metrale_lever_find(const metrale_runtime* runtime, const char* name,
+                                              metrale_lever_info* info);
 
-/* Which kernel ran and why. */
-typedef struct metrale_pick {
-  const char* kernel;             /* "ssm_ba_gates_mma", "ssm_ba_gates_hopper", "fp8_act_quant", ... */
-  int32_t twin;                   /* 1 when the twin ran */
-  const char* reason;             /* NULL when the twin or the tensor-core kernel ran; the twin
-                                     guard's reason (or "forced") otherwise */
-  int32_t tensor_core;            /* 1 when the tensor-core kernel (ssm_ba_gates_mma) ran */
-  const char* tensor_core_reason; /* BA gates: why the tensor-core kernel did not run (its guard
-                                     comes first); NULL when it ran, or for FP8 */
-} metrale_pick;
+/* ---- the ops, by name -------------------------------------------------------------------- */
+/* Every op (the library's: "ssm_ba_gates" alias "ba-gates", "fp8_act_quant" alias "fp8-quant", ...;
+ * an engine's) is a declaration: kernels by role, levers, arguments. Strings handed out by the
+ * functions below live until the runtime is closed unless said otherwise. */
 
-/* x: bf16 [m][k_stride]; weight: bf16 [n][k]; a_log, dt_bias: fp32 [nv];
- * gate_out: fp32 [m][gate_stride], columns [0, nv) gate and [nv, 2 nv) beta. */
-typedef struct metrale_ba_gates_args {
+typedef struct metrale_op_info {
   size_t struct_size;
-  uint64_t x, weight, a_log, dt_bias, gate_out;
-  uint32_t m, n, k, k_stride, gate_stride, nv, vheads_per_group;
-  metrale_kernel_choice kernel;
-} metrale_ba_gates_args;
+  const char* name;    /* "ssm_ba_gates" */
+  const char* aliases; /* comma-separated: "ba-gates" ("" when none) */
+  const char* summary;
+  size_t role_count; /* metrale_op_role's indices */
+  size_t arg_count;  /* metrale_op_arg_get's indices, in the order the op takes them */
+} metrale_op_info;
 
-METRALE_API void metrale_ba_gates_args_init(metrale_ba_gates_args* args);
-/* Validates (nothing launches on a refusal), guards, picks, logs once per slot, launches on
- * `stream`. The launch is asynchronous on CUDA and finished on return on the host backend. */
-METRALE_API metrale_status metrale_ssm_ba_gates(metrale_runtime* runtime, const metrale_ba_gates_args* args,
-                                                uint64_t stream, metrale_pick* pick);
+METRALE_API void metrale_op_info_init(metrale_op_info* info);
+/* The op at `index` in [0, op_count). */
+METRALE_API metrale_status metrale_op_get(const metrale_runtime* runtime, size_t index, metrale_op_info* info);
+/* The op of that name or alias; METRALE_ERROR_ARGUMENT naming the known ops for another. */
+METRALE_API metrale_status metrale_op_find(const metrale_runtime* runtime, const char* op, metrale_op_info* info);
 
-typedef enum metrale_scale_layout {
-  METRALE_SCALES_ROW_MAJOR = 0,   /* scales[m][k / 128] */
-  METRALE_SCALES_COLUMN_MAJOR = 1 /* scale (t, g) at g * m_aligned + t (m_aligned % 4 == 0) */
-} metrale_scale_layout;
+typedef struct metrale_role_info {
+  const char* role;    /* "parent", "twin", "tensor_core", ... */
+  const char* kernel;  /* the [kernels] key: "ssm_ba_gates_hopper" */
+  const char* aliases; /* comma-separated other spellings a caller may force it by ("mma") */
+  const char* lever;   /* the [defaults] key that asks for it; "" for none */
+  int32_t shipped;     /* the target ships it */
+  int32_t present;     /* its handle is present now (built and loaded on the device) */
+} metrale_role_info;
 
-/* x: bf16 rows of x_row_stride elements (the first k used); q: e4m3fn bytes [m][k]. */
-typedef struct metrale_fp8_quant_args {
+METRALE_API metrale_status metrale_op_role(const metrale_runtime* runtime, const char* op, size_t index,
+                                           metrale_role_info* info);
+
+typedef enum metrale_arg_kind {
+  METRALE_ARG_INPUT = 0,  /* a tensor the op reads (its address) */
+  METRALE_ARG_OUTPUT = 1, /* a tensor the op writes (its address) */
+  METRALE_ARG_SCALAR = 2  /* an unsigned integer */
+} metrale_arg_kind;
+
+typedef struct metrale_arg_info {
+  const char* name;  /* "x", "m" */
+  metrale_arg_kind kind;
+  const char* dtype;  /* tensors: "bf16", "fp32", "e4m3", "u8", "u16", "i32", "u32"; scalars: "u32" */
+  uint32_t alignment; /* tensors: the address's alignment in bytes */
+  const char* dims;   /* tensors: comma-separated extents, outermost first: "m,k_stride" ("" any) */
+  uint64_t min, max;  /* scalars: the closed range */
+  int32_t required;   /* 1: must be given; 0: `fallback` when not given */
+  uint64_t fallback;
+  const char* doc;
+} metrale_arg_info;
+
+METRALE_API metrale_status metrale_op_arg_get(const metrale_runtime* runtime, const char* op, size_t index,
+                                              metrale_arg_info* info);
+
+/* One argument of an op call by name: a tensor's address or a scalar's value. */
+typedef struct metrale_op_arg {
+  const char* name;
+  uint64_t value;
+} metrale_op_arg;
+
+/* One guard's word on a role: reason NULL when the role was taken. */
+typedef struct metrale_verdict {
+  const char* role;
+  const char* reason;
+} metrale_verdict;
+
+#define METRALE_MAX_VERDICTS 4
+
+/* Which kernel ran and the ordered verdicts that led there (strings static). */
+typedef struct metrale_op_pick {
   size_t struct_size;
-  uint64_t x, q, scales;
-  uint32_t m, k, x_row_stride;
-  metrale_scale_layout scale_layout;
-  uint32_t m_aligned;  /* column-major only */
-  int32_t pow2_scales; /* 1: power-of-two (UE8M0) scales */
-  metrale_kernel_choice kernel;
-} metrale_fp8_quant_args;
+  const char* op;     /* the op's name (not the alias called) */
+  const char* role;   /* the role that ran: "twin" */
+  const char* kernel; /* its kernel: "ssm_ba_gates_hopper" */
+  int32_t forced;     /* 1 when the caller named the role */
+  uint32_t verdict_count;
+  metrale_verdict verdicts[METRALE_MAX_VERDICTS];
+} metrale_op_pick;
 
-METRALE_API void metrale_fp8_quant_args_init(metrale_fp8_quant_args* args);
-METRALE_API metrale_status metrale_fp8_act_quant(metrale_runtime* runtime, const metrale_fp8_quant_args* args,
-                                                 uint64_t stream, metrale_pick* pick);
+METRALE_API void metrale_op_pick_init(metrale_op_pick* pick);
+/* Binds the named arguments (every required one once, scalars inside their ranges), validates
+ * (nothing launches on a refusal), guards, picks, logs once per slot and launches on `stream`.
+ * The launch is asynchronous on CUDA and finished on return on the host backend. `pick` may be
+ * NULL. */
+METRALE_API metrale_status metrale_op_run(metrale_runtime* runtime, const char* op, const metrale_op_arg* args,
+                                          size_t arg_count, uint64_t stream, metrale_op_pick* pick);
+/* The same with a kernel forced by role name or alias ("parent", "shared", "twin", "mma", ...;
+ * NULL or "" lets the guards pick): METRALE_ERROR_ARGUMENT, before anything launches, for a role
+ * the op lacks or the target did not build. */
+METRALE_API metrale_status metrale_op_run_role(metrale_runtime* runtime, const char* op, const char* role,
+                                               const metrale_op_arg* args, size_t arg_count, uint64_t stream,
+                                               metrale_op_pick* pick);
 
 /* ---- explain: the pick for a shape, as data -------------------------------------------- */
 
-typedef struct metrale_explanation {
-  size_t struct_size;
-  metrale_pick pick;           /* what a call with this shape would run now */
-  int32_t requested;           /* the lever */
-  const char* lever_origin;    /* where the lever's value came from (static until close) */
-  uint32_t sm_count;           /* the SM count the guard used */
-  int32_t twin_present;        /* the twin's handle is present (no device: the target ships it) */
-  int32_t parent_present;      /* the same for the parent / shared kernel */
-  uint32_t twin_min_m;         /* the smallest M the twin takes at this shape; 0 when it never does */
-  const char* twin_min_reason; /* NULL, or why the twin never runs at this shape */
-  /* BA gates only (zero for FP8): the tensor-core kernel, whose guard comes first. */
-  int32_t tensor_core_requested;      /* the ssm_ba_gates_tensor_core lever */
-  int32_t tensor_core_present;        /* ssm_ba_gates_mma is built (no device: shipped) */
-  uint32_t tensor_core_min_m;         /* the smallest M it takes at this shape; 0 when it never does */
-  const char* tensor_core_min_reason; /* NULL, or why it never runs at this shape */
-} metrale_explanation;
+typedef struct metrale_explain_detail {
+  const char* name; /* "tokens_per_tile", "cluster_blocks" */
+  int64_t value;
+} metrale_explain_detail;
 
-METRALE_API void metrale_explanation_init(metrale_explanation* explanation);
-/* k_stride 0 means k. No kernel launches and no shape checks beyond the guard's. */
-METRALE_API metrale_status metrale_explain_ssm_ba_gates(const metrale_runtime* runtime, uint32_t m, uint32_t n,
-                                                        uint32_t k, uint32_t k_stride,
-                                                        metrale_explanation* explanation);
-METRALE_API metrale_status metrale_explain_fp8_act_quant(const metrale_runtime* runtime, uint32_t m, uint32_t k,
-                                                         metrale_explanation* explanation);
+#define METRALE_MAX_EXPLAIN_ROLES 8
+#define METRALE_MAX_EXPLAIN_DETAILS 4
+
+/* One guarded role at the shape. */
+typedef struct metrale_role_explanation {
+  const char* role;
+  const char* kernel;
+  int32_t present; /* built (no device: shipped) */
+  int32_t runs;    /* it would run at this M */
+  const char* reject;
+  const char* lever; /* its [defaults] key; "" when none */
+  int32_t requested;
+  const char* lever_origin;
+  int32_t has_min_m; /* 1: min_m is the smallest M it takes at this shape; 0: min_reason says why never */
+  uint32_t min_m;
+  const char* min_reason;
+  uint32_t detail_count;
+  metrale_explain_detail details[METRALE_MAX_EXPLAIN_DETAILS];
+} metrale_role_explanation;
+
+typedef struct metrale_op_explanation {
+  size_t struct_size;
+  const char* op;
+  const char* kernel; /* what a call with this shape runs now ("" without m) */
+  const char* role;
+  uint32_t sm_count; /* the SM count the guards used */
+  uint32_t role_count;
+  metrale_role_explanation roles[METRALE_MAX_EXPLAIN_ROLES]; /* the first guard first */
+} metrale_op_explanation;
+
+METRALE_API void metrale_op_explanation_init(metrale_op_explanation* explanation);
+/* The pick for a shape: `shape` names the op's scalars (tensors are not needed); m_given 0 asks
+ * for each role's smallest M instead. No kernel launches. Strings live until the next call of
+ * this function on the same thread. */
+METRALE_API metrale_status metrale_op_explain(const metrale_runtime* runtime, const char* op,
+                                              const metrale_op_arg* shape, size_t arg_count, int32_t m_given,
+                                              metrale_op_explanation* explanation);
 
 /* ---- the generic registry: an engine's own kernels ------------------------------------- */
 

@@ -1,11 +1,15 @@
 // metrale/runtime.hpp: what an engine opens once per device: the backend, the selected
-// target, the resolved levers, the registry with every kernel the target ships, and the ops.
+// target, the resolved levers, the registry with every kernel the target ships, and the ops it
+// serves by name (metrale/ops/op_declaration.hpp; ARCHITECTURE.md). It knows no op by name:
+// the typed calls (ops::ssm_ba_gates(*runtime, args), ...) live in each op's own header.
 // Invariants: "no device" is a state, not an error (has_device() is false and the reason is
 // kept; ops then throw BackendError naming it); the ops read their handles lock-free on every
 // call, so a twin arriving in the background is picked up by the next call.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <span>
 #include <map>
 #include <memory>
 #include <optional>
@@ -17,8 +21,7 @@
 #include "metrale/gpu/gpu_backend.hpp"
 #include "metrale/host/host_kernel.hpp"
 #include "metrale/jit/kernel_registry.hpp"
-#include "metrale/ops/fp8_act_quant.hpp"
-#include "metrale/ops/ssm_ba_gates.hpp"
+#include "metrale/ops/op_declaration.hpp"
 #include "metrale/target/hardware_target.hpp"
 #include "metrale/target/levers.hpp"
 
@@ -30,12 +33,7 @@ enum class BackendChoice {
   kHost,  // the host backend: the same templates, run on the CPU
 };
 
-// Which kernel an op call runs: kGuard lets the op's guards pick; the others force one kernel
-// (kParent is the FP8 shared kernel; kMma the BA tensor-core kernel, which FP8 lacks).
-enum class KernelChoice { kGuard, kParent, kTwin, kMma };
-
-// The pick's reject when a forced kernel other than a twin ran.
-inline constexpr std::string_view kForcedKernelReason = "forced by the caller's kernel choice";
+using ops::kForcedKernelReason;
 
 struct RuntimeOptions {
   BackendChoice backend = BackendChoice::kAuto;
@@ -55,6 +53,12 @@ struct RuntimeOptions {
   // An engine's kernels: a target's HARDWARE.toml ships them by these names, and open() builds
   // them with the library's own in one batch (parents first, background variants after).
   std::vector<KernelDeclaration> kernels;
+  // An engine's ops, served beside the library's by every surface (op calls by name, explain,
+  // levers); their roles name kernels of `kernels` or the library's.
+  std::vector<ops::OpDeclaration> ops;
+  // Lever values that override the target file and the environment, by [defaults] key
+  // (provenance "options"); a key no op declares is a ConfigError.
+  std::map<std::string, bool> levers;
   EnvLookup env = process_environment();
   std::optional<KernelRegistry::Options> registry;  // default: the process memory cache + disk cache
   // The disk cache's directory instead of METRALE_CACHE_DIR / XDG_CACHE_HOME / ~/.cache/metrale
@@ -65,7 +69,7 @@ struct RuntimeOptions {
   std::vector<std::string> bundle_dirs;
 };
 
-class Runtime {
+class Runtime : public ops::OpHost {
  public:
   static std::unique_ptr<Runtime> open(RuntimeOptions options = {});
   // A runtime over a backend the caller made (tests, an engine with its own backend).
@@ -73,7 +77,7 @@ class Runtime {
 
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
-  ~Runtime();
+  ~Runtime() override;
 
   [[nodiscard]] bool has_device() const { return backend_ != nullptr; }
   [[nodiscard]] const std::string& no_device_reason() const { return no_device_reason_; }
@@ -87,35 +91,37 @@ class Runtime {
   // lock-free; 0 when absent (not shipped, still building, failed, or no device).
   [[nodiscard]] KernelHandle kernel_handle(std::string_view kernel) const;
 
-  // The op's kernels as loaded now (absent while a background twin is still building).
-  [[nodiscard]] ops::BaGatesKernels ba_gates_kernels() const;
-  [[nodiscard]] ops::Fp8QuantKernels fp8_quant_kernels() const;
+  // The ops this runtime serves: the library's, then the engine's (RuntimeOptions::ops).
+  [[nodiscard]] const ops::OpSet& ops() const { return ops_; }
+  // An op's context now: its kernels by role with their handles (read lock-free, so a twin
+  // arriving in the background is seen by the next call), its levers, the device. Throws
+  // KernelChoiceError naming the known ops for an unknown name.
+  [[nodiscard]] ops::OpContext op_context(std::string_view op) const override;
 
-  // Validate, guard, pick, log once per slot, launch. Throw ArgumentError for a shape no
-  // kernel can take and BackendError when there is no device.
-  ops::BaGatesPick ssm_ba_gates(const ops::BaGatesArgs& args, std::uint64_t stream = 0);
-  ops::Fp8QuantPick fp8_act_quant(const ops::Fp8QuantArgs& args, std::uint64_t stream = 0);
-
-  // The same with the caller's choice: kGuard is the op above; a forced kernel keeps the op's
-  // validation (and, for FP8, its grid) and the pick reports it (reject kForcedKernelReason for
-  // a forced parent / shared kernel, nullopt for a twin or the tensor-core kernel). Throws
-  // KernelChoiceError, before anything launches, when the target did not build the forced
-  // kernel (naming target and kernel) and for kMma on FP8.
-  ops::BaGatesPick ssm_ba_gates(const ops::BaGatesArgs& args, std::uint64_t stream, KernelChoice choice);
-  ops::Fp8QuantPick fp8_act_quant(const ops::Fp8QuantArgs& args, std::uint64_t stream, KernelChoice choice);
+  // One op call by name (or alias): bind the named arguments (ArgumentError naming the argument
+  // and rule), then validate, guard, pick, log once per slot and launch; `role` forces a kernel
+  // by role name or alias ("" lets the guards pick). Throws ArgumentError for a shape no kernel
+  // can take, KernelChoiceError for a forced role the target did not build, BackendError when
+  // there is no device.
+  ops::Pick run(std::string_view op, std::span<const ops::NamedArg> args, std::uint64_t stream = 0,
+                std::string_view role = {});
+  // The pick for a shape without launching: `shape` names the op's scalars (tensors are not
+  // needed); `m_given` false asks for the smallest M each guarded role takes instead.
+  [[nodiscard]] ops::Explanation explain(std::string_view op, std::span<const ops::NamedArg> shape,
+                                         bool m_given = true) const;
 
  private:
   Runtime() = default;
   void initialise(RuntimeOptions& options);
-  // One op kernel as resolved once at open: its registry id (absent when the target does not
-  // ship it) and its template parameters, so an op call only reads the handle.
-  struct OpKernelSlot {
-    std::optional<VariantId> id;
-    KernelParams params;
+  // One op as resolved once at open: its kernels' registry ids and parameters by role, its
+  // levers, so an op call only reads handles.
+  struct ResolvedOp {
+    const ops::OpDeclaration* op = nullptr;
+    std::array<std::optional<VariantId>, ops::kMaxRoles> ids{};
+    ops::OpContext base;  // everything but the handles and the device
   };
-  [[nodiscard]] OpKernelSlot resolve_slot(std::string_view kernel, const KernelParams& fallback) const;
-  [[nodiscard]] KernelHandle handle(const OpKernelSlot& slot) const;
-  GpuBackend& require_device();
+  void resolve_ops();
+  [[nodiscard]] const ResolvedOp& resolved(std::string_view op) const;
 
   std::unique_ptr<GpuBackend> backend_;
   std::string no_device_reason_;
@@ -123,7 +129,8 @@ class Runtime {
   Levers levers_;
   std::unique_ptr<KernelRegistry> registry_;
   std::map<std::string, VariantId, std::less<>> variant_ids_;
-  OpKernelSlot ba_parent_, ba_twin_, fp8_shared_, fp8_twin_, ba_mma_;
+  ops::OpSet ops_;
+  std::vector<ResolvedOp> resolved_;
   DeviceIndex device_ = 0;
 };
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "metrale/error.hpp"
+#include "metrale/ops/op_declaration.hpp"
 #include "ops/op_kernel_rules.hpp"
 #include "target/kernel_catalog.hpp"
 
@@ -64,7 +65,14 @@ KernelCatalog make_library_catalog() {
 }  // namespace
 
 const KernelCatalog& library_catalog() {
-  static const KernelCatalog catalog = make_library_catalog();
+  static const KernelCatalog catalog = [] {
+    KernelCatalog made = make_library_catalog();
+    // The levers a [defaults] table may name: every library op's.
+    for (LeverSpec& lever : library_ops().levers()) {
+      made.add_lever(std::move(lever));
+    }
+    return made;
+  }();
   return catalog;
 }
 

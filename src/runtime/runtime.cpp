@@ -1,4 +1,5 @@
-// runtime.cpp: opening a runtime (backend, target, levers, kernels) and the op entry points.
+// runtime.cpp: opening a runtime (backend, target, levers, kernels, the ops it serves) and the
+// op calls by name. Knows no op: every op arrives as a declaration (metrale/ops/op_declaration.hpp).
 #include "metrale/runtime.hpp"
 
 #include <fmt/format.h>
@@ -96,13 +97,27 @@ std::unique_ptr<Runtime> Runtime::open_with(std::unique_ptr<GpuBackend> backend,
 }
 
 void Runtime::initialise(RuntimeOptions& options) {
+  ops_ = ops::library_ops();
+  for (ops::OpDeclaration& op : options.ops) {
+    ops_.add(std::move(op));
+  }
   KernelCatalog catalog = ops::library_catalog();
   for (KernelDeclaration& declaration : options.kernels) {
     catalog.add(std::move(declaration));
   }
+  for (LeverSpec& lever : ops_.levers()) {
+    catalog.add_lever(std::move(lever));
+  }
   const auto targets = load_targets(options.env, catalog);
   target_ = choose_target(targets, options, backend_.get());
-  levers_ = resolve_levers(target_, options.env);
+  levers_ = resolve_levers(target_, catalog.levers(), options.env);
+  for (const auto& [key, value] : options.levers) {
+    LeverValue* lever = levers_.find(key);
+    if (lever == nullptr) {
+      throw ConfigError(fmt::format("RuntimeOptions::levers: no op declares the lever '{}'", key));
+    }
+    *lever = LeverValue{value, Provenance::kOptions, fmt::format("{} = {}", key, value ? "on" : "off")};
+  }
   SourceSet sources;
   sources.add_embedded_templates(options.env);
   for (auto& [name, text] : options.sources) {
@@ -127,13 +142,7 @@ void Runtime::initialise(RuntimeOptions& options) {
   }
   registry_ = std::make_unique<KernelRegistry>(std::move(sources), std::move(registry_options));
   variant_ids_ = ops::declare_target_kernels(*registry_, target_, catalog);
-  const ops::BaGatesKernels ba_defaults;
-  const ops::Fp8QuantKernels fp8_defaults;
-  ba_parent_ = resolve_slot(ops::kBaGatesParentKernel, ba_defaults.parent_params);
-  ba_twin_ = resolve_slot(ops::kBaGatesTwinKernel, ba_defaults.twin_params);
-  ba_mma_ = resolve_slot(ops::kBaGatesMmaKernel, ba_defaults.mma_params);
-  fp8_shared_ = resolve_slot(ops::kFp8QuantSharedKernel, fp8_defaults.shared_params);
-  fp8_twin_ = resolve_slot(ops::kFp8QuantTwinKernel, fp8_defaults.twin_params);
+  resolve_ops();
   if (backend_) {
     logger().info("metrale: {} on target {} ({})", backend_->describe(), target_.name, target_.source);
     device_ = registry_->load(*backend_, options.load_mode);
@@ -142,14 +151,34 @@ void Runtime::initialise(RuntimeOptions& options) {
   }
 }
 
+void Runtime::resolve_ops() {
+  resolved_.clear();
+  resolved_.reserve(ops_.ops().size());
+  for (const ops::OpDeclaration& op : ops_.ops()) {
+    ResolvedOp entry;
+    entry.op = &op;
+    entry.base.op = &op;
+    entry.base.no_device_reason = no_device_reason_;
+    entry.base.target = target_.name;
+    entry.base.fallback_sm_count = target_.sm_count.value_or(kFallbackSmCount);
+    entry.base.compute_capability = target_.compute_capability;
+    for (std::size_t i = 0; i < op.roles.size(); ++i) {
+      const ops::RoleDecl& role = op.roles[i];
+      const KernelEntry* shipped = target_.find_kernel(role.kernel);
+      entry.ids[i] = variant_id(role.kernel);
+      entry.base.kernels[i] = ops::OpKernel{role.role, role.kernel, shipped != nullptr,
+                                            shipped != nullptr ? shipped->params : KernelParams{}, KernelHandle{}};
+    }
+    for (std::size_t i = 0; i < op.levers.size(); ++i) {
+      entry.base.levers[i] = levers_.find(op.levers[i].toml_key);
+    }
+    resolved_.push_back(entry);
+  }
+}
+
 std::optional<VariantId> Runtime::variant_id(std::string_view kernel) const {
   const auto found = variant_ids_.find(kernel);
   return found == variant_ids_.end() ? std::nullopt : std::optional<VariantId>(found->second);
-}
-
-Runtime::OpKernelSlot Runtime::resolve_slot(std::string_view kernel, const KernelParams& fallback) const {
-  const KernelEntry* entry = target_.find_kernel(kernel);
-  return OpKernelSlot{variant_id(kernel), entry != nullptr ? entry->params : fallback};
 }
 
 KernelHandle Runtime::kernel_handle(std::string_view kernel) const {
@@ -157,38 +186,49 @@ KernelHandle Runtime::kernel_handle(std::string_view kernel) const {
   return (backend_ && id) ? registry_->handle(device_, *id) : KernelHandle{};
 }
 
-KernelHandle Runtime::handle(const OpKernelSlot& slot) const {
-  // The launch path: one lock-free read, so a twin arriving in the background is seen at once.
-  return (backend_ && slot.id) ? registry_->handle(device_, *slot.id) : KernelHandle{};
-}
-
-ops::BaGatesKernels Runtime::ba_gates_kernels() const {
-  ops::BaGatesKernels kernels{handle(ba_parent_), handle(ba_twin_), ba_parent_.params, ba_twin_.params,
-                              target_.sm_count.value_or(kFallbackSmCount)};
-  kernels.mma = handle(ba_mma_);
-  kernels.mma_params = ba_mma_.params;
-  return kernels;
-}
-
-ops::Fp8QuantKernels Runtime::fp8_quant_kernels() const {
-  return ops::Fp8QuantKernels{handle(fp8_shared_), handle(fp8_twin_), fp8_shared_.params, fp8_twin_.params,
-                              target_.sm_count.value_or(kFallbackSmCount)};
-}
-
-GpuBackend& Runtime::require_device() {
-  if (!backend_) {
-    throw BackendError(fmt::format("no device: {}", no_device_reason_));
+const Runtime::ResolvedOp& Runtime::resolved(std::string_view op) const {
+  const ops::OpDeclaration& declaration = ops_.get(op);
+  for (const ResolvedOp& entry : resolved_) {
+    if (entry.op == &declaration) {
+      return entry;
+    }
   }
-  return *backend_;
+  throw KernelChoiceError(fmt::format("op '{}' is not resolved on this runtime", op));
 }
 
-ops::BaGatesPick Runtime::ssm_ba_gates(const ops::BaGatesArgs& args, std::uint64_t stream) {
-  const ops::BaGatesLevers levers{levers_.ssm_ba_gates_hopper.value, levers_.ssm_ba_gates_tensor_core.value};
-  return ops::ssm_ba_gates(require_device(), ba_gates_kernels(), levers, args, stream);
+ops::OpContext Runtime::op_context(std::string_view op) const {
+  const ResolvedOp& entry = resolved(op);
+  ops::OpContext context = entry.base;
+  context.gpu = backend_.get();
+  // The launch path: one lock-free read per role, so a twin arriving in the background is seen.
+  if (backend_) {
+    for (std::size_t i = 0; i < entry.op->roles.size(); ++i) {
+      if (entry.ids[i]) {
+        context.kernels[i].handle = registry_->handle(device_, *entry.ids[i]);
+      }
+    }
+  }
+  return context;
 }
 
-ops::Fp8QuantPick Runtime::fp8_act_quant(const ops::Fp8QuantArgs& args, std::uint64_t stream) {
-  return ops::fp8_act_quant(require_device(), fp8_quant_kernels(), levers_.fp8_act_quant_hopper.value, args, stream);
+ops::Pick Runtime::run(std::string_view op, std::span<const ops::NamedArg> args, std::uint64_t stream,
+                       std::string_view role) {
+  const ops::OpContext context = op_context(op);
+  std::array<std::uint64_t, ops::kMaxArgs> values{};
+  const std::span<std::uint64_t> bound(values.data(), context.op->args.size());
+  ops::bind_args(*context.op, args, bound);
+  return ops::run_op(context, ops::OpCall{bound, stream, role});
+}
+
+ops::Explanation Runtime::explain(std::string_view op, std::span<const ops::NamedArg> shape, bool m_given) const {
+  const ops::OpContext context = op_context(op);
+  if (!context.op->explain) {
+    throw ArgumentError(fmt::format("op {} has nothing to explain (its declaration has no explain)", context.op->name));
+  }
+  std::array<std::uint64_t, ops::kMaxArgs> values{};
+  const std::span<std::uint64_t> bound(values.data(), context.op->args.size());
+  ops::bind_shape(*context.op, shape, bound);
+  return context.op->explain(context, ops::ExplainQuery{bound, m_given});
 }
 
 }  // namespace metrale

@@ -77,7 +77,7 @@ std::string read_text(const std::filesystem::path& path) {
 }  // namespace
 
 HardwareTarget parse_hardware_toml(std::string_view text, std::string_view source_name, const KernelCatalog& catalog) {
-  HardwareTarget target = detail::parse_hardware_file(text, source_name).target;
+  HardwareTarget target = detail::parse_hardware_file(text, source_name, catalog.levers()).target;
   check_target_kernels(target, complete_catalog(catalog, std::span(&target, 1)));
   return target;
 }
@@ -91,7 +91,7 @@ std::vector<HardwareTarget> load_targets_from_files(std::span<const EmbeddedFile
   for (const auto& file : files) {
     const std::string_view folder = folder_of(file.name, origin);
     auto& current =
-        parsed.emplace_back(detail::parse_hardware_file(file.text, fmt::format("{}/{}", origin, file.name)));
+        parsed.emplace_back(detail::parse_hardware_file(file.text, fmt::format("{}/{}", origin, file.name), catalog.levers()));
     if (current.target.name != folder) {
       throw ConfigError(fmt::format("{}: target.name: \"{}\" must equal its folder's name \"{}\"",
                                     at_line(current, current.name_line), current.target.name, folder));

@@ -237,19 +237,26 @@ void read_kernels_table(const FileChecker& check, const toml::table& root, Hardw
             [](const KernelEntry& a, const KernelEntry& b) { return a.name < b.name; });
 }
 
-void read_defaults_table(const FileChecker& check, const toml::table& root, HardwareTarget& target) {
+void read_defaults_table(const FileChecker& check, const toml::table& root, std::span<const LeverSpec> levers,
+                         HardwareTarget& target) {
   const toml::table& defaults = check.table(root, "defaults", "defaults");
-  std::array<std::string_view, kLeverSpecs.size()> keys{};
-  std::transform(kLeverSpecs.begin(), kLeverSpecs.end(), keys.begin(), [](const LeverSpec& s) { return s.toml_key; });
+  std::vector<std::string_view> keys;
+  keys.reserve(levers.size());
+  for (const LeverSpec& lever : levers) {
+    keys.push_back(lever.toml_key);
+  }
   check.only_keys(defaults, "defaults", keys);
-  for (std::string_view key : keys) {
-    const std::string dotted = FileChecker::dotted("defaults", key);
-    const toml::node& node = check.require(defaults, key, dotted);
+  for (const LeverSpec& lever : levers) {
+    const std::string dotted = FileChecker::dotted("defaults", lever.toml_key);
+    if (!lever.required_in_file && !defaults.contains(lever.toml_key)) {
+      continue;
+    }
+    const toml::node& node = check.require(defaults, lever.toml_key, dotted);
     const auto* value = node.as_boolean();
     if (value == nullptr) {
       check.wrong_type(node, dotted, "boolean");
     }
-    target.defaults.emplace(std::string(key), value->get());
+    target.defaults.emplace(lever.toml_key, value->get());
   }
 }
 
@@ -296,7 +303,8 @@ void read_roofline_table(const FileChecker& check, const toml::table& root, Hard
 
 }  // namespace
 
-ParsedHardware parse_hardware_file(std::string_view text, std::string_view source_name) {
+ParsedHardware parse_hardware_file(std::string_view text, std::string_view source_name,
+                                   std::span<const LeverSpec> levers) {
   FileChecker check(source_name);
   toml::table root;
   try {
@@ -311,7 +319,7 @@ ParsedHardware parse_hardware_file(std::string_view text, std::string_view sourc
   out.target.source = std::string(source_name);
   read_target_table(check, root, out);
   read_kernels_table(check, root, out.target);
-  read_defaults_table(check, root, out.target);
+  read_defaults_table(check, root, levers, out.target);
   read_roofline_table(check, root, out.target);
   return out;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "metrale/target/hardware_target.hpp"
@@ -16,6 +17,8 @@ struct ParsedHardware {
   std::uint32_t compute_capability_line = 0;
 };
 
-ParsedHardware parse_hardware_file(std::string_view text, std::string_view source_name);
+// `levers`: the keys [defaults] may hold (the catalog's levers); a required one must be there.
+ParsedHardware parse_hardware_file(std::string_view text, std::string_view source_name,
+                                   std::span<const LeverSpec> levers);
 
 }  // namespace metrale::detail

@@ -107,6 +107,20 @@ const KernelDeclaration* KernelCatalog::find(std::string_view kernel) const {
   return found == declarations_.end() ? nullptr : &*found;
 }
 
+void KernelCatalog::add_lever(LeverSpec lever) {
+  if (lever.toml_key.empty()) {
+    throw ArgumentError("a lever needs a [defaults] key");
+  }
+  if (find_lever(lever.toml_key) == nullptr) {
+    levers_.push_back(std::move(lever));
+  }
+}
+
+const LeverSpec* KernelCatalog::find_lever(std::string_view toml_key) const {
+  auto it = std::find_if(levers_.begin(), levers_.end(), [&](const LeverSpec& l) { return l.toml_key == toml_key; });
+  return it == levers_.end() ? nullptr : &*it;
+}
+
 std::vector<std::string> KernelCatalog::names() const {
   std::vector<std::string> out;
   out.reserve(declarations_.size());

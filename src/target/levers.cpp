@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <utility>
 
 namespace metrale {
 namespace {
@@ -35,14 +36,44 @@ std::string_view to_string(Provenance provenance) {
       return "file";
     case Provenance::kEnvironment:
       return "environment";
+    case Provenance::kOptions:
+      return "options";
   }
   return "unknown";
 }
 
-const LeverSpec* find_lever(std::string_view toml_key) {
-  auto it = std::find_if(kLeverSpecs.begin(), kLeverSpecs.end(),
-                         [&](const LeverSpec& spec) { return spec.toml_key == toml_key; });
-  return it == kLeverSpecs.end() ? nullptr : &*it;
+std::string LeverSpec::environment_variable() const {
+  if (!env_var.empty()) {
+    return env_var;
+  }
+  std::string name = "METRALE_";
+  for (char c : toml_key) {
+    name += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return name;
+}
+
+const LeverValue* Levers::find(std::string_view toml_key) const {
+  auto it = std::find_if(entries_.begin(), entries_.end(),
+                         [&](const Entry& entry) { return entry.spec.toml_key == toml_key; });
+  return it == entries_.end() ? nullptr : &it->value;
+}
+
+LeverValue* Levers::find(std::string_view toml_key) {
+  return const_cast<LeverValue*>(std::as_const(*this).find(toml_key));
+}
+
+bool Levers::on(std::string_view toml_key) const {
+  const LeverValue* lever = find(toml_key);
+  return lever != nullptr && lever->value;
+}
+
+void Levers::add(LeverSpec spec, LeverValue value) {
+  if (LeverValue* known = find(spec.toml_key)) {
+    *known = std::move(value);  // an op naming a lever another op declared shares it
+    return;
+  }
+  entries_.push_back(Entry{std::move(spec), std::move(value)});
 }
 
 std::optional<bool> parse_lever_override(std::string_view text) {
@@ -56,20 +87,20 @@ std::optional<bool> parse_lever_override(std::string_view text) {
   return !off;
 }
 
-Levers resolve_levers(const HardwareTarget& target, const EnvLookup& env) {
+Levers resolve_levers(const HardwareTarget& target, std::span<const LeverSpec> specs, const EnvLookup& env) {
   Levers levers;
-  for (const auto& spec : kLeverSpecs) {
-    LeverValue& lever = levers.*spec.field;
+  for (const LeverSpec& spec : specs) {
+    LeverValue lever{false, Provenance::kBuiltIn, "built-in"};
     if (auto it = target.defaults.find(spec.toml_key); it != target.defaults.end()) {
       lever = LeverValue{it->second, Provenance::kFile, target.source};
-    } else {
-      lever = LeverValue{false, Provenance::kBuiltIn, "built-in"};
     }
-    if (auto text = env(spec.env_var)) {
+    const std::string variable = spec.environment_variable();
+    if (auto text = env(variable.c_str())) {
       if (auto value = parse_lever_override(*text)) {
-        lever = LeverValue{*value, Provenance::kEnvironment, std::string(spec.env_var) + "=" + *text};
+        lever = LeverValue{*value, Provenance::kEnvironment, variable + "=" + *text};
       }
     }
+    levers.add(spec, std::move(lever));
   }
   return levers;
 }

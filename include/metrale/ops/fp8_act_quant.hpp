@@ -17,6 +17,9 @@
 
 namespace metrale::ops {
 
+class OpHost;  // metrale/ops/op_declaration.hpp
+struct Pick;
+
 // Elements per quantisation group.
 inline constexpr std::uint32_t kFp8QuantGroupSize = 128;
 // Lanes per group when a target names none (16 lanes x 8 bf16 = 128 elements; a target may ship
@@ -86,5 +89,14 @@ void launch_fp8_quant(GpuBackend& gpu, const Fp8QuantPick& pick, const Fp8QuantA
 // bad arguments, BackendError when no kernel can run.
 Fp8QuantPick fp8_act_quant(GpuBackend& gpu, const Fp8QuantKernels& kernels, bool requested, const Fp8QuantArgs& args,
                            std::uint64_t stream = 0);
+
+// The op on a runtime (or any OpHost): its declared kernels and lever, the guard or the role the
+// caller forces ("parent" or "shared", "twin"; "" lets the guard pick). A forced kernel runs
+// through the op's own pick with the other kernel blanked; KernelChoiceError, before anything
+// launches, when the target did not build it or names a role the op lacks.
+Fp8QuantPick fp8_act_quant(const OpHost& host, const Fp8QuantArgs& args, std::uint64_t stream = 0,
+                           std::string_view role = {});
+// The generic pick (ops/op_declaration.hpp) of a typed one.
+Pick to_pick(const Fp8QuantPick& pick, bool forced);
 
 }  // namespace metrale::ops

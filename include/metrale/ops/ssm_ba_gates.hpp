@@ -17,6 +17,9 @@
 
 namespace metrale::ops {
 
+class OpHost;  // metrale/ops/op_declaration.hpp
+struct Pick;
+
 // Threads per block, as in the parent; the reduction order depends on it, on kBaGatesLanes and
 // on kBaGatesOuts.
 inline constexpr std::uint32_t kBaGatesBlock = 256;
@@ -116,5 +119,14 @@ BaGatesPick ssm_ba_gates(GpuBackend& gpu, const BaGatesKernels& kernels, const B
 // The same with the tensor-core lever off: `requested` is the ssm_ba_gates_hopper lever.
 BaGatesPick ssm_ba_gates(GpuBackend& gpu, const BaGatesKernels& kernels, bool requested, const BaGatesArgs& args,
                          std::uint64_t stream = 0);
+
+// The op on a runtime (or any OpHost): its declared kernels and levers, the guards or the role
+// the caller forces ("parent", "twin", "tensor_core" or "mma"; "" lets the guards pick). A forced
+// role keeps the op's validation and reports reject kForcedKernelReason for the parent; it throws
+// KernelChoiceError, before anything launches, when the target did not build it.
+BaGatesPick ssm_ba_gates(const OpHost& host, const BaGatesArgs& args, std::uint64_t stream = 0,
+                         std::string_view role = {});
+// The generic pick (ops/op_declaration.hpp) of a typed one: the role, the kernel, the verdicts.
+Pick to_pick(const BaGatesPick& pick, bool forced);
 
 }  // namespace metrale::ops

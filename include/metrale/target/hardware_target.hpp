@@ -1,5 +1,5 @@
-// metrale/target/hardware_target.hpp: one target as read from its HARDWARE.toml, and the kernel
-// catalog its [kernels] table is checked against.
+// metrale/target/hardware_target.hpp: one target as read from its HARDWARE.toml, and the
+// catalog its [kernels] and [defaults] tables are checked against (kernels and levers).
 // Invariants (established by the loader): kernels are sorted by name and each is in the catalog
 // (the library's, an engine's, or declared in full by a target file) and passes its rules;
 // compute_capability is nullopt only for the generic target, whose arch stays empty and
@@ -66,6 +66,19 @@ struct KernelDeclaration {
   std::function<std::optional<KernelParamsProblem>(const KernelParams&)> rule;
 };
 
+// One lever as an op declares it (ops/op_declaration.hpp): its [defaults] key and its
+// environment variable. A required lever must appear in every HARDWARE.toml's [defaults]
+// (the library's own levers are); an engine's may be left out of a file (then built-in off).
+struct LeverSpec {
+  std::string toml_key;  // "ssm_ba_gates_hopper"
+  std::string env_var;   // "METRALE_SSM_BA_GATES_HOPPER"; empty: METRALE_ + the key in capitals
+  bool required_in_file = true;
+  std::string doc;  // one line: what turning it on asks for
+
+  // env_var, or the spelling derived from the key.
+  [[nodiscard]] std::string environment_variable() const;
+};
+
 // The kernels a HARDWARE.toml may name. The library's ops declare theirs through add(), as an
 // engine does; the target loader only checks entries against what the catalog holds.
 class KernelCatalog {
@@ -78,6 +91,12 @@ class KernelCatalog {
   [[nodiscard]] std::vector<std::string> names() const;  // sorted
   [[nodiscard]] const std::vector<KernelDeclaration>& declarations() const { return declarations_; }
 
+  // The levers a [defaults] table may name, as the ops declare them. ArgumentError for an
+  // empty key; the same key again keeps the first spec (two ops may share a lever).
+  void add_lever(LeverSpec lever);
+  [[nodiscard]] const LeverSpec* find_lever(std::string_view toml_key) const;
+  [[nodiscard]] const std::vector<LeverSpec>& levers() const { return levers_; }
+
   // The first problem of `params` for `kernel` (param "" when the kernel is unknown), or
   // nullopt. Pure.
   [[nodiscard]] std::optional<KernelParamsProblem> check(std::string_view kernel, const KernelParams& params) const;
@@ -87,6 +106,7 @@ class KernelCatalog {
 
  private:
   std::vector<KernelDeclaration> declarations_;
+  std::vector<LeverSpec> levers_;
 };
 
 // `pattern` with {block}, {lanes} and {groups} replaced by the values of `params`; ArgumentError

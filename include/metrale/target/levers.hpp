@@ -1,5 +1,5 @@
-// metrale/target/levers.hpp: the levers that request the Hopper twins and the tensor-core BA
-// kernel, with where each value came from; and the guard helper that turns a lever, a twin's
+// metrale/target/levers.hpp: the levers (booleans, by [defaults] key, that request an op's fast
+// kernels: twins, tensor-core kernels), as the ops declare them, with where each value came from; and the guard helper that turns a lever, a twin's
 // handle and named conditions into a pick (the seeds' pattern, for the ops and for engines).
 // Invariant: a lever is the target's [defaults] value unless its environment variable is
 // set to a non-empty value; 0, false, off, no (any case, surrounding blanks ignored) turn it
@@ -7,6 +7,8 @@
 #pragma once
 
 #include <array>
+#include <span>
+#include <vector>
 #include <cstddef>
 #include <initializer_list>
 #include <memory>
@@ -20,9 +22,11 @@
 
 namespace metrale {
 
-enum class Provenance { kBuiltIn, kFile, kEnvironment };
+// Where a lever's value came from: no file key, the target's file, its environment variable,
+// or the caller's RuntimeOptions::levers (the C ABI's and the bindings' lever settings).
+enum class Provenance { kBuiltIn, kFile, kEnvironment, kOptions };
 
-// "built-in", "file", "environment".
+// "built-in", "file", "environment", "options".
 std::string_view to_string(Provenance provenance);
 
 struct LeverValue {
@@ -33,32 +37,34 @@ struct LeverValue {
   std::string origin;
 };
 
-struct Levers {
-  LeverValue ssm_ba_gates_hopper;
-  LeverValue fp8_act_quant_hopper;
-  LeverValue ssm_ba_gates_tensor_core;
+// The levers of a runtime, in the order the ops declared them, each with where its value came
+// from. Found by [defaults] key; a key no op declared reads as off.
+class Levers {
+ public:
+  struct Entry {
+    LeverSpec spec;
+    LeverValue value;
+  };
+  [[nodiscard]] const LeverValue* find(std::string_view toml_key) const;
+  [[nodiscard]] LeverValue* find(std::string_view toml_key);
+  // The value of a declared lever; false for a key no op declared.
+  [[nodiscard]] bool on(std::string_view toml_key) const;
+  [[nodiscard]] const std::vector<Entry>& entries() const { return entries_; }
+  [[nodiscard]] std::size_t size() const { return entries_.size(); }
+  void add(LeverSpec spec, LeverValue value);
+
+ private:
+  std::vector<Entry> entries_;
 };
-
-// One lever: its [defaults] key, its environment variable and where Levers keeps it.
-struct LeverSpec {
-  std::string_view toml_key;
-  const char* env_var;
-  LeverValue Levers::*field;
-};
-
-inline constexpr std::array<LeverSpec, 3> kLeverSpecs{{
-    {"ssm_ba_gates_hopper", "METRALE_SSM_BA_GATES_HOPPER", &Levers::ssm_ba_gates_hopper},
-    {"fp8_act_quant_hopper", "METRALE_FP8_ACT_QUANT_HOPPER", &Levers::fp8_act_quant_hopper},
-    {"ssm_ba_gates_tensor_core", "METRALE_SSM_BA_GATES_TENSOR_CORE", &Levers::ssm_ba_gates_tensor_core},
-}};
-
-// The lever spec for a [defaults] key, or nullptr.
-const LeverSpec* find_lever(std::string_view toml_key);
 
 // nullopt for empty (or blank) text: keep the file's value. Pure.
 std::optional<bool> parse_lever_override(std::string_view text);
 
-Levers resolve_levers(const HardwareTarget& target, const EnvLookup& env = process_environment());
+// Each spec's value: the target's [defaults] entry, else built-in off; then its environment
+// variable when set to a non-empty value.
+Levers resolve_levers(const HardwareTarget& target, std::span<const LeverSpec> specs,
+                      const EnvLookup& env = process_environment());
+
 
 // The reasons a guard gives before its own conditions.
 inline constexpr std::string_view kGuardLeverOff = "lever off";

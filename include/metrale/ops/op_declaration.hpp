@@ -1,0 +1,273 @@
+// metrale/ops/op_declaration.hpp: an op as data. One OpDeclaration says everything the layers
+// above the JIT need to know about an op: its kernels by role, its levers, its arguments and
+// their rules, how it runs (validate, guard, pick, log once, launch) and how it explains a
+// shape. The runtime, the C ABI, the bindings and the CLI are written against this type alone,
+// so the library's ops and an engine's ops reach every surface the same way (ARCHITECTURE.md).
+// Invariants:
+// - names (the op's, its aliases, its roles', its arguments') are unique within their scope and
+//   non-empty (check_declaration);
+// - an op call's arguments arrive as one value per declared argument, in declaration order
+//   (OpArgValues): pointers as addresses, scalars as unsigned integers already range-checked
+//   against the declaration, so an op's own `run` only checks the rules between arguments;
+// - a Pick's strings view the declaration or static text, so it lives as long as the op set.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "metrale/gpu/gpu_backend.hpp"
+#include "metrale/gpu/kernel_handle.hpp"
+#include "metrale/gpu/kernel_params.hpp"
+#include "metrale/target/hardware_target.hpp"
+#include "metrale/target/levers.hpp"
+
+namespace metrale::ops {
+
+// Element types of an op's tensors.
+enum class DType : std::uint8_t { kBf16, kFp32, kE4m3, kU8, kU16, kI32, kU32 };
+// "bf16", "fp32", "e4m3", "u8", "u16", "i32", "u32".
+std::string_view to_string(DType dtype);
+std::uint32_t dtype_bytes(DType dtype);
+
+enum class ArgKind : std::uint8_t {
+  kInput,   // a device tensor the op reads
+  kOutput,  // a device tensor the op writes
+  kScalar,  // an unsigned integer (a size, a stride, an enum's value)
+};
+std::string_view to_string(ArgKind kind);
+
+// One argument. A tensor's `dims` name the scalar arguments (or numbers, or "name/N") its
+// extents are, outermost first, so a caller holding arrays (the CLI's .npy files, Python) can
+// fill the sizes from the shapes and check them; the op's own checks stay the authority.
+struct ArgDecl {
+  std::string name;
+  ArgKind kind = ArgKind::kScalar;
+  DType dtype = DType::kU32;
+  std::uint32_t alignment = 0;    // tensors: the address's alignment in bytes (0: the element size)
+  std::vector<std::string> dims;  // tensors: {"m", "k_stride"}; empty: any
+  std::uint64_t min = 0;          // scalars: the closed range a value must lie in
+  std::uint64_t max = UINT32_MAX;
+  std::optional<std::uint64_t> fallback;  // scalars: the value when not given; nullopt: required
+  std::string doc;                        // one line
+
+  [[nodiscard]] bool tensor() const { return kind != ArgKind::kScalar; }
+};
+
+// One kernel an op may run, by role: "parent", "twin", "tensor_core", ... Roles are names the
+// op chooses; `aliases` are other spellings a caller may force it by ("shared", "mma").
+struct RoleDecl {
+  std::string role;
+  std::string kernel;  // the [kernels] key a target ships it under
+  std::vector<std::string> aliases;
+  std::string doc;
+  std::string lever;  // the [defaults] key of the lever that asks for it; empty: none (a parent)
+};
+
+// The values of one call, one per declared argument in declaration order.
+using OpArgValues = std::span<const std::uint64_t>;
+
+// One guard's word on one role: nullopt when that role was taken, else its reason.
+struct Verdict {
+  std::string_view role;
+  std::optional<std::string_view> reason;
+};
+
+inline constexpr std::size_t kMaxVerdicts = 4;
+
+// What an op call ran and the ordered verdicts that led there (the first guard first). Holds no
+// heap memory: an op call allocates nothing for it.
+struct Pick {
+  std::string_view op;
+  std::string_view role;    // the role that ran
+  std::string_view kernel;  // its kernel
+  KernelHandle handle;
+  bool forced = false;  // the caller named the role
+  std::array<Verdict, kMaxVerdicts> verdicts{};
+  std::size_t verdict_count = 0;
+
+  void add_verdict(std::string_view verdict_role, std::optional<std::string_view> reason);
+  [[nodiscard]] std::span<const Verdict> ordered_verdicts() const { return {verdicts.data(), verdict_count}; }
+  // The verdict on `verdict_role`, or nullptr when no guard spoke of it.
+  [[nodiscard]] const Verdict* verdict(std::string_view verdict_role) const;
+};
+
+// The pick's reason when a forced parent (or another forced kernel a guard would refuse) ran.
+inline constexpr std::string_view kForcedKernelReason = "forced by the caller's kernel choice";
+
+// One role's kernel as the runtime holds it at this moment: shipped by the target (params
+// from its entry), and its handle (0: absent, still building, failed, or no device).
+struct OpKernel {
+  std::string_view role;
+  std::string_view kernel;
+  bool shipped = false;
+  KernelParams params;
+  KernelHandle handle;
+};
+
+inline constexpr std::size_t kMaxRoles = 8;
+inline constexpr std::size_t kMaxLevers = 8;
+inline constexpr std::size_t kMaxArgs = 64;
+
+struct OpDeclaration;
+
+// What an op call sees of the runtime: the backend, its kernels by role (in the declaration's
+// order, handles read lock-free when the context was made), its levers and the target. Made per
+// call by the runtime (OpHost::op_context); copies nothing but a few words.
+struct OpContext {
+  const OpDeclaration* op = nullptr;
+  GpuBackend* gpu = nullptr;  // nullptr: no device
+  std::string_view no_device_reason;
+  std::string_view target;
+  std::uint32_t fallback_sm_count = kFallbackSmCount;  // the target's sm_count, for a device that cannot say
+  std::optional<ComputeCapability> compute_capability;  // the target's (what explain uses with no device)
+  std::array<OpKernel, kMaxRoles> kernels{};
+  std::array<const LeverValue*, kMaxLevers> levers{};  // by the declaration's lever order; nullptr: off
+
+  // The kernel of `role`; ArgumentError naming the op and its roles when it has none.
+  [[nodiscard]] const OpKernel& kernel(std::string_view role) const;
+  // The lever's value; false when the runtime does not know it.
+  [[nodiscard]] bool lever(std::string_view toml_key) const;
+  [[nodiscard]] const LeverValue* lever_value(std::string_view toml_key) const;
+  // The device, or BackendError "no device: <reason>".
+  [[nodiscard]] GpuBackend& device() const;
+  // The role's handle; with no device, a stand-in present when the target ships the kernel
+  // (explain then answers for the target, as the CLI does).
+  [[nodiscard]] KernelHandle handle_or_shipped(const OpKernel& kernel) const;
+  // The SM count a guard sees: the device's, else the target's (at least 1).
+  [[nodiscard]] std::uint32_t sm_count() const;
+};
+
+// How one call is asked for: the values, the stream, and the role the caller forces ("" lets
+// the guards pick; a role name or alias already resolved to the role's own name).
+struct OpCall {
+  OpArgValues args;
+  std::uint64_t stream = 0;
+  std::string_view forced_role;
+};
+
+// explain's answer, per role that has a guard: whether it runs at this shape, why not, the
+// lever it answers to, and the smallest M it takes at this shape's other sizes.
+struct RoleExplanation {
+  std::string role;
+  std::string kernel;
+  bool present = false;  // built (with no device: shipped)
+  bool runs = false;
+  std::optional<std::string> reject;
+  std::string lever;  // its [defaults] key; empty when the role has none
+  bool requested = false;
+  std::string lever_origin;                        // "file: hardware/hopper/HARDWARE.toml"
+  std::optional<std::uint32_t> min_m;              // nullopt with min_reason: never at this shape
+  std::optional<std::string> min_reason;           // why it never runs at this shape
+  std::vector<std::pair<std::string, std::int64_t>> details;  // {"tokens_per_tile", 128}, ...
+};
+
+struct Explanation {
+  std::string op;
+  std::string target;
+  std::string kernel;  // what a call with this shape runs now
+  std::string role;
+  std::uint32_t sm_count = 0;  // the SM count the guards used
+  std::optional<std::uint32_t> m;
+  std::vector<RoleExplanation> roles;  // in guard order: the first guard first
+};
+
+// What explain is asked: the shape's values (pointers unset), and whether M was given (without
+// it, explain answers the smallest M each guarded role takes).
+struct ExplainQuery {
+  OpArgValues args;
+  bool m_given = false;
+};
+
+struct OpDeclaration {
+  std::string name;                  // "ssm_ba_gates"
+  std::vector<std::string> aliases;  // "ba-gates"
+  std::string summary;               // one line
+  std::vector<RoleDecl> roles;       // the parent (the kernel that always can run) first
+  std::vector<LeverSpec> levers;
+  std::vector<ArgDecl> args;
+  // Validate, guard, pick, log once per slot, launch. Throws ArgumentError (bad arguments),
+  // KernelChoiceError (a forced role the target did not build) and BackendError (no device, or
+  // no kernel can run).
+  std::function<Pick(const OpContext&, const OpCall&)> run;
+  // The pick for a shape without launching; empty when the op has nothing to explain.
+  std::function<Explanation(const OpContext&, const ExplainQuery&)> explain;
+
+  // The index of the argument, role or lever of that name; nullopt when there is none.
+  [[nodiscard]] std::optional<std::size_t> arg_index(std::string_view arg) const;
+  [[nodiscard]] std::optional<std::size_t> role_index(std::string_view role_or_alias) const;
+  [[nodiscard]] std::optional<std::size_t> lever_index(std::string_view toml_key) const;
+  // Whether `name` is this op's name or one of its aliases.
+  [[nodiscard]] bool answers_to(std::string_view name) const;
+};
+
+// Declaration helpers: a tensor argument, and a scalar (nullopt fallback: required).
+ArgDecl tensor_arg(std::string name, ArgKind kind, DType dtype, std::uint32_t alignment, std::vector<std::string> dims,
+                   std::string doc);
+ArgDecl scalar_arg(std::string name, std::optional<std::uint64_t> fallback, std::uint64_t max, std::string doc);
+
+// A role's row of an explanation before its guard speaks: kernel, presence, its lever's value and
+// where that came from.
+RoleExplanation explain_role(const OpContext& context, std::string_view role, std::string_view lever);
+
+// ArgumentError naming the op and the rule for a declaration the surfaces cannot serve: empty
+// or repeated names, no roles, more roles, levers or arguments than an OpContext holds, no run, a tensor
+// dim naming no scalar, a scalar whose fallback lies outside its range.
+void check_declaration(const OpDeclaration& op);
+
+// The ops a runtime serves, found by name or alias: the library's (library_ops()) and an
+// engine's, equal in every surface. add() checks the declaration and refuses a name or alias
+// another op already answers to (ArgumentError naming both).
+class OpSet {
+ public:
+  void add(OpDeclaration op);
+  [[nodiscard]] const OpDeclaration* find(std::string_view name_or_alias) const;
+  // find(), or KernelChoiceError "no op named X (known: a, b, ...)".
+  [[nodiscard]] const OpDeclaration& get(std::string_view name_or_alias) const;
+  [[nodiscard]] const std::vector<OpDeclaration>& ops() const { return ops_; }
+  [[nodiscard]] std::vector<std::string> names() const;  // declaration order
+  // Every lever of every op, each key once, in declaration order.
+  [[nodiscard]] std::vector<LeverSpec> levers() const;
+
+ private:
+  std::vector<OpDeclaration> ops_;
+};
+
+// The library's own ops (ssm_ba_gates, fp8_act_quant, ...), declared once per process.
+const OpSet& library_ops();
+
+// One argument of a call by name, as the C ABI, the bindings and the CLI pass it.
+struct NamedArg {
+  std::string_view name;
+  std::uint64_t value = 0;
+};
+
+// The values in declaration order: every name known and given once, every required argument
+// given, every scalar inside its range (fallbacks filled in). ArgumentError naming the op, the
+// argument and the rule otherwise. `out` must hold op.args.size() values.
+void bind_args(const OpDeclaration& op, std::span<const NamedArg> named, std::span<std::uint64_t> out);
+
+// The same for explain's shape: tensors are not needed (0), a scalar not given takes its fallback
+// or 0; names and ranges are checked as bind_args does.
+void bind_shape(const OpDeclaration& op, std::span<const NamedArg> named, std::span<std::uint64_t> out);
+
+// Where the runtime meets an op's typed entry point (ops::ssm_ba_gates(host, ...)): the context
+// of a declared op by name. The runtime implements it; tests may too.
+class OpHost {
+ public:
+  virtual ~OpHost() = default;
+  // KernelChoiceError ("no op named X (known: ...)") for an op the host does not hold.
+  [[nodiscard]] virtual OpContext op_context(std::string_view op) const = 0;
+};
+
+// Runs `op` on the host's context: the forced role resolved by name or alias (KernelChoiceError
+// naming the op's roles for an unknown one), then the declaration's run.
+Pick run_op(const OpContext& context, const OpCall& call);
+
+}  // namespace metrale::ops

@@ -1,0 +1,350 @@
+// op_declaration.cpp: the checks every op declaration passes, the pick's verdict list, the op
+// context's lookups and forcing a role by name.
+#include "metrale/ops/op_declaration.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "metrale/error.hpp"
+#include "ops/op_verdict.hpp"
+
+namespace metrale::ops {
+namespace {
+
+std::string role_list(const OpDeclaration& op) {
+  std::string names;
+  for (const RoleDecl& role : op.roles) {
+    names += (names.empty() ? "" : ", ") + role.role;
+    for (const std::string& alias : role.aliases) {
+      names += fmt::format(" ({})", alias);
+    }
+  }
+  return names;
+}
+
+[[noreturn]] void declaration_error(const OpDeclaration& op, std::string_view rule) {
+  throw ArgumentError(fmt::format("op declaration '{}': {}", op.name.empty() ? "<unnamed>" : op.name, rule));
+}
+
+// A dim names a scalar, is a number, or is "scalar/N" with N a positive number.
+bool dim_is_valid(const OpDeclaration& op, std::string_view dim) {
+  const auto is_number = [](std::string_view text) {
+    return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  const auto names_scalar = [&](std::string_view name) {
+    const auto index = op.arg_index(name);
+    return index && !op.args[*index].tensor();
+  };
+  if (is_number(dim)) {
+    return true;
+  }
+  const auto slash = dim.find('/');
+  if (slash == std::string_view::npos) {
+    return names_scalar(dim);
+  }
+  const std::string_view divisor = dim.substr(slash + 1);
+  return names_scalar(dim.substr(0, slash)) && is_number(divisor) && divisor.find_first_not_of('0') != divisor.npos;
+}
+
+}  // namespace
+
+std::string_view to_string(DType dtype) {
+  switch (dtype) {
+    case DType::kBf16:
+      return "bf16";
+    case DType::kFp32:
+      return "fp32";
+    case DType::kE4m3:
+      return "e4m3";
+    case DType::kU8:
+      return "u8";
+    case DType::kU16:
+      return "u16";
+    case DType::kI32:
+      return "i32";
+    case DType::kU32:
+      return "u32";
+  }
+  return "unknown";
+}
+
+std::uint32_t dtype_bytes(DType dtype) {
+  switch (dtype) {
+    case DType::kE4m3:
+    case DType::kU8:
+      return 1;
+    case DType::kBf16:
+    case DType::kU16:
+      return 2;
+    case DType::kFp32:
+    case DType::kI32:
+    case DType::kU32:
+      return 4;
+  }
+  return 1;
+}
+
+std::string_view to_string(ArgKind kind) {
+  switch (kind) {
+    case ArgKind::kInput:
+      return "input";
+    case ArgKind::kOutput:
+      return "output";
+    case ArgKind::kScalar:
+      return "scalar";
+  }
+  return "unknown";
+}
+
+void Pick::add_verdict(std::string_view verdict_role, std::optional<std::string_view> reason) {
+  if (verdict_count < verdicts.size()) {
+    verdicts[verdict_count++] = Verdict{verdict_role, reason};
+  }
+}
+
+const Verdict* Pick::verdict(std::string_view verdict_role) const {
+  for (const Verdict& v : ordered_verdicts()) {
+    if (v.role == verdict_role) {
+      return &v;
+    }
+  }
+  return nullptr;
+}
+
+const OpKernel& OpContext::kernel(std::string_view role) const {
+  if (op != nullptr) {
+    if (const auto index = op->role_index(role)) {
+      return kernels[*index];
+    }
+  }
+  throw ArgumentError(fmt::format("op {} has no kernel role '{}' (roles: {})", op != nullptr ? op->name : "<none>",
+                                  role, op != nullptr ? role_list(*op) : ""));
+}
+
+const LeverValue* OpContext::lever_value(std::string_view toml_key) const {
+  if (op == nullptr) {
+    return nullptr;
+  }
+  const auto index = op->lever_index(toml_key);
+  return index ? levers[*index] : nullptr;
+}
+
+bool OpContext::lever(std::string_view toml_key) const {
+  const LeverValue* value = lever_value(toml_key);
+  return value != nullptr && value->value;
+}
+
+GpuBackend& OpContext::device() const {
+  if (gpu == nullptr) {
+    throw BackendError(fmt::format("no device: {}", no_device_reason));
+  }
+  return *gpu;
+}
+
+KernelHandle OpContext::handle_or_shipped(const OpKernel& kernel) const {
+  if (gpu != nullptr) {
+    return kernel.handle;
+  }
+  return KernelHandle{kernel.shipped ? 1U : 0U};
+}
+
+std::uint32_t OpContext::sm_count() const {
+  return gpu != nullptr ? device_sm_count(*gpu, fallback_sm_count) : std::max<std::uint32_t>(fallback_sm_count, 1);
+}
+
+ArgDecl tensor_arg(std::string name, ArgKind kind, DType dtype, std::uint32_t alignment, std::vector<std::string> dims,
+                   std::string doc) {
+  ArgDecl arg;
+  arg.name = std::move(name);
+  arg.kind = kind;
+  arg.dtype = dtype;
+  arg.alignment = alignment;
+  arg.dims = std::move(dims);
+  arg.doc = std::move(doc);
+  return arg;
+}
+
+ArgDecl scalar_arg(std::string name, std::optional<std::uint64_t> fallback, std::uint64_t max, std::string doc) {
+  ArgDecl arg;
+  arg.name = std::move(name);
+  arg.max = max;
+  arg.fallback = fallback;
+  arg.doc = std::move(doc);
+  return arg;
+}
+
+RoleExplanation explain_role(const OpContext& context, std::string_view role, std::string_view lever) {
+  RoleExplanation row;
+  const OpKernel& kernel = context.kernel(role);
+  row.role = std::string(role);
+  row.kernel = std::string(kernel.kernel);
+  row.present = context.handle_or_shipped(kernel).present();
+  row.lever = std::string(lever);
+  if (const LeverValue* value = context.lever_value(lever)) {
+    row.requested = value->value;
+    row.lever_origin = fmt::format("{}: {}", to_string(value->provenance), value->origin);
+  }
+  return row;
+}
+
+std::optional<std::size_t> OpDeclaration::arg_index(std::string_view arg) const {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i].name == arg) {
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::size_t> OpDeclaration::role_index(std::string_view role_or_alias) const {
+  for (std::size_t i = 0; i < roles.size(); ++i) {
+    const RoleDecl& role = roles[i];
+    if (role.role == role_or_alias ||
+        std::find(role.aliases.begin(), role.aliases.end(), role_or_alias) != role.aliases.end()) {
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::size_t> OpDeclaration::lever_index(std::string_view toml_key) const {
+  for (std::size_t i = 0; i < levers.size(); ++i) {
+    if (levers[i].toml_key == toml_key) {
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
+bool OpDeclaration::answers_to(std::string_view wanted) const {
+  return name == wanted || std::find(aliases.begin(), aliases.end(), wanted) != aliases.end();
+}
+
+void check_declaration(const OpDeclaration& op) {
+  if (op.name.empty()) {
+    declaration_error(op, "the op needs a name");
+  }
+  if (op.roles.empty() || op.roles.size() > kMaxRoles) {
+    declaration_error(op, fmt::format("{} kernel roles: an op has 1 to {}", op.roles.size(), kMaxRoles));
+  }
+  if (op.levers.size() > kMaxLevers) {
+    declaration_error(op, fmt::format("{} levers: an op has at most {}", op.levers.size(), kMaxLevers));
+  }
+  if (op.args.size() > kMaxArgs) {
+    declaration_error(op, fmt::format("{} arguments: an op has at most {}", op.args.size(), kMaxArgs));
+  }
+  if (!op.run) {
+    declaration_error(op, "the op has no run function");
+  }
+  std::set<std::string_view> roles;
+  for (const RoleDecl& role : op.roles) {
+    if (role.role.empty() || role.kernel.empty()) {
+      declaration_error(op, "a kernel role needs a role name and a kernel");
+    }
+    if (!roles.insert(role.role).second) {
+      declaration_error(op, fmt::format("role '{}' is declared twice", role.role));
+    }
+    for (const std::string& alias : role.aliases) {
+      if (!roles.insert(alias).second) {
+        declaration_error(op, fmt::format("role alias '{}' names another role", alias));
+      }
+    }
+  }
+  std::set<std::string_view> args;
+  for (const ArgDecl& arg : op.args) {
+    if (arg.name.empty() || !args.insert(arg.name).second) {
+      declaration_error(op, fmt::format("argument '{}' is empty or declared twice", arg.name));
+    }
+    if (!arg.tensor() && (arg.min > arg.max || (arg.fallback && (*arg.fallback < arg.min || *arg.fallback > arg.max)))) {
+      declaration_error(op, fmt::format("scalar '{}': its range [{}, {}] or its fallback is inconsistent", arg.name,
+                                        arg.min, arg.max));
+    }
+  }
+  for (const ArgDecl& arg : op.args) {
+    for (const std::string& dim : arg.dims) {
+      if (!dim_is_valid(op, dim)) {
+        declaration_error(op, fmt::format("tensor '{}': dim '{}' names no scalar argument (a scalar, a number or "
+                                          "scalar/N)",
+                                          arg.name, dim));
+      }
+    }
+  }
+}
+
+namespace {
+
+// bind_args and bind_shape: `shape_only` lets tensors and required scalars go unset (0).
+void bind(const OpDeclaration& op, std::span<const NamedArg> named, std::span<std::uint64_t> out, bool shape_only) {
+  if (out.size() != op.args.size()) {
+    throw ArgumentError(fmt::format("{}: {} argument slots for {} declared arguments", op.name, out.size(),
+                                    op.args.size()));
+  }
+  std::array<bool, kMaxArgs> given{};
+  if (op.args.size() > given.size()) {
+    throw ArgumentError(fmt::format("{}: more than {} arguments", op.name, given.size()));
+  }
+  for (const NamedArg& arg : named) {
+    const auto index = op.arg_index(arg.name);
+    if (!index) {
+      std::string known;
+      for (const ArgDecl& decl : op.args) {
+        known += (known.empty() ? "" : ", ") + decl.name;
+      }
+      throw ArgumentError(fmt::format("{}: no argument named '{}' (arguments: {})", op.name, arg.name, known));
+    }
+    if (given[*index]) {
+      throw ArgumentError(fmt::format("{}: argument '{}' is given twice", op.name, arg.name));
+    }
+    given[*index] = true;
+    out[*index] = arg.value;
+  }
+  for (std::size_t i = 0; i < op.args.size(); ++i) {
+    const ArgDecl& decl = op.args[i];
+    if (!given[i]) {
+      if (shape_only || (!decl.tensor() && decl.fallback)) {
+        out[i] = decl.tensor() ? 0 : decl.fallback.value_or(0);
+        continue;
+      }
+      throw ArgumentError(fmt::format("{}: argument '{}' ({} {}) is missing", op.name, decl.name, to_string(decl.kind),
+                                      decl.tensor() ? to_string(decl.dtype) : "integer"));
+    }
+    if (!decl.tensor() && (out[i] < decl.min || out[i] > decl.max)) {
+      throw ArgumentError(fmt::format("{}: {}={} is outside [{}, {}]", op.name, decl.name, out[i], decl.min, decl.max));
+    }
+  }
+}
+
+}  // namespace
+
+void bind_args(const OpDeclaration& op, std::span<const NamedArg> named, std::span<std::uint64_t> out) {
+  bind(op, named, out, false);
+}
+
+void bind_shape(const OpDeclaration& op, std::span<const NamedArg> named, std::span<std::uint64_t> out) {
+  bind(op, named, out, true);
+}
+
+Pick run_op(const OpContext& context, const OpCall& call) {
+  if (context.op == nullptr) {
+    throw ArgumentError("an op call without an op");
+  }
+  const OpDeclaration& op = *context.op;
+  OpCall resolved = call;
+  if (!call.forced_role.empty()) {
+    const auto index = op.role_index(call.forced_role);
+    if (!index) {
+      throw KernelChoiceError(
+          fmt::format("{}: no kernel role '{}' (roles: {})", op.name, call.forced_role, role_list(op)));
+    }
+    resolved.forced_role = op.roles[*index].role;
+  }
+  if (call.args.size() != op.args.size()) {
+    throw ArgumentError(
+        fmt::format("{}: {} argument values for {} declared arguments", op.name, call.args.size(), op.args.size()));
+  }
+  return op.run(context, resolved);
+}
+
+}  // namespace metrale::ops

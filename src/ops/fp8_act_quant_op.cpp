@@ -1,0 +1,172 @@
+// fp8_act_quant_op.cpp: the FP8 activation-quant op as data (ops/op_declaration.hpp): its two
+// kernels by role, its lever, its arguments, its call and its explanation; the typed entry
+// ops::fp8_act_quant(host, args, ...) lands here too.
+// Invariants: one code path for the declaration's run and the typed entry (run_typed); a forced
+// role runs through the op's own pick with the other kernel blanked, so the grid and block
+// launched are the op's.
+#include <fmt/format.h>
+
+#include "metrale/error.hpp"
+#include "metrale/ops/fp8_act_quant.hpp"
+#include "metrale/ops/op_declaration.hpp"
+#include "ops/core/library_ops.hpp"
+#include "ops/fp8_act_quant_floor.hpp"
+#include "ops/op_kernels.hpp"
+#include "ops/op_verdict.hpp"
+
+namespace metrale::ops {
+namespace {
+
+constexpr std::string_view kOpName = "fp8_act_quant";
+constexpr std::string_view kParentRole = "parent";
+constexpr std::string_view kTwinRole = "twin";
+constexpr std::string_view kTwinLever = "fp8_act_quant_hopper";
+
+enum Arg : std::size_t { kX, kQ, kScales, kM, kK, kXRowStride, kScaleLayout, kMAligned, kPow2 };
+
+Fp8QuantArgs unpack(OpArgValues v) {
+  Fp8QuantArgs a;
+  a.x = DevicePtr{v[kX]};
+  a.q = DevicePtr{v[kQ]};
+  a.scales = DevicePtr{v[kScales]};
+  a.m = static_cast<std::uint32_t>(v[kM]);
+  a.k = static_cast<std::uint32_t>(v[kK]);
+  a.x_row_stride = v[kXRowStride] == 0 ? a.k : static_cast<std::uint32_t>(v[kXRowStride]);
+  a.scale_layout = v[kScaleLayout] == 1 ? Fp8ScaleLayout::kColumnMajor : Fp8ScaleLayout::kRowMajor;
+  a.m_aligned = static_cast<std::uint32_t>(v[kMAligned]);
+  a.scale_kind = v[kPow2] == 1 ? Fp8ScaleKind::kPow2 : Fp8ScaleKind::kFp32;
+  return a;
+}
+
+
+Fp8QuantKernels kernels_of(const OpContext& context, bool for_explain) {
+  const Fp8QuantKernels defaults;
+  const OpKernel& shared = context.kernel(kParentRole);
+  const OpKernel& twin = context.kernel(kTwinRole);
+  Fp8QuantKernels kernels;
+  kernels.shared = for_explain ? context.handle_or_shipped(shared) : shared.handle;
+  kernels.twin = for_explain ? context.handle_or_shipped(twin) : twin.handle;
+  kernels.shared_params = shared.shipped ? shared.params : defaults.shared_params;
+  kernels.twin_params = twin.shipped ? twin.params : defaults.twin_params;
+  kernels.fallback_sm_count = context.fallback_sm_count;
+  return kernels;
+}
+
+Fp8QuantPick run_typed(const OpContext& context, const Fp8QuantArgs& args, std::uint64_t stream,
+                       std::string_view forced_role) {
+  GpuBackend& gpu = context.device();
+  Fp8QuantKernels kernels = kernels_of(context, false);
+  if (forced_role.empty()) {
+    return fp8_act_quant(gpu, kernels, context.lever(kTwinLever), args, stream);
+  }
+  // Given one kernel, the op's pick takes it: its validation, grid and block stay the op's.
+  const bool twin = forced_role == kTwinRole;
+  const KernelHandle forced = twin ? kernels.twin : kernels.shared;
+  if (!forced.present()) {
+    throw KernelChoiceError(fmt::format("target {} does not ship {} (or it failed to build)", context.target,
+                                        twin ? kFp8QuantTwinKernel : kFp8QuantSharedKernel));
+  }
+  (twin ? kernels.shared : kernels.twin) = KernelHandle{};
+  Fp8QuantPick pick = fp8_act_quant(gpu, kernels, twin, args, stream);
+  if (!twin) {
+    pick.reject = kForcedKernelReason;
+  }
+  return pick;
+}
+
+Pick generic_pick(const Fp8QuantPick& typed, bool forced) {
+  Pick pick;
+  pick.op = kOpName;
+  pick.handle = typed.kernel;
+  pick.forced = forced;
+  pick.role = typed.twin ? kTwinRole : kParentRole;
+  pick.kernel = typed.twin ? kFp8QuantTwinKernel : kFp8QuantSharedKernel;
+  pick.add_verdict(forced ? pick.role : kTwinRole, typed.twin ? std::nullopt : typed.reject);
+  return pick;
+}
+
+Explanation explain(const OpContext& context, const ExplainQuery& query) {
+  const Fp8QuantArgs shape = unpack(query.args);
+  const Fp8QuantKernels kernels = kernels_of(context, true);
+  const std::uint32_t sm_count = context.sm_count();
+  RoleExplanation twin = explain_role(context, kTwinRole, kTwinLever);
+  const std::uint32_t groups = kernels.twin_params.groups;
+  const std::uint32_t min_m = fp8_quant_hopper_min_m(shape.k, sm_count, groups);
+  const auto never = fp8_act_quant_hopper_reject(twin.requested, kernels.twin.present(), kernels.shared.present(),
+                                                 min_m, shape.k, sm_count, groups);
+  twin.min_m = never ? std::nullopt : std::optional<std::uint32_t>(min_m);
+  if (never) {
+    twin.min_reason = std::string(*never);
+  }
+  Explanation out;
+  out.op = std::string(kOpName);
+  out.target = std::string(context.target);
+  out.sm_count = sm_count;
+  if (query.m_given) {
+    out.m = shape.m;
+    const Fp8QuantPick pick = fp8_quant_pick(twin.requested, kernels, shape.m, shape.k, sm_count);
+    out.kernel = std::string(pick.twin ? kFp8QuantTwinKernel : kFp8QuantSharedKernel);
+    out.role = std::string(pick.twin ? kTwinRole : kParentRole);
+    twin.runs = pick.twin;
+    if (pick.reject) {
+      twin.reject = std::string(*pick.reject);
+    }
+  }
+  out.roles = {std::move(twin)};
+  return out;
+}
+
+
+
+}  // namespace
+
+Fp8QuantPick fp8_act_quant(const OpHost& host, const Fp8QuantArgs& args, std::uint64_t stream,
+                           std::string_view role) {
+  const OpContext context = host.op_context(kOpName);
+  std::string_view forced;
+  if (!role.empty()) {
+    const auto index = context.op->role_index(role);
+    if (!index) {
+      throw KernelChoiceError(
+          fmt::format("{}: no kernel role '{}' (roles: parent (shared), twin): only the BA-gates op has a "
+                      "tensor-core kernel",
+                      kOpName, role));
+    }
+    forced = context.op->roles[*index].role;
+  }
+  return run_typed(context, args, stream, forced);
+}
+
+Pick to_pick(const Fp8QuantPick& pick, bool forced) { return generic_pick(pick, forced); }
+
+OpDeclaration fp8_act_quant_declaration() {
+  OpDeclaration op;
+  op.name = std::string(kOpName);
+  op.aliases = {"fp8-quant"};
+  op.summary = "per-token-group FP8 e4m3 activation quantisation (groups of 128, fp32 or UE8M0 scales)";
+  op.roles = {
+      RoleDecl{std::string(kParentRole), std::string(kFp8QuantSharedKernel), {"shared"}, "one CTA per group", ""},
+      RoleDecl{std::string(kTwinRole), std::string(kFp8QuantTwinKernel), {}, "8 groups per CTA, the same bytes",
+               std::string(kTwinLever)},
+  };
+  op.levers = {LeverSpec{std::string(kTwinLever), "METRALE_FP8_ACT_QUANT_HOPPER", true, "the Hopper twin"}};
+  op.args = {
+      tensor_arg("x", ArgKind::kInput, DType::kBf16, 16, {"m", "x_row_stride"}, "activations, rows of x_row_stride"),
+      tensor_arg("q", ArgKind::kOutput, DType::kE4m3, 8, {"m", "k"}, "e4m3fn codes"),
+      tensor_arg("scales", ArgKind::kOutput, DType::kFp32, 4, {}, "[m][k/128], or column-major with m_aligned"),
+      scalar_arg("m", std::nullopt, UINT32_MAX, "tokens"),
+      scalar_arg("k", std::nullopt, UINT32_MAX, "row length, a multiple of 128"),
+      scalar_arg("x_row_stride", 0, UINT32_MAX, "x's row stride in elements (0: k)"),
+      scalar_arg("scale_layout", 0, 1, "0 row-major, 1 column-major"),
+      scalar_arg("m_aligned", 0, UINT32_MAX, "column-major scales' row count (a multiple of 4, >= m)"),
+      scalar_arg("pow2_scales", 0, 1, "1: power-of-two (UE8M0) scales"),
+  };
+  op.run = [](const OpContext& context, const OpCall& call) {
+    return generic_pick(run_typed(context, unpack(call.args), call.stream, call.forced_role),
+                        !call.forced_role.empty());
+  };
+  op.explain = explain;
+  return op;
+}
+
+}  // namespace metrale::ops

@@ -1,0 +1,261 @@
+// ssm_ba_gates_op.cpp: the BA-gates op as data (ops/op_declaration.hpp): its three kernels by
+// role, its two levers, its arguments, its call (the guards of ssm_ba_gates.cpp, or a forced
+// role) and its explanation. The typed entry ops::ssm_ba_gates(host, args, ...) lands here too.
+// Invariants: the declaration's run and the typed entry are one code path (run_typed); a forced
+// role is checked built before anything launches and keeps the op's validation.
+#include <fmt/format.h>
+
+#include "metrale/error.hpp"
+#include "metrale/ops/op_declaration.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
+#include "ops/core/library_ops.hpp"
+#include "ops/op_kernels.hpp"
+#include "ops/op_verdict.hpp"
+#include "ops/ssm_ba_gates_guard.hpp"
+#include "ops/ssm_ba_gates_mma_guard.hpp"
+
+namespace metrale::ops {
+namespace {
+
+constexpr std::string_view kOpName = "ssm_ba_gates";
+constexpr std::string_view kParentRole = "parent";
+constexpr std::string_view kTwinRole = "twin";
+constexpr std::string_view kTensorCoreRole = "tensor_core";
+constexpr std::string_view kTwinLever = "ssm_ba_gates_hopper";
+constexpr std::string_view kTensorCoreLever = "ssm_ba_gates_tensor_core";
+
+// The declaration's argument order; unpack() reads the values by these indices.
+enum Arg : std::size_t { kX, kWeight, kALog, kDtBias, kGateOut, kM, kN, kK, kKStride, kGateStride, kNv, kVheads };
+
+std::uint32_t u32(OpArgValues values, Arg arg) { return static_cast<std::uint32_t>(values[arg]); }
+
+BaGatesArgs unpack(OpArgValues v) {
+  BaGatesArgs a;
+  a.x = DevicePtr{v[kX]};
+  a.weight = DevicePtr{v[kWeight]};
+  a.a_log = DevicePtr{v[kALog]};
+  a.dt_bias = DevicePtr{v[kDtBias]};
+  a.gate_out = DevicePtr{v[kGateOut]};
+  a.m = u32(v, kM);
+  a.n = u32(v, kN);
+  a.k = u32(v, kK);
+  a.k_stride = u32(v, kKStride) == 0 ? a.k : u32(v, kKStride);
+  a.gate_stride = u32(v, kGateStride) == 0 ? 2 * (a.n / 2) : u32(v, kGateStride);
+  a.nv = u32(v, kNv) == 0 ? a.n / 2 : u32(v, kNv);
+  a.vheads_per_group = u32(v, kVheads);
+  return a;
+}
+
+// A role's handle; with no device, a stand-in that is present when the target ships the kernel
+// (explain answers for the target then, as the CLI does).
+
+BaGatesKernels kernels_of(const OpContext& context, bool for_explain) {
+  const BaGatesKernels defaults;
+  const OpKernel& parent = context.kernel(kParentRole);
+  const OpKernel& twin = context.kernel(kTwinRole);
+  const OpKernel& mma = context.kernel(kTensorCoreRole);
+  BaGatesKernels kernels;
+  kernels.parent = for_explain ? context.handle_or_shipped(parent) : parent.handle;
+  kernels.twin = for_explain ? context.handle_or_shipped(twin) : twin.handle;
+  kernels.mma = for_explain ? context.handle_or_shipped(mma) : mma.handle;
+  kernels.parent_params = parent.shipped ? parent.params : defaults.parent_params;
+  kernels.twin_params = twin.shipped ? twin.params : defaults.twin_params;
+  kernels.mma_params = mma.shipped ? mma.params : defaults.mma_params;
+  kernels.fallback_sm_count = context.fallback_sm_count;
+  return kernels;
+}
+
+KernelHandle require_built(const OpContext& context, KernelHandle handle, std::string_view kernel) {
+  if (!handle.present()) {
+    throw KernelChoiceError(
+        fmt::format("target {} does not ship {} (or it failed to build)", context.target, kernel));
+  }
+  return handle;
+}
+
+BaGatesPick run_forced(const OpContext& context, const BaGatesArgs& args, std::uint64_t stream,
+                       std::string_view role) {
+  GpuBackend& gpu = context.device();
+  const BaGatesKernels kernels = kernels_of(context, false);
+  BaGatesPick pick;
+  if (role == kTensorCoreRole) {
+    pick.kernel = require_built(context, kernels.mma, kBaGatesMmaKernel);
+    pick.mma = true;
+  } else if (role == kTwinRole) {
+    pick.kernel = require_built(context, kernels.twin, kBaGatesTwinKernel);
+    pick.twin = true;
+  } else {
+    pick.kernel = require_built(context, kernels.parent, kBaGatesParentKernel);
+    pick.reject = kForcedKernelReason;
+  }
+  validate_ba_gates_args(args);
+  if (pick.mma) {
+    launch_ba_gates_mma(gpu, pick.kernel, kernels.mma_params, args, stream);
+  } else if (pick.twin) {
+    launch_ba_gates_twin(gpu, pick.kernel, kernels.twin_params, args, stream);
+  } else {
+    launch_ba_gates_parent(gpu, pick.kernel, kernels.parent_params, args, stream);
+  }
+  return pick;
+}
+
+BaGatesPick run_typed(const OpContext& context, const BaGatesArgs& args, std::uint64_t stream,
+                      std::string_view forced_role) {
+  if (!forced_role.empty()) {
+    return run_forced(context, args, stream, forced_role);
+  }
+  const BaGatesLevers levers{context.lever(kTwinLever), context.lever(kTensorCoreLever)};
+  return ssm_ba_gates(context.device(), kernels_of(context, false), levers, args, stream);
+}
+
+Pick generic_pick(const BaGatesPick& typed, bool forced) {
+  Pick pick;
+  pick.op = kOpName;
+  pick.handle = typed.kernel;
+  pick.forced = forced;
+  pick.role = typed.mma ? kTensorCoreRole : (typed.twin ? kTwinRole : kParentRole);
+  pick.kernel = typed.mma ? kBaGatesMmaKernel : (typed.twin ? kBaGatesTwinKernel : kBaGatesParentKernel);
+  if (forced) {
+    pick.add_verdict(pick.role, typed.reject);
+    return pick;
+  }
+  pick.add_verdict(kTensorCoreRole, typed.mma ? std::nullopt : typed.mma_reject);
+  if (!typed.mma) {
+    pick.add_verdict(kTwinRole, typed.twin ? std::nullopt : typed.reject);
+  }
+  return pick;
+}
+
+// The tensor-core guard's query for a shape: the device's compute capability and shared-memory
+// limit (the target's without a device), buffers assumed 16-byte aligned (the op refuses others
+// before any guard runs).
+BaGatesMmaQuery tensor_core_query(const OpContext& context, const BaGatesKernels& kernels, bool requested,
+                                  std::uint32_t sm_count, const BaGatesArgs& shape) {
+  BaGatesMmaQuery query;
+  query.requested = requested;
+  query.kernel_present = kernels.mma.present();
+  if (context.gpu != nullptr) {
+    set_mma_variant(query, kernels.mma_params, context.gpu->compute_capability(),
+                    context.gpu->max_dynamic_shared_bytes());
+  } else {
+    set_mma_variant(query, kernels.mma_params, context.compute_capability, std::nullopt);
+  }
+  query.m = shape.m;
+  query.n = shape.n;
+  query.k = shape.k;
+  query.k_stride = shape.k_stride;
+  query.sm_count = sm_count;
+  return query;
+}
+
+
+Explanation explain(const OpContext& context, const ExplainQuery& query) {
+  const BaGatesArgs shape = unpack(query.args);
+  const BaGatesKernels kernels = kernels_of(context, true);
+  const std::uint32_t sm_count = context.sm_count();
+  RoleExplanation tensor_core = explain_role(context, kTensorCoreRole, kTensorCoreLever);
+  RoleExplanation twin = explain_role(context, kTwinRole, kTwinLever);
+  Explanation out;
+  out.op = std::string(kOpName);
+  out.target = std::string(context.target);
+  out.sm_count = sm_count;
+  // The smallest M each guarded role takes at this N and K.
+  const std::uint32_t twin_min = ba_gates_min_tokens(sm_count);
+  const auto twin_never = ssm_ba_gates_hopper_reject(twin.requested, kernels.twin.present(), twin_min, shape.n,
+                                                     shape.k, shape.k_stride, sm_count);
+  twin.min_m = twin_never ? std::nullopt : std::optional<std::uint32_t>(twin_min);
+  if (twin_never) {
+    twin.min_reason = std::string(*twin_never);
+  }
+  BaGatesMmaQuery at_min = tensor_core_query(context, kernels, tensor_core.requested, sm_count, shape);
+  at_min.m = ba_gates_mma_min_m(at_min);
+  const auto tc_never = ssm_ba_gates_mma_reject(at_min);
+  tensor_core.min_m = tc_never ? std::nullopt : std::optional<std::uint32_t>(at_min.m);
+  if (tc_never) {
+    tensor_core.min_reason = std::string(*tc_never);
+  }
+  if (query.m_given) {
+    out.m = shape.m;
+    const BaGatesMmaQuery at_m = tensor_core_query(context, kernels, tensor_core.requested, sm_count, shape);
+    const BaGatesPick pick =
+        ba_gates_pick_with_mma(at_m, kernels.mma, twin.requested, kernels.parent, kernels.twin);
+    const Pick generic = generic_pick(pick, false);
+    out.kernel = std::string(generic.kernel);
+    out.role = std::string(generic.role);
+    tensor_core.runs = pick.mma;
+    if (pick.mma_reject) {
+      tensor_core.reject = std::string(*pick.mma_reject);
+    }
+    twin.runs = pick.twin;
+    if (pick.reject) {
+      twin.reject = std::string(*pick.reject);
+    }
+    tensor_core.details = {{"tokens_per_tile", at_m.tokens_per_block},
+                           {"cluster_blocks", ba_gates_mma_cluster_blocks(shape.m, at_m.tokens_per_block, shape.k,
+                                                                          sm_count, at_m.compute_capability)}};
+  }
+  out.roles = {std::move(tensor_core), std::move(twin)};
+  return out;
+}
+
+
+
+}  // namespace
+
+BaGatesPick ssm_ba_gates(const OpHost& host, const BaGatesArgs& args, std::uint64_t stream,
+                         std::string_view role) {
+  const OpContext context = host.op_context(kOpName);
+  std::string_view forced;
+  if (!role.empty()) {
+    const auto index = context.op->role_index(role);
+    if (!index) {
+      throw KernelChoiceError(fmt::format("{}: no kernel role '{}' (roles: parent, twin, tensor_core (mma))",
+                                          kOpName, role));
+    }
+    forced = context.op->roles[*index].role;
+  }
+  return run_typed(context, args, stream, forced);
+}
+
+Pick to_pick(const BaGatesPick& pick, bool forced) { return generic_pick(pick, forced); }
+
+OpDeclaration ssm_ba_gates_declaration() {
+  OpDeclaration op;
+  op.name = std::string(kOpName);
+  op.aliases = {"ba-gates"};
+  op.summary = "Gated DeltaNet BA-gates projection: gate and beta from x . W^T (bf16 in, fp32 out)";
+  op.roles = {
+      RoleDecl{std::string(kParentRole), std::string(kBaGatesParentKernel), {}, "one block per token and output group",
+               ""},
+      RoleDecl{std::string(kTwinRole), std::string(kBaGatesTwinKernel), {}, "one block per token, the same bytes",
+               std::string(kTwinLever)},
+      RoleDecl{std::string(kTensorCoreRole), std::string(kBaGatesMmaKernel), {"mma"},
+               "bf16 tensor cores, K split over a cluster", std::string(kTensorCoreLever)},
+  };
+  op.levers = {LeverSpec{std::string(kTwinLever), "METRALE_SSM_BA_GATES_HOPPER", true, "the Hopper twin"},
+               LeverSpec{std::string(kTensorCoreLever), "METRALE_SSM_BA_GATES_TENSOR_CORE", true,
+                         "the tensor-core kernel"}};
+  op.args = {
+      tensor_arg("x", ArgKind::kInput, DType::kBf16, 16, {"m", "k_stride"}, "activations, rows of k_stride"),
+      tensor_arg("weight", ArgKind::kInput, DType::kBf16, 16, {"n", "k"}, "the BA projection"),
+      tensor_arg("a_log", ArgKind::kInput, DType::kFp32, 4, {"nv"}, "A_log per v-head"),
+      tensor_arg("dt_bias", ArgKind::kInput, DType::kFp32, 4, {"nv"}, "dt bias per v-head"),
+      tensor_arg("gate_out", ArgKind::kOutput, DType::kFp32, 4, {"m", "gate_stride"},
+             "columns [0, nv) gate, [nv, 2 nv) beta"),
+      scalar_arg("m", std::nullopt, UINT32_MAX, "tokens"),
+      scalar_arg("n", std::nullopt, UINT32_MAX, "outputs (2 nv)"),
+      scalar_arg("k", std::nullopt, UINT32_MAX, "reduction length"),
+      scalar_arg("k_stride", 0, UINT32_MAX, "x's row stride in elements (0: k)"),
+      scalar_arg("gate_stride", 0, UINT32_MAX, "gate_out's row stride in elements (0: n)"),
+      scalar_arg("nv", 0, UINT32_MAX, "v-heads (0: n / 2)"),
+      scalar_arg("vheads_per_group", std::nullopt, UINT32_MAX, "v-heads per key group"),
+  };
+  op.run = [](const OpContext& context, const OpCall& call) {
+    return generic_pick(run_typed(context, unpack(call.args), call.stream, call.forced_role),
+                        !call.forced_role.empty());
+  };
+  op.explain = explain;
+  return op;
+}
+
+}  // namespace metrale::ops
