@@ -185,6 +185,27 @@ struct ExplainQuery {
   bool m_given = false;
 };
 
+// One check of one role at one shape: its output against its parent's bytes (a twin) or a
+// reference within a stated bound (a tensor-core kernel), on random inputs, outputs poisoned.
+enum class CheckVerdict : std::uint8_t { kPassed, kFailed, kSkipped };
+std::string_view to_string(CheckVerdict verdict);  // "passed", "failed", "skipped"
+
+struct CheckResult {
+  std::string role;
+  std::string kernel;
+  std::string shape;  // "M=264 N=96 K=5120"
+  std::string check;  // "bytes == parent", "rel Frobenius < 1e-5 vs float64 reference"
+  CheckVerdict verdict = CheckVerdict::kSkipped;
+  std::string worst;  // the worst element ("gate[3][17] = 0.412, reference 0.388"), or why skipped
+  double ms = 0;
+};
+
+struct CheckOptions {
+  bool full_shapes = false;  // the production shapes (selftest) instead of small ones
+  std::uint64_t seed = 0x5eed;
+  std::string_view role;  // "" every role
+};
+
 struct OpDeclaration {
   std::string name;                  // "ssm_ba_gates"
   std::vector<std::string> aliases;  // "ba-gates"
@@ -198,6 +219,9 @@ struct OpDeclaration {
   std::function<Pick(const OpContext&, const OpCall&)> run;
   // The pick for a shape without launching; empty when the op has nothing to explain.
   std::function<Explanation(const OpContext&, const ExplainQuery&)> explain;
+  // Runs each role (forced) on the context's device at random problems that cover its paths and
+  // checks it against the parent or a CPU reference; empty when the op has no check.
+  std::function<std::vector<CheckResult>(const OpContext&, const CheckOptions&)> check;
 
   // The index of the argument, role or lever of that name; nullopt when there is none.
   [[nodiscard]] std::optional<std::size_t> arg_index(std::string_view arg) const;

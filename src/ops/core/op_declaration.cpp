@@ -98,6 +98,18 @@ std::string_view to_string(ArgKind kind) {
   return "unknown";
 }
 
+std::string_view to_string(CheckVerdict verdict) {
+  switch (verdict) {
+    case CheckVerdict::kPassed:
+      return "passed";
+    case CheckVerdict::kFailed:
+      return "failed";
+    case CheckVerdict::kSkipped:
+      return "skipped";
+  }
+  return "unknown";
+}
+
 void Pick::add_verdict(std::string_view verdict_role, std::optional<std::string_view> reason) {
   if (verdict_count < verdicts.size()) {
     verdicts[verdict_count++] = Verdict{verdict_role, reason};
