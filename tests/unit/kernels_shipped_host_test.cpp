@@ -7,6 +7,8 @@
 
 #include "host/builtin_kernels.hpp"
 #include "host/host_kernel_table.hpp"
+#include "metrale/ops/fp8_act_quant.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
 #include "metrale/runtime.hpp"
 #include "ops/op_kernels.hpp"
 #include "support/isolated_runtime.hpp"

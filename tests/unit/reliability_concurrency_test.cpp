@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "metrale/ops/fp8_act_quant.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
 #include "metrale/runtime.hpp"
 #include "ops/log_once.hpp"
 #include "ref/bf16.hpp"

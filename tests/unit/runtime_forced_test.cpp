@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "metrale/error.hpp"
+#include "metrale/ops/fp8_act_quant.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
 #include "metrale/runtime.hpp"
 #include "ops/op_kernels.hpp"
 #include "ref/bf16.hpp"
