@@ -330,6 +330,27 @@ METRALE_API metrale_status metrale_launch(metrale_runtime* runtime, uint64_t han
 /* Waits for `stream` on the runtime's device. */
 METRALE_API metrale_status metrale_synchronize(metrale_runtime* runtime, uint64_t stream);
 
+/* ---- log lines ------------------------------------------------------------------------- */
+
+/* The library's log levels (METRALE_LOG_LEVEL filters them before any callback sees a line). */
+typedef enum metrale_log_level {
+  METRALE_LOG_TRACE = 0,
+  METRALE_LOG_DEBUG = 1,
+  METRALE_LOG_INFO = 2,
+  METRALE_LOG_WARN = 3,
+  METRALE_LOG_ERROR = 4,
+  METRALE_LOG_CRITICAL = 5
+} metrale_log_level;
+
+/* One log line (no "[metrale level]" prefix, no newline), valid during the call. */
+typedef void (*metrale_log_fn)(void* user, int32_t level, const char* line);
+
+/* Sends every log line of the library (process-wide, every runtime) to `fn` instead of stderr;
+ * NULL gives them back to stderr. `fn` is called on the thread that logs (a background build's
+ * too), one line at a time, never concurrently. Set it before opening runtimes: a line logged
+ * while the callback is being replaced goes to the old or the new one. */
+METRALE_API void metrale_set_log_callback(metrale_log_fn fn, void* user);
+
 #ifdef __cplusplus
 }
 #endif
