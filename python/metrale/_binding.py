@@ -12,8 +12,11 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable
 
+import numpy as np
+
 from . import _alloc
-from ._arrays import ITEMSIZE, Tensor, describe, require_contiguous, require_dtype, require_place, require_writable
+from ._native import call_key
+from ._arrays import ITEMSIZE, Tensor, address, describe, require_contiguous, require_dtype, require_place, require_writable
 from ._arrays import row_pitch
 from ._declarations import ArgSpec, OpSpec
 from ._errors import ArgumentError
@@ -105,9 +108,9 @@ def _check_tensor(call: Call, arg: ArgSpec, t: Tensor) -> None:
 
 
 def bind(spec: OpSpec, given: dict[str, Any], on_host: bool, device_ordinal: int,
-         hook: Callable[[Call], None] | None) -> tuple[tuple[str, ...], tuple[int, ...], dict[str, Any], Any]:
-    """The call's (names, values) for metrale_op_run, its outputs by name in declaration order,
-    and the first input array (where outputs are allocated and whose stream a device call uses)."""
+         hook: Callable[[Call], None] | None) -> Plan:
+    """Checks a call's arguments and returns its Plan; ArgumentError naming the rule otherwise.
+    Nothing is allocated here."""
     call = Call(spec)
     by_name = spec.by_name  # type: ignore[attr-defined]
     for key, value in given.items():
@@ -150,36 +153,81 @@ def bind(spec: OpSpec, given: dict[str, Any], on_host: bool, device_ordinal: int
                 raise call.fail(f"{arg.name}: missing (an integer: {arg.doc}), and no array given names it")
         elif not arg.min <= value <= arg.max:
             raise call.fail(f"{arg.name} = {value} ({call.origin[arg.name]}) is outside [{arg.min}, {arg.max}]")
-    # Every check passed: allocate what the caller left out, then the named arguments.
-    like = next((call.arrays[a.name] for a in spec.args if a.kind == "input" and a.name in call.arrays), None)
-    plans: list[tuple[ArgSpec, Any]] = []  # every output's shape or allocator, before any allocation
-    for arg in spec.outputs:  # type: ignore[attr-defined]
-        if arg.name not in call.arrays:
-            plans.append((arg, call.allocators.get(arg.name) or _allocation_shape(call, arg)))
-    outputs: dict[str, Any] = {}
-    passed: dict[str, int] = {}
-    for arg, plan in plans:
-        if callable(plan):
-            returned, base = plan(like, on_host)
-        else:
-            returned = base = _alloc.empty(like, on_host, plan, arg.dtype, arg.name)
-        outputs[arg.name] = returned
-        passed[arg.name] = describe(base, arg.name).ptr
-    outputs = {a.name: call.arrays[a.name] if a.name in call.arrays else outputs[a.name]
-               for a in spec.outputs}  # type: ignore[attr-defined]
-    names = []
-    values = []
+    # Every check passed: how to allocate what the caller left out, then the named arguments.
+    like = next((a.name for a in spec.args if a.kind == "input" and a.name in call.arrays), None)
+    slots: list[tuple[int, str, Any]] = []
     for arg in spec.args:
         if arg.tensor:
-            t = call.tensors.get(arg.name)
-            value = t.ptr if t is not None else passed[arg.name]
-        else:
-            value = call.scalars.get(arg.name)
-            if value is None:
-                continue  # the declaration's fallback
-        names.append(arg.name)
-        values.append(value)
-    return tuple(names), tuple(values), outputs, like
+            if arg.name in call.arrays:
+                slots.append((_GIVEN, arg.name, arg.alignment))
+            else:
+                allocator = call.allocators.get(arg.name)
+                if allocator is None:
+                    allocator = _shaped(_allocation_shape(call, arg), arg.dtype, arg.name)
+                slots.append((_ALLOCATED, arg.name, allocator))
+        elif arg.name in call.scalars:
+            slots.append((_SCALAR, arg.name, call.scalars[arg.name]))
+    return Plan(spec.name, tuple(slots), tuple(a.name for a in spec.outputs), like)  # type: ignore[attr-defined]
+
+
+_GIVEN, _ALLOCATED, _SCALAR = 0, 1, 2
+
+
+def _shaped(shape: tuple[int, ...], dtype: str, name: str) -> Callable[[Any, bool], tuple[Any, Any]]:
+    def allocate(like: Any, on_host: bool) -> tuple[Any, Any]:
+        array = _alloc.empty(like, on_host, shape, dtype, name)
+        return array, array
+
+    return allocate
+
+
+class Plan:
+    """A checked call, reusable for any call whose arrays have the same types, shapes, strides
+    and flags and whose sizes are the same (the checks depend on nothing else but addresses,
+    whose alignment execute() checks again): the named arguments in the op's order, each a
+    given array, an output to allocate, or a size."""
+
+    __slots__ = ("op", "names", "template", "given", "allocated", "outputs", "like")
+
+    def __init__(self, op: str, slots: tuple[tuple[int, str, Any], ...], outputs: tuple[str, ...],
+                 like: str | None) -> None:
+        self.op = op
+        self.names = tuple(name for _, name, _ in slots)
+        # The values with the sizes in place; the addresses go in per call.
+        self.template = tuple(extra if kind == _SCALAR else 0 for kind, _, extra in slots)
+        self.given = tuple((i, name, extra) for i, (kind, name, extra) in enumerate(slots) if kind == _GIVEN)
+        self.allocated = tuple((i, name, extra) for i, (kind, name, extra) in enumerate(slots) if kind == _ALLOCATED)
+        self.outputs = outputs
+        self.like = like
+
+    def execute(self, given: dict[str, Any], on_host: bool,
+                addresses: dict[str, int] | None = None) -> tuple[tuple[int, ...], dict[str, Any], Any]:
+        """The values for metrale_op_run (outputs allocated now), the outputs by name, and the
+        first input (where outputs live, whose stream a device call uses); ``addresses`` are the
+        given arrays' where plan_key read them."""
+        like = given[self.like] if self.like is not None else None
+        values = list(self.template)
+        for i, name, alignment in self.given:
+            ptr = addresses[name] if addresses is not None else address(given[name], name)
+            if alignment > 1 and ptr % alignment != 0:
+                raise ArgumentError(f"{self.op}: {name}: its address must be {alignment}-byte aligned, got {ptr:#x}")
+            values[i] = ptr
+        if not self.allocated:
+            return tuple(values), {name: given[name] for name in self.outputs}, like
+        made = {}
+        for i, name, allocator in self.allocated:
+            returned, base = allocator(like, on_host)
+            made[name] = returned
+            values[i] = address(base, name)
+        outputs = {name: made[name] if name in made else given[name] for name in self.outputs}
+        return tuple(values), outputs, like
+
+
+def plan_key(given: dict[str, Any]) -> tuple[bytes, dict[str, int]] | None:
+    """What a Plan depends on (each array's format, shape, strides and writability; each size)
+    and the arrays' addresses, in one C call; None when a value is not an array with a dtype and
+    a buffer (NumPy), an int, a bool or None: such a call takes the full checks every time."""
+    return call_key(given)
 
 
 def _allocation_shape(call: Call, arg: ArgSpec) -> tuple[int, ...]:

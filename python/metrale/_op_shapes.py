@@ -96,7 +96,8 @@ def _check_scales(call: Call, t: Any, m: int, groups: int) -> None:
     # Column-major scales are the [M, K/128] view of a [K/128, M_aligned] array: strides (4, 4 * M_aligned).
     column_major = call.scalars.get("scale_layout")
     if column_major is None:
-        column_major = int(m > 1 and groups > 0 and t.strides[0] == 4 and (groups == 1 or t.strides[1] != 4))
+        # One group or one row: both layouts are the same bytes, so row-major.
+        column_major = int(m > 1 and groups > 1 and t.strides[0] == 4 and t.strides[1] != 4)
         call.default("scale_layout", column_major, "scales' strides")
     if not column_major:
         require_contiguous(t, 4)

@@ -30,12 +30,21 @@ class Pick:
 
     @staticmethod
     def from_native(t: tuple[Any, ...]) -> Pick:
-        op, role, kernel, forced, verdicts = t
-        return Pick(op, role, kernel, forced, tuple(Verdict(r, why) for r, why in verdicts))
+        # Picks repeat (their strings are the declaration's): one object per distinct pick.
+        pick = _PICKS.get(t)
+        if pick is None:
+            op, role, kernel, forced, verdicts = t
+            pick = Pick(op, role, kernel, forced, tuple(Verdict(r, why) for r, why in verdicts))
+            if len(_PICKS) < 1024:
+                _PICKS[t] = pick
+        return pick
 
     def reason(self, role: str) -> str | None:
         """The verdict's reason on ``role`` (None when it was taken or no guard spoke of it)."""
         return next((v.reason for v in self.verdicts if v.role == role), None)
+
+
+_PICKS: dict[tuple[Any, ...], Pick] = {}
 
 
 class Result:

@@ -236,7 +236,8 @@ class NativeRuntime {
     const std::size_t count = nb::cast<std::size_t>(describe()["lever_count"]);
     nb::list out;
     for (std::size_t i = 0; i < count; ++i) {
-      metrale_lever_info lever{};
+      metrale_lever_info lever;
+      metrale_lever_info_init(&lever);
       call([&](metrale_runtime* rt) { return metrale_lever_get(rt, i, &lever); });
       out.append(lever_dict(lever));
     }
@@ -244,7 +245,8 @@ class NativeRuntime {
   }
 
   nb::dict lever(const std::string& name) const {
-    metrale_lever_info lever{};
+    metrale_lever_info lever;
+    metrale_lever_info_init(&lever);
     call([&](metrale_runtime* rt) { return metrale_lever_find(rt, name.c_str(), &lever); });
     return lever_dict(lever);
   }
@@ -257,7 +259,8 @@ class NativeRuntime {
     out["summary"] = text(info.summary);
     nb::list roles;
     for (std::size_t i = 0; i < info.role_count; ++i) {
-      metrale_role_info role{};
+      metrale_role_info role;
+      metrale_role_info_init(&role);
       call([&](metrale_runtime* rt) { return metrale_op_role(rt, info.name, i, &role); });
       nb::dict one;
       one["role"] = text(role.role);
@@ -271,7 +274,8 @@ class NativeRuntime {
     out["roles"] = roles;
     nb::list args;
     for (std::size_t i = 0; i < info.arg_count; ++i) {
-      metrale_arg_info arg{};
+      metrale_arg_info arg;
+      metrale_arg_info_init(&arg);
       call([&](metrale_runtime* rt) { return metrale_op_arg_get(rt, info.name, i, &arg); });
       nb::dict one;
       one["name"] = text(arg.name);
@@ -435,6 +439,74 @@ nb::object buffer_address(nb::handle obj) {
   return nb::int_(address);
 }
 
+// What a checked op call's plan depends on, for keyword arguments that are all buffer-protocol
+// arrays (NumPy), ints, bools or None: (key, addresses) with key the bytes of every name, array
+// format, shape, strides and writability and every size, and addresses the arrays' by name; None
+// for any other value (metrale/_binding.py then checks the call in full). One C call per op call.
+nb::object call_key(nb::handle kwargs) {
+  if (!PyDict_Check(kwargs.ptr())) {
+    return nb::none();
+  }
+  std::string key;
+  nb::dict addresses;
+  PyObject* name = nullptr;
+  PyObject* value = nullptr;
+  Py_ssize_t position = 0;
+  const auto put = [&key](const void* data, std::size_t size) { key.append(static_cast<const char*>(data), size); };
+  while (PyDict_Next(kwargs.ptr(), &position, &name, &value) != 0) {
+    Py_ssize_t length = 0;
+    const char* text = PyUnicode_AsUTF8AndSize(name, &length);
+    if (text == nullptr) {
+      PyErr_Clear();
+      return nb::none();
+    }
+    put(text, static_cast<std::size_t>(length) + 1);
+    if (value == Py_None || PyBool_Check(value) != 0) {
+      const char tag = value == Py_None ? 'n' : (value == Py_True ? 't' : 'f');
+      put(&tag, 1);
+    } else if (PyLong_CheckExact(value) != 0) {
+      const long long number = PyLong_AsLongLong(value);
+      if (number == -1 && PyErr_Occurred() != nullptr) {
+        PyErr_Clear();
+        return nb::none();
+      }
+      put("i", 1);
+      put(&number, sizeof number);
+    } else {
+      // An array with a dtype (NumPy): its type, dtype number and byte order, writability, shape
+      // and strides (the buffer is asked for no format string: that costs more than the rest).
+      static PyObject* const kDtype = PyUnicode_InternFromString("dtype");
+      static PyObject* const kNum = PyUnicode_InternFromString("num");
+      static PyObject* const kIsNative = PyUnicode_InternFromString("isnative");
+      nb::object dtype = nb::steal(PyObject_GetAttr(value, kDtype));
+      nb::object number = dtype.is_valid() ? nb::steal(PyObject_GetAttr(dtype.ptr(), kNum)) : nb::object();
+      nb::object native = dtype.is_valid() ? nb::steal(PyObject_GetAttr(dtype.ptr(), kIsNative)) : nb::object();
+      Py_buffer view;
+      if (!number.is_valid() || !PyLong_Check(number.ptr()) || !native.is_valid() ||
+          PyObject_GetBuffer(value, &view, PyBUF_STRIDES) != 0) {
+        PyErr_Clear();
+        return nb::none();
+      }
+      // The type number tells every dtype apart, user dtypes of one size too (ml_dtypes' float8
+      // kinds); byte order is not in it.
+      const long type_number = PyLong_AsLong(number.ptr());
+      put(&type_number, sizeof type_number);
+      const char byte_order = native.ptr() == Py_True ? '=' : 'x';
+      put(&byte_order, 1);
+      const PyTypeObject* type = Py_TYPE(value);
+      put(&type, sizeof type);
+      const char readonly = view.readonly != 0 ? 'r' : 'w';
+      put(&readonly, 1);
+      put(&view.ndim, sizeof view.ndim);
+      put(view.shape, sizeof(Py_ssize_t) * static_cast<std::size_t>(view.ndim));
+      put(view.strides, sizeof(Py_ssize_t) * static_cast<std::size_t>(view.ndim));
+      addresses[name] = nb::int_(reinterpret_cast<std::uintptr_t>(view.buf));
+      PyBuffer_Release(&view);
+    }
+  }
+  return nb::make_tuple(nb::bytes(key.data(), key.size()), addresses);
+}
+
 // ---- log lines into Python's logging ------------------------------------------------------
 
 // The Python callable (level, line) the library's log lines go to; owned here (a strong
@@ -486,6 +558,7 @@ NB_MODULE(_native, m) {
   m.def("abi_version", [] { return metrale_abi_version(); });
   m.def("dlpack_describe", &dlpack_describe, nb::arg("array"));
   m.def("buffer_address", &buffer_address, nb::arg("obj"));
+  m.def("call_key", &call_key, nb::arg("kwargs"));
   m.def("set_log_handler", &set_log_handler, nb::arg("handler").none());
   nb::class_<NativeRuntime>(m, "NativeRuntime")
       .def(nb::init<int, int, std::optional<std::string>, std::optional<std::string>,

@@ -163,3 +163,26 @@ def test_no_device_is_a_state_then_an_error(rng):
     with pytest.raises(metrale.NoDeviceError, match="no device"):
         rt.fp8_act_quant(bf16_bits(rng.uniform(-1, 1, (2, 128))))
     rt.close()
+
+
+def test_a_call_shaped_like_a_checked_one_is_still_checked(rt, rng):
+    # A call with the arrays' shapes, strides, dtypes and flags of an earlier one reuses its
+    # checks; anything that changes takes them again, and a new address is checked for alignment.
+    import ml_dtypes
+
+    x = bf16_bits(rng.uniform(-1, 1, (4, 256)))
+    q = np.full((4, 256), POISON_U8)
+    scales = np.full((4, 2), POISON_F32, np.float32)
+    rt.run("fp8_act_quant", x=x, q=q, scales=scales)
+    q[:] = POISON_U8
+    refused(rt, "x: expected bf16", "fp8_act_quant", x=x.view(np.int16), q=q, scales=scales)
+    misaligned = np.zeros(4 * 256 + 1, np.uint16)[1:].reshape(4, 256)
+    refused(rt, "x: its address must be 16-byte aligned", "fp8_act_quant", x=misaligned, q=q, scales=scales)
+    read_only = q.copy()
+    read_only.flags.writeable = False
+    refused(rt, "q: the output array is read-only", "fp8_act_quant", x=x, q=read_only, scales=scales)
+    e4m3 = np.zeros((4, 256), ml_dtypes.float8_e4m3fn)
+    rt.run("fp8_act_quant", x=x, q=e4m3, scales=scales)
+    refused(rt, "q: expected e4m3", "fp8_act_quant", x=x, q=np.zeros((4, 256), ml_dtypes.float8_e5m2), scales=scales)
+    refused(rt, "x.shape[0] is m = 4, but m= (given) is m = 3", "fp8_act_quant", x=x, q=q, scales=scales, m=3)
+    assert (q == POISON_U8).all()

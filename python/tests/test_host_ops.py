@@ -85,7 +85,7 @@ def test_forced_roles_and_their_picks(rt, rng):
     assert (twin.pick.role, twin.pick.kernel) == ("twin", "ssm_ba_gates_hopper")
     assert parent.gate_out.tobytes() == twin.gate_out.tobytes()
     shared = rt.run("fp8_act_quant", role="shared", x=x)  # the parent's alias
-    assert shared.pick.role == "parent" and shared.pick.kernel == "per_token_group_quant_fp8"
+    assert shared.pick.role == "parent" and shared.pick.kernel == "fp8_act_quant"
 
 
 def test_forced_tensor_core_kernel_matches_the_reference(rt, rng):
@@ -124,7 +124,7 @@ def test_fp8_writes_into_out_and_reads_its_layout(rt, rng):
     base = np.full((2, 4), POISON_F32, np.float32)  # column-major scales: [K/128][M_aligned = 4]
     result = rt.run("fp8_act_quant", x=x, q=q, scales=base.T[:m], role="twin")
     assert result.q is q and result.scales.base is base
-    assert result.pick.kernel == "per_token_group_quant_fp8_hopper"
+    assert result.pick.kernel == "fp8_act_quant_hopper"
     want_q, want_scales = fp8_reference(x)
     np.testing.assert_array_equal(q, want_q)
     np.testing.assert_array_equal(base.T[:m], want_scales)

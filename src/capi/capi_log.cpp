@@ -28,9 +28,9 @@ class CallbackSink final : public spdlog::sinks::base_sink<std::mutex> {
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
     if (fn_ == nullptr) {
-      for (const spdlog::sink_ptr& sink : fallback_) {
-        if (sink->should_log(msg.level)) {
-          sink->log(msg);
+      for (const spdlog::sink_ptr& to : fallback_) {
+        if (to->should_log(msg.level)) {
+          to->log(msg);
         }
       }
       return;
@@ -39,8 +39,8 @@ class CallbackSink final : public spdlog::sinks::base_sink<std::mutex> {
     fn_(user_, static_cast<int32_t>(msg.level), line.c_str());
   }
   void flush_() override {
-    for (const spdlog::sink_ptr& sink : fallback_) {
-      sink->flush();
+    for (const spdlog::sink_ptr& to : fallback_) {
+      to->flush();
     }
   }
 
