@@ -75,6 +75,7 @@ class OpSpec:
 
     @staticmethod
     def from_native(d: dict[str, Any]) -> OpSpec:
+        """The spec of one op as metrale._native.NativeRuntime.ops() lists it."""
         roles = tuple(
             RoleSpec(r["role"], r["kernel"], tuple(r["aliases"]), r["lever"], r["shipped"], r["present"])
             for r in d["roles"]
@@ -109,6 +110,7 @@ class OpSpec:
         object.__setattr__(self, "pitch", pitch)
 
     def arg(self, name: str) -> ArgSpec | None:
+        """The argument of that name, or None."""
         return self.by_name.get(name)  # type: ignore[attr-defined]
 
     def role_list(self) -> str:
@@ -116,6 +118,7 @@ class OpSpec:
         return ", ".join(r.role + "".join(f" ({a})" for a in r.aliases) for r in self.roles)
 
     def arg_list(self) -> str:
+        """"x, weight, ...": the argument names in the op's order, as errors name them."""
         return ", ".join(a.name for a in self.args)
 
     @property

@@ -30,6 +30,7 @@ class Pick:
 
     @staticmethod
     def from_native(t: tuple[Any, ...]) -> Pick:
+        """The pick of NativeRuntime.run's (op, role, kernel, forced, verdicts) tuple."""
         # Picks repeat (their strings are the declaration's): one object per distinct pick.
         pick = _PICKS.get(t)
         if pick is None:
@@ -110,6 +111,7 @@ class Explanation:
 
     @staticmethod
     def from_native(d: dict[str, Any]) -> Explanation:
+        """The explanation of NativeRuntime.explain's dict."""
         roles = tuple(RoleExplanation(**r) for r in d["roles"])
         return Explanation(d["op"], d["kernel"], d["role"], d["sm_count"], roles)
 
