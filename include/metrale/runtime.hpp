@@ -9,10 +9,10 @@
 
 #include <array>
 #include <cstdint>
-#include <span>
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>

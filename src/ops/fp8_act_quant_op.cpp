@@ -38,7 +38,6 @@ Fp8QuantArgs unpack(OpArgValues v) {
   return a;
 }
 
-
 Fp8QuantKernels kernels_of(const OpContext& context, bool for_explain) {
   const Fp8QuantKernels defaults;
   const OpKernel& shared = context.kernel(kParentRole);
@@ -116,12 +115,9 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
   return out;
 }
 
-
-
 }  // namespace
 
-Fp8QuantPick fp8_act_quant(const OpHost& host, const Fp8QuantArgs& args, std::uint64_t stream,
-                           std::string_view role) {
+Fp8QuantPick fp8_act_quant(const OpHost& host, const Fp8QuantArgs& args, std::uint64_t stream, std::string_view role) {
   const OpContext context = host.op_context(kOpName);
   std::string_view forced;
   if (!role.empty()) {
@@ -148,7 +144,10 @@ OpDeclaration fp8_act_quant_declaration() {
   op.summary = "per-token-group FP8 e4m3 activation quantisation (groups of 128, fp32 or UE8M0 scales)";
   op.roles = {
       RoleDecl{std::string(kParentRole), std::string(kFp8QuantSharedKernel), {"shared"}, "one CTA per group", ""},
-      RoleDecl{std::string(kTwinRole), std::string(kFp8QuantTwinKernel), {}, "8 groups per CTA, the same bytes",
+      RoleDecl{std::string(kTwinRole),
+               std::string(kFp8QuantTwinKernel),
+               {},
+               "8 groups per CTA, the same bytes",
                std::string(kTwinLever)},
   };
   op.levers = {LeverSpec{std::string(kTwinLever), "METRALE_FP8_ACT_QUANT_HOPPER", true, "the Hopper twin"}};

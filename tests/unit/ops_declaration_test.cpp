@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "metrale/error.hpp"
+#include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
-#include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/runtime.hpp"
 #include "ref/bf16.hpp"
 #include "ref/fp8_act_quant_ref.hpp"
@@ -37,8 +37,7 @@ ops::OpDeclaration tiny_op() {
   op.aliases = {"tiny-op"};
   op.roles = {ops::RoleDecl{"parent", "tiny_kernel", {"plain"}, "", ""}};
   op.args = {ops::tensor_arg("x", ops::ArgKind::kInput, ops::DType::kFp32, 4, {"n"}, "input"),
-             ops::scalar_arg("n", std::nullopt, 1024, "length"),
-             ops::scalar_arg("mode", 2, 3, "a mode")};
+             ops::scalar_arg("n", std::nullopt, 1024, "length"), ops::scalar_arg("mode", 2, 3, "a mode")};
   op.run = [](const ops::OpContext&, const ops::OpCall& call) {
     ops::Pick pick;
     pick.op = "tiny";
@@ -123,16 +122,17 @@ TEST_CASE("the library's ops run by name and alias with their references' bytes"
       if (std::string(role).empty()) {
         // 3 x 1 twin CTAs on 2 SMs: below the floor of 4.
         CHECK(pick.verdicts[0].role == "twin");
-        CHECK(pick.verdicts[0].reason == std::optional<std::string_view>(
-                                            "too few CTAs to fill the device at 8 K-groups per CTA"));
+        CHECK(pick.verdicts[0].reason ==
+              std::optional<std::string_view>("too few CTAs to fill the device at 8 K-groups per CTA"));
       }
     }
   }
   const std::vector<ops::NamedArg> missing{{"x", 16}, {"q", 16}, {"m", m}, {"k", k}};
   CHECK(error_of([&] { runtime->run("fp8_act_quant", missing); }).find("argument 'scales'") != std::string::npos);
   const std::vector<ops::NamedArg> all{{"x", 16}, {"q", 16}, {"scales", 16}, {"m", m}, {"k", k}};
-  CHECK(error_of([&] { runtime->run("fp8_act_quant", all, 0, "tensor_core"); })
-            .find("no kernel role 'tensor_core' (roles: parent (shared), twin)") != std::string::npos);
+  CHECK(error_of([&] {
+          runtime->run("fp8_act_quant", all, 0, "tensor_core");
+        }).find("no kernel role 'tensor_core' (roles: parent (shared), twin)") != std::string::npos);
   CHECK(error_of([&] { runtime->run("gemm", all); }).find("no op named 'gemm'") != std::string::npos);
 }
 

@@ -189,8 +189,8 @@ TEST_CASE("a forced kernel the target does not ship is an ArgumentError naming b
   REQUIRE(runtime->has_device());
   REQUIRE_FALSE(ops::ba_gates_kernels(*runtime).twin.present());
   BaProblem ba{*runtime->backend()};
-  for (const auto& [choice, kernel] : {std::pair{"twin", ops::kBaGatesTwinKernel},
-                                       std::pair{"mma", ops::kBaGatesMmaKernel}}) {
+  for (const auto& [choice, kernel] :
+       {std::pair{"twin", ops::kBaGatesTwinKernel}, std::pair{"mma", ops::kBaGatesMmaKernel}}) {
     const std::string message = choice_error([&] { ops::ssm_ba_gates(*runtime, ba.args, 0, choice); });
     INFO(message);
     CHECK(message.find("target generic") != std::string::npos);

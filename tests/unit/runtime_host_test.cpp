@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "metrale/error.hpp"
-#include "metrale/ops/ssm_ba_gates.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
 #include "metrale/runtime.hpp"
 #include "ops/fp8_act_quant_floor.hpp"
 #include "ref/bf16.hpp"

@@ -269,7 +269,8 @@ void check_declaration(const OpDeclaration& op) {
     if (arg.name.empty() || !args.insert(arg.name).second) {
       declaration_error(op, fmt::format("argument '{}' is empty or declared twice", arg.name));
     }
-    if (!arg.tensor() && (arg.min > arg.max || (arg.fallback && (*arg.fallback < arg.min || *arg.fallback > arg.max)))) {
+    if (!arg.tensor() &&
+        (arg.min > arg.max || (arg.fallback && (*arg.fallback < arg.min || *arg.fallback > arg.max)))) {
       declaration_error(op, fmt::format("scalar '{}': its range [{}, {}] or its fallback is inconsistent", arg.name,
                                         arg.min, arg.max));
     }
@@ -290,8 +291,8 @@ namespace {
 // bind_args and bind_shape: `shape_only` lets tensors and required scalars go unset (0).
 void bind(const OpDeclaration& op, std::span<const NamedArg> named, std::span<std::uint64_t> out, bool shape_only) {
   if (out.size() != op.args.size()) {
-    throw ArgumentError(fmt::format("{}: {} argument slots for {} declared arguments", op.name, out.size(),
-                                    op.args.size()));
+    throw ArgumentError(
+        fmt::format("{}: {} argument slots for {} declared arguments", op.name, out.size(), op.args.size()));
   }
   std::array<bool, kMaxArgs> given{};
   if (op.args.size() > given.size()) {
@@ -315,7 +316,7 @@ void bind(const OpDeclaration& op, std::span<const NamedArg> named, std::span<st
   for (std::size_t i = 0; i < op.args.size(); ++i) {
     const ArgDecl& decl = op.args[i];
     if (!given[i]) {
-      if (shape_only || (!decl.tensor() && decl.fallback)) {
+      if (shape_only || (!decl.tensor() && decl.fallback) || (decl.tensor() && decl.optional)) {
         out[i] = decl.tensor() ? 0 : decl.fallback.value_or(0);
         continue;
       }
