@@ -43,7 +43,7 @@ TEST_CASE("corpus cg: every cooperative-groups kernel compiles with NVRTC for sm
                            "cg_grid_sync.cuh", "cg_group_tour.cuh"}) {
     sources.add_source(file, corpus_cg_test::corpus_text(file));
   }
-  metrale::KernelRegistry registry(std::move(sources), corpus_cg_test::private_registry_options());
+  metrale::KernelRegistry registry(std::move(sources), corpus_cg_test::private_registry_options(/*disk_store=*/true));
   std::vector<metrale::VariantId> ids;
   for (const CorpusVariant& variant : cg_variants()) {
     ids.push_back(registry.declare({variant.kernel, variant.file, variant.expression, {}, false}));

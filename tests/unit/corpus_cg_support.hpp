@@ -28,12 +28,16 @@ inline std::string corpus_text(const std::string& file) {
   return text.str();
 }
 
-// A private registry: no disk store, memory cache or bundle of the process is read or written.
-// On a toolkit that keeps libcu++ under include/cccl (CUDA 13), NVRTC needs that folder as nvcc
-// has it; given here explicitly until the registry adds it itself (then it is a harmless repeat).
-inline metrale::KernelRegistry::Options private_registry_options() {
+// A private registry: no memory cache or bundle of the process is read or written, and the disk
+// store (under CTest, the build's test cache) only when `disk_store` is set, so a rerun of the
+// NVRTC compiles costs nothing. On a toolkit that keeps libcu++ under include/cccl (CUDA 13),
+// NVRTC needs that folder as nvcc has it; given here explicitly until the registry adds it itself
+// (then it is a harmless repeat).
+inline metrale::KernelRegistry::Options private_registry_options(bool disk_store = false) {
   metrale::KernelRegistry::Options options;
-  options.store = nullptr;
+  if (!disk_store) {
+    options.store = nullptr;
+  }
   options.memory = nullptr;
   options.bundles = nullptr;
   if (const auto& cuda = metrale::cuda_include_dir()) {
