@@ -40,6 +40,7 @@ namespace {
 constexpr const char* kEntry = "metrale_host_kernel_v2";
 constexpr std::size_t kMaxParameters = 64;
 constexpr std::string_view kPrelude = kPreludeHeader;
+constexpr std::string_view kCudaStandIns = "metrale/host/cuda_include";
 // The flags the library's own host unit is built with (CMakeLists.txt: C++20, position
 // independent, vector words moved as CUDA code moves them), then the object's isolation: every
 // symbol but the entry hidden, and no symbol left for the loading process to provide.
@@ -306,6 +307,9 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.push_back("-I" + work.string());
   argv.push_back("-I" + include_dir->string());
+  // The host's stand-ins for toolkit headers (<cooperative_groups.h>, ...): an -I folder, so they
+  // come before the toolkit's own, which the -isystem below still gives for everything else.
+  argv.push_back("-I" + (*include_dir / kCudaStandIns).string());
   if (const auto& cuda = cuda_include_dir()) {
     argv.push_back("-isystem" + *cuda);
   }
