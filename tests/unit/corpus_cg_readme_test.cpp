@@ -1,7 +1,7 @@
 // corpus_cg_readme_test.cpp: the README's "Your kernels on the CPU" example, run: an engine's CI
 // test of its own cooperative-groups kernel on the host backend, through the public API only
 // (Runtime, its KernelRegistry, KernelLaunch), against a double-precision reference. The example
-// is the region between the "README: C++ host CI example" and "README: end" markers.
+// is the region between the two README markers below.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
