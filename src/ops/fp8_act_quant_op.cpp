@@ -119,17 +119,7 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
 
 Fp8QuantPick fp8_act_quant(const OpHost& host, const Fp8QuantArgs& args, std::uint64_t stream, std::string_view role) {
   const OpContext context = host.op_context(kOpName);
-  std::string_view forced;
-  if (!role.empty()) {
-    const auto index = context.op->role_index(role);
-    if (!index) {
-      throw KernelChoiceError(
-          fmt::format("{}: no kernel role '{}' (roles: parent (shared), twin): only the BA-gates op has a "
-                      "tensor-core kernel",
-                      kOpName, role));
-    }
-    forced = context.op->roles[*index].role;
-  }
+  const std::string_view forced = resolve_role(*context.op, role, ": only the BA-gates op has a tensor-core kernel");
   return run_typed(context, args, stream, forced);
 }
 

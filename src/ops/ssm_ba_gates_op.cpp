@@ -198,15 +198,7 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
 
 BaGatesPick ssm_ba_gates(const OpHost& host, const BaGatesArgs& args, std::uint64_t stream, std::string_view role) {
   const OpContext context = host.op_context(kOpName);
-  std::string_view forced;
-  if (!role.empty()) {
-    const auto index = context.op->role_index(role);
-    if (!index) {
-      throw KernelChoiceError(
-          fmt::format("{}: no kernel role '{}' (roles: parent, twin, tensor_core (mma))", kOpName, role));
-    }
-    forced = context.op->roles[*index].role;
-  }
+  const std::string_view forced = resolve_role(*context.op, role);
   return run_typed(context, args, stream, forced);
 }
 

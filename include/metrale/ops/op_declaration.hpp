@@ -291,6 +291,10 @@ class OpHost {
   [[nodiscard]] virtual OpContext op_context(std::string_view op) const = 0;
 };
 
+// The role's own name for a role name or alias ("" stays ""); KernelChoiceError "<op>: no kernel
+// role 'r' (roles: ...)<hint>" for another.
+std::string_view resolve_role(const OpDeclaration& op, std::string_view role_or_alias, std::string_view hint = {});
+
 // Runs `op` on the host's context: the forced role resolved by name or alias (KernelChoiceError
 // naming the op's roles for an unknown one), then the declaration's run.
 Pick run_op(const OpContext& context, const OpCall& call);

@@ -339,20 +339,25 @@ void bind_shape(const OpDeclaration& op, std::span<const NamedArg> named, std::s
   bind(op, named, out, true);
 }
 
+std::string_view resolve_role(const OpDeclaration& op, std::string_view role_or_alias, std::string_view hint) {
+  if (role_or_alias.empty()) {
+    return {};
+  }
+  const auto index = op.role_index(role_or_alias);
+  if (!index) {
+    throw KernelChoiceError(
+        fmt::format("{}: no kernel role '{}' (roles: {}){}", op.name, role_or_alias, role_list(op), hint));
+  }
+  return op.roles[*index].role;
+}
+
 Pick run_op(const OpContext& context, const OpCall& call) {
   if (context.op == nullptr) {
     throw ArgumentError("an op call without an op");
   }
   const OpDeclaration& op = *context.op;
   OpCall resolved = call;
-  if (!call.forced_role.empty()) {
-    const auto index = op.role_index(call.forced_role);
-    if (!index) {
-      throw KernelChoiceError(
-          fmt::format("{}: no kernel role '{}' (roles: {})", op.name, call.forced_role, role_list(op)));
-    }
-    resolved.forced_role = op.roles[*index].role;
-  }
+  resolved.forced_role = resolve_role(op, call.forced_role);
   if (call.args.size() != op.args.size()) {
     throw ArgumentError(
         fmt::format("{}: {} argument values for {} declared arguments", op.name, call.args.size(), op.args.size()));
