@@ -67,14 +67,12 @@ BaGatesKernels kernels_of(const OpContext& context, bool for_explain) {
 
 KernelHandle require_built(const OpContext& context, KernelHandle handle, std::string_view kernel) {
   if (!handle.present()) {
-    throw KernelChoiceError(
-        fmt::format("target {} does not ship {} (or it failed to build)", context.target, kernel));
+    throw KernelChoiceError(fmt::format("target {} does not ship {} (or it failed to build)", context.target, kernel));
   }
   return handle;
 }
 
-BaGatesPick run_forced(const OpContext& context, const BaGatesArgs& args, std::uint64_t stream,
-                       std::string_view role) {
+BaGatesPick run_forced(const OpContext& context, const BaGatesArgs& args, std::uint64_t stream, std::string_view role) {
   GpuBackend& gpu = context.device();
   const BaGatesKernels kernels = kernels_of(context, false);
   BaGatesPick pick;
@@ -148,7 +146,6 @@ BaGatesMmaQuery tensor_core_query(const OpContext& context, const BaGatesKernels
   return query;
 }
 
-
 Explanation explain(const OpContext& context, const ExplainQuery& query) {
   const BaGatesArgs shape = unpack(query.args);
   const BaGatesKernels kernels = kernels_of(context, true);
@@ -161,8 +158,8 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
   out.sm_count = sm_count;
   // The smallest M each guarded role takes at this N and K.
   const std::uint32_t twin_min = ba_gates_min_tokens(sm_count);
-  const auto twin_never = ssm_ba_gates_hopper_reject(twin.requested, kernels.twin.present(), twin_min, shape.n,
-                                                     shape.k, shape.k_stride, sm_count);
+  const auto twin_never = ssm_ba_gates_hopper_reject(twin.requested, kernels.twin.present(), twin_min, shape.n, shape.k,
+                                                     shape.k_stride, sm_count);
   twin.min_m = twin_never ? std::nullopt : std::optional<std::uint32_t>(twin_min);
   if (twin_never) {
     twin.min_reason = std::string(*twin_never);
@@ -177,8 +174,7 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
   if (query.m_given) {
     out.m = shape.m;
     const BaGatesMmaQuery at_m = tensor_core_query(context, kernels, tensor_core.requested, sm_count, shape);
-    const BaGatesPick pick =
-        ba_gates_pick_with_mma(at_m, kernels.mma, twin.requested, kernels.parent, kernels.twin);
+    const BaGatesPick pick = ba_gates_pick_with_mma(at_m, kernels.mma, twin.requested, kernels.parent, kernels.twin);
     const Pick generic = generic_pick(pick, false);
     out.kernel = std::string(generic.kernel);
     out.role = std::string(generic.role);
@@ -190,27 +186,26 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
     if (pick.reject) {
       twin.reject = std::string(*pick.reject);
     }
-    tensor_core.details = {{"tokens_per_tile", at_m.tokens_per_block},
-                           {"cluster_blocks", ba_gates_mma_cluster_blocks(shape.m, at_m.tokens_per_block, shape.k,
-                                                                          sm_count, at_m.compute_capability)}};
+    const std::uint32_t cluster =
+        ba_gates_mma_cluster_blocks(shape.m, at_m.tokens_per_block, shape.k, sm_count, at_m.compute_capability);
+    tensor_core.details = {{"tokens_per_tile", at_m.tokens_per_block}, {"cluster_blocks", cluster}};
+    tensor_core.note = fmt::format("tiles of {} tokens, each tile's K split over {} CTA{} (a thread-block cluster)",
+                                   at_m.tokens_per_block, cluster, cluster == 1 ? "" : "s");
   }
   out.roles = {std::move(tensor_core), std::move(twin)};
   return out;
 }
 
-
-
 }  // namespace
 
-BaGatesPick ssm_ba_gates(const OpHost& host, const BaGatesArgs& args, std::uint64_t stream,
-                         std::string_view role) {
+BaGatesPick ssm_ba_gates(const OpHost& host, const BaGatesArgs& args, std::uint64_t stream, std::string_view role) {
   const OpContext context = host.op_context(kOpName);
   std::string_view forced;
   if (!role.empty()) {
     const auto index = context.op->role_index(role);
     if (!index) {
-      throw KernelChoiceError(fmt::format("{}: no kernel role '{}' (roles: parent, twin, tensor_core (mma))",
-                                          kOpName, role));
+      throw KernelChoiceError(
+          fmt::format("{}: no kernel role '{}' (roles: parent, twin, tensor_core (mma))", kOpName, role));
     }
     forced = context.op->roles[*index].role;
   }
@@ -225,23 +220,29 @@ OpDeclaration ssm_ba_gates_declaration() {
   op.aliases = {"ba-gates"};
   op.summary = "Gated DeltaNet BA-gates projection: gate and beta from x . W^T (bf16 in, fp32 out)";
   op.roles = {
-      RoleDecl{std::string(kParentRole), std::string(kBaGatesParentKernel), {}, "one block per token and output group",
-               ""},
-      RoleDecl{std::string(kTwinRole), std::string(kBaGatesTwinKernel), {}, "one block per token, the same bytes",
+      RoleDecl{
+          std::string(kParentRole), std::string(kBaGatesParentKernel), {}, "one block per token and output group", ""},
+      RoleDecl{std::string(kTwinRole),
+               std::string(kBaGatesTwinKernel),
+               {},
+               "one block per token, the same bytes",
                std::string(kTwinLever)},
-      RoleDecl{std::string(kTensorCoreRole), std::string(kBaGatesMmaKernel), {"mma"},
-               "bf16 tensor cores, K split over a cluster", std::string(kTensorCoreLever)},
+      RoleDecl{std::string(kTensorCoreRole),
+               std::string(kBaGatesMmaKernel),
+               {"mma"},
+               "bf16 tensor cores, K split over a cluster",
+               std::string(kTensorCoreLever)},
   };
-  op.levers = {LeverSpec{std::string(kTwinLever), "METRALE_SSM_BA_GATES_HOPPER", true, "the Hopper twin"},
-               LeverSpec{std::string(kTensorCoreLever), "METRALE_SSM_BA_GATES_TENSOR_CORE", true,
-                         "the tensor-core kernel"}};
+  op.levers = {
+      LeverSpec{std::string(kTwinLever), "METRALE_SSM_BA_GATES_HOPPER", true, "the Hopper twin"},
+      LeverSpec{std::string(kTensorCoreLever), "METRALE_SSM_BA_GATES_TENSOR_CORE", true, "the tensor-core kernel"}};
   op.args = {
       tensor_arg("x", ArgKind::kInput, DType::kBf16, 16, {"m", "k_stride"}, "activations, rows of k_stride"),
       tensor_arg("weight", ArgKind::kInput, DType::kBf16, 16, {"n", "k"}, "the BA projection"),
       tensor_arg("a_log", ArgKind::kInput, DType::kFp32, 4, {"nv"}, "A_log per v-head"),
       tensor_arg("dt_bias", ArgKind::kInput, DType::kFp32, 4, {"nv"}, "dt bias per v-head"),
       tensor_arg("gate_out", ArgKind::kOutput, DType::kFp32, 4, {"m", "gate_stride"},
-             "columns [0, nv) gate, [nv, 2 nv) beta"),
+                 "columns [0, nv) gate, [nv, 2 nv) beta"),
       scalar_arg("m", std::nullopt, UINT32_MAX, "tokens"),
       scalar_arg("n", std::nullopt, UINT32_MAX, "outputs (2 nv)"),
       scalar_arg("k", std::nullopt, UINT32_MAX, "reduction length"),

@@ -125,7 +125,7 @@ struct OpContext {
   GpuBackend* gpu = nullptr;  // nullptr: no device
   std::string_view no_device_reason;
   std::string_view target;
-  std::uint32_t fallback_sm_count = kFallbackSmCount;  // the target's sm_count, for a device that cannot say
+  std::uint32_t fallback_sm_count = kFallbackSmCount;   // the target's sm_count, for a device that cannot say
   std::optional<ComputeCapability> compute_capability;  // the target's (what explain uses with no device)
   std::array<OpKernel, kMaxRoles> kernels{};
   std::array<const LeverValue*, kMaxLevers> levers{};  // by the declaration's lever order; nullptr: off
@@ -162,10 +162,11 @@ struct RoleExplanation {
   std::optional<std::string> reject;
   std::string lever;  // its [defaults] key; empty when the role has none
   bool requested = false;
-  std::string lever_origin;                        // "file: hardware/hopper/HARDWARE.toml"
-  std::optional<std::uint32_t> min_m;              // nullopt with min_reason: never at this shape
-  std::optional<std::string> min_reason;           // why it never runs at this shape
+  std::string lever_origin;                                   // "file: hardware/hopper/HARDWARE.toml"
+  std::optional<std::uint32_t> min_m;                         // nullopt with min_reason: never at this shape
+  std::optional<std::string> min_reason;                      // why it never runs at this shape
   std::vector<std::pair<std::string, std::int64_t>> details;  // {"tokens_per_tile", 128}, ...
+  std::string note;  // one line for people when it runs ("tiles of 128 tokens, ..."); empty: none
 };
 
 struct Explanation {
