@@ -38,7 +38,6 @@ Fp8QuantArgs unpack(OpArgValues v) {
   return a;
 }
 
-
 Fp8QuantKernels kernels_of(const OpContext& context, bool for_explain) {
   const Fp8QuantKernels defaults;
   const OpKernel& shared = context.kernel(kParentRole);
@@ -116,12 +115,9 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
   return out;
 }
 
-
-
 }  // namespace
 
-Fp8QuantPick fp8_act_quant(const OpHost& host, const Fp8QuantArgs& args, std::uint64_t stream,
-                           std::string_view role) {
+Fp8QuantPick fp8_act_quant(const OpHost& host, const Fp8QuantArgs& args, std::uint64_t stream, std::string_view role) {
   const OpContext context = host.op_context(kOpName);
   std::string_view forced;
   if (!role.empty()) {
@@ -146,17 +142,21 @@ OpDeclaration fp8_act_quant_declaration() {
   op.summary = "per-token-group FP8 e4m3 activation quantisation (groups of 128, fp32 or UE8M0 scales)";
   op.roles = {
       RoleDecl{std::string(kParentRole), std::string(kFp8QuantSharedKernel), {"shared"}, "one CTA per group", ""},
-      RoleDecl{std::string(kTwinRole), std::string(kFp8QuantTwinKernel), {}, "8 groups per CTA, the same bytes",
+      RoleDecl{std::string(kTwinRole),
+               std::string(kFp8QuantTwinKernel),
+               {},
+               "8 groups per CTA, the same bytes",
                std::string(kTwinLever)},
   };
   op.levers = {LeverSpec{std::string(kTwinLever), "METRALE_FP8_ACT_QUANT_HOPPER", true, "the Hopper twin"}};
   op.args = {
       tensor_arg("x", ArgKind::kInput, DType::kBf16, 16, {"m", "x_row_stride"}, "activations, rows of x_row_stride"),
       tensor_arg("q", ArgKind::kOutput, DType::kE4m3, 8, {"m", "k"}, "e4m3fn codes"),
-      tensor_arg("scales", ArgKind::kOutput, DType::kFp32, 4, {}, "[m][k/128], or column-major with m_aligned"),
+      tensor_arg("scales", ArgKind::kOutput, DType::kFp32, 4, {"m", "k/128"},
+                 "[m][k/128] (row-major); column-major: [k/128][m_aligned]"),
       scalar_arg("m", std::nullopt, UINT32_MAX, "tokens"),
       scalar_arg("k", std::nullopt, UINT32_MAX, "row length, a multiple of 128"),
-      scalar_arg("x_row_stride", 0, UINT32_MAX, "x's row stride in elements (0: k)"),
+      scalar_arg("x_row_stride", 0, UINT32_MAX, "x's row stride in elements (0: k)").with_zero_means("k"),
       scalar_arg("scale_layout", 0, 1, "0 row-major, 1 column-major"),
       scalar_arg("m_aligned", 0, UINT32_MAX, "column-major scales' row count (a multiple of 4, >= m)"),
       scalar_arg("pow2_scales", 0, 1, "1: power-of-two (UE8M0) scales"),
@@ -166,6 +166,7 @@ OpDeclaration fp8_act_quant_declaration() {
                         !call.forced_role.empty());
   };
   op.explain = explain;
+  op.check = fp8_act_quant_check;  // ops/fp8_act_quant_check.cpp
   return op;
 }
 

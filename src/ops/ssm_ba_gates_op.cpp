@@ -246,9 +246,9 @@ OpDeclaration ssm_ba_gates_declaration() {
       scalar_arg("m", std::nullopt, UINT32_MAX, "tokens"),
       scalar_arg("n", std::nullopt, UINT32_MAX, "outputs (2 nv)"),
       scalar_arg("k", std::nullopt, UINT32_MAX, "reduction length"),
-      scalar_arg("k_stride", 0, UINT32_MAX, "x's row stride in elements (0: k)"),
-      scalar_arg("gate_stride", 0, UINT32_MAX, "gate_out's row stride in elements (0: n)"),
-      scalar_arg("nv", 0, UINT32_MAX, "v-heads (0: n / 2)"),
+      scalar_arg("k_stride", 0, UINT32_MAX, "x's row stride in elements (0: k)").with_zero_means("k"),
+      scalar_arg("gate_stride", 0, UINT32_MAX, "gate_out's row stride in elements (0: n)").with_zero_means("n"),
+      scalar_arg("nv", 0, UINT32_MAX, "v-heads (0: n / 2)").with_zero_means("n/2"),
       scalar_arg("vheads_per_group", std::nullopt, UINT32_MAX, "v-heads per key group"),
   };
   op.run = [](const OpContext& context, const OpCall& call) {
@@ -256,6 +256,7 @@ OpDeclaration ssm_ba_gates_declaration() {
                         !call.forced_role.empty());
   };
   op.explain = explain;
+  op.check = ssm_ba_gates_check;  // ops/ssm_ba_gates_check.cpp
   return op;
 }
 

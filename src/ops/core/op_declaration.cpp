@@ -269,12 +269,17 @@ void check_declaration(const OpDeclaration& op) {
     if (arg.name.empty() || !args.insert(arg.name).second) {
       declaration_error(op, fmt::format("argument '{}' is empty or declared twice", arg.name));
     }
-    if (!arg.tensor() && (arg.min > arg.max || (arg.fallback && (*arg.fallback < arg.min || *arg.fallback > arg.max)))) {
+    if (!arg.tensor() &&
+        (arg.min > arg.max || (arg.fallback && (*arg.fallback < arg.min || *arg.fallback > arg.max)))) {
       declaration_error(op, fmt::format("scalar '{}': its range [{}, {}] or its fallback is inconsistent", arg.name,
                                         arg.min, arg.max));
     }
   }
   for (const ArgDecl& arg : op.args) {
+    if (!arg.zero_means.empty() && !dim_is_valid(op, arg.zero_means)) {
+      declaration_error(op,
+                        fmt::format("scalar '{}': zero_means '{}' names no scalar argument", arg.name, arg.zero_means));
+    }
     for (const std::string& dim : arg.dims) {
       if (!dim_is_valid(op, dim)) {
         declaration_error(op, fmt::format("tensor '{}': dim '{}' names no scalar argument (a scalar, a number or "
@@ -290,8 +295,8 @@ namespace {
 // bind_args and bind_shape: `shape_only` lets tensors and required scalars go unset (0).
 void bind(const OpDeclaration& op, std::span<const NamedArg> named, std::span<std::uint64_t> out, bool shape_only) {
   if (out.size() != op.args.size()) {
-    throw ArgumentError(fmt::format("{}: {} argument slots for {} declared arguments", op.name, out.size(),
-                                    op.args.size()));
+    throw ArgumentError(
+        fmt::format("{}: {} argument slots for {} declared arguments", op.name, out.size(), op.args.size()));
   }
   std::array<bool, kMaxArgs> given{};
   if (op.args.size() > given.size()) {
