@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <type_traits>
 #include <bit>
 #include <cmath>
 
