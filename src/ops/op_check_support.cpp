@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <array>
-#include <type_traits>
 #include <bit>
 #include <cmath>
+#include <type_traits>
 
 namespace metrale::ops::check {
 
