@@ -25,7 +25,7 @@ constexpr std::string_view kTwin = "twin";
 constexpr std::string_view kTensorCore = "tensor_core";
 constexpr double kRelTolerance = 1e-5;
 constexpr double kFrobeniusBound = 1e-5;
-constexpr std::uint32_t kVheadsPerGroup = 3;
+constexpr std::uint32_t kQwenVheadsPerGroup = 3;
 
 struct Shape {
   std::uint32_t m = 0, n = 0, k = 0, k_stride = 0;
@@ -44,7 +44,9 @@ Problem make_problem(const Shape& s, std::uint64_t seed, bool normal) {
   const std::uint32_t k_stride = s.k_stride == 0 ? s.k : s.k_stride;
   const std::uint32_t nv = s.n / 2;
   Problem p;
-  p.shape = {s.m, s.n, s.k, k_stride, 2 * nv, nv, kVheadsPerGroup};
+  // Qwen3.5's 3 v-heads per key group where they divide nv, else 2 or 1 (the op needs a divisor).
+  const std::uint32_t vheads = nv % kQwenVheadsPerGroup == 0 ? kQwenVheadsPerGroup : (nv % 2 == 0 ? 2 : 1);
+  p.shape = {s.m, s.n, s.k, k_stride, 2 * nv, nv, vheads};
   const std::size_t x_count = std::size_t{s.m} * k_stride;
   const std::size_t w_count = std::size_t{s.n} * s.k;
   p.x = normal ? ref::random_normal_bf16(x_count, seed, 1.0F) : ref::random_bf16(x_count, seed);
