@@ -2,7 +2,8 @@
 # build tree, next to copies of python/metrale/*.py, so pytest runs against build/python
 # without a second build. ON by default when nanobind is importable; scikit-build-core
 # (pip install ./python) drives this same file with the tests and tools off and installs
-# the "python" component (the extension and libmetrale.so) into the wheel's metrale/.
+# the "python" component (the extension, libmetrale.so and the host JIT's headers) into the
+# wheel's metrale/.
 find_package(Python 3.9 COMPONENTS Interpreter Development.Module QUIET)
 set(METRALE_NANOBIND_DIR "")
 if(Python_FOUND)
@@ -47,6 +48,9 @@ endforeach()
 add_custom_target(metrale_python_files ALL DEPENDS ${metrale_python_copies})
 add_dependencies(metrale_python metrale_python_files)
 
-if(SKBUILD)
-  install(TARGETS metrale_python metrale_c LIBRARY DESTINATION metrale COMPONENT python)
-endif()
+# The wheel's metrale/ folder: the extension, libmetrale.so and the headers the host JIT compiles
+# against (metrale/include, found beside libmetrale.so: src/host/host_include_dir.hpp). Only
+# `--component python` installs them (scikit-build-core, tests/cmake/python.cmake), never a plain
+# `cmake --install`.
+install(TARGETS metrale_python metrale_c LIBRARY DESTINATION metrale COMPONENT python EXCLUDE_FROM_ALL)
+install(DIRECTORY include/metrale DESTINATION metrale/include COMPONENT python EXCLUDE_FROM_ALL)

@@ -25,6 +25,36 @@ struct Fp8QuantShape {
   static constexpr unsigned int kThreads = LANES * GROUPS;
 };
 
+// Quantises group `group` of token `token` from the lane's vectors `v` (vector j of lane l holds
+// elements 8 (j LANES + l) of the group, as fp8_quant_group loads them); called by the LANES
+// lanes of one team. Apart from the loads so a kernel that computes the group's bf16 values
+// itself (templates/silu_mul_fp8_quant.cuh) writes the bytes this kernel would for them.
+template <unsigned int LANES>
+__device__ inline void fp8_quant_group_values(const uint4 (&v)[kFp8GroupSize / 8u / LANES],
+                                              __nv_fp8_e4m3* __restrict__ q, float* __restrict__ scales,
+                                              unsigned int token, unsigned int group, unsigned int lane, unsigned int k,
+                                              unsigned int scale_stride_m, unsigned int scale_stride_g,
+                                              bool pow2_scale) {
+  constexpr unsigned int kVectors = kFp8GroupSize / 8u / LANES;
+  const unsigned long long first = static_cast<unsigned long long>(group) * kFp8GroupSize + lane * 8u;
+  float lane_max = bf16x8_abs_max(v[0]);
+  METRALE_UNROLL
+  for (unsigned int j = 1; j < kVectors; ++j) {
+    lane_max = fmaxf(lane_max, bf16x8_abs_max(v[j]));
+  }
+  const float amax = team_max<LANES>(lane_max, team_mask<LANES>(threadIdx.x));
+  const float scale = fp8_scale_for(amax, pow2_scale);
+  __nv_fp8_e4m3* out = q + static_cast<unsigned long long>(token) * k + first;
+  METRALE_UNROLL
+  for (unsigned int j = 0; j < kVectors; ++j) {
+    *reinterpret_cast<uint2*>(out + j * LANES * 8u) = fp8_quantize_x8(v[j], scale);
+  }
+  if (lane == 0u) {
+    scales[static_cast<unsigned long long>(token) * scale_stride_m +
+           static_cast<unsigned long long>(group) * scale_stride_g] = scale;
+  }
+}
+
 // Quantises group `group` of token `token`; called by the LANES lanes of one team. Each lane
 // holds 16 / LANES vectors of 8 bf16, vector j of lane l at element 8 (j LANES + l) of the group,
 // so each load instruction of a team reads LANES x 16 contiguous bytes. All of a lane's loads are
@@ -44,22 +74,7 @@ __device__ inline void fp8_quant_group(const __nv_bfloat16* __restrict__ x, __nv
   for (unsigned int j = 0; j < kVectors; ++j) {
     v[j] = __ldg(reinterpret_cast<const uint4*>(row + first + j * LANES * 8u));
   }
-  float lane_max = bf16x8_abs_max(v[0]);
-  METRALE_UNROLL
-  for (unsigned int j = 1; j < kVectors; ++j) {
-    lane_max = fmaxf(lane_max, bf16x8_abs_max(v[j]));
-  }
-  const float amax = team_max<LANES>(lane_max, team_mask<LANES>(threadIdx.x));
-  const float scale = fp8_scale_for(amax, pow2_scale);
-  __nv_fp8_e4m3* out = q + static_cast<unsigned long long>(token) * k + first;
-  METRALE_UNROLL
-  for (unsigned int j = 0; j < kVectors; ++j) {
-    *reinterpret_cast<uint2*>(out + j * LANES * 8u) = fp8_quantize_x8(v[j], scale);
-  }
-  if (lane == 0u) {
-    scales[static_cast<unsigned long long>(token) * scale_stride_m +
-           static_cast<unsigned long long>(group) * scale_stride_g] = scale;
-  }
+  fp8_quant_group_values<LANES>(v, q, scales, token, group, lane, k, scale_stride_m, scale_stride_g, pow2_scale);
 }
 
 // The shared kernel: grid (M, K / 128 / GROUPS), no tail (the kernel catalog ships it at GROUPS = 1).

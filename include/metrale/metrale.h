@@ -8,10 +8,12 @@
  * - Structs passed in carry a struct_size field: set it with the matching *_init function (or
  *   to sizeof the struct). A caller built against an older, smaller struct keeps working; a
  *   size smaller than the first version's is refused (METRALE_ERROR_VERSION).
- * - Strings handed out are owned by the library: those in metrale_runtime_info live until the
- *   runtime is closed; kernel names and reasons in picks and explanations are static; the
- *   others (reasons of registry calls) live until the next call of the same function on the
- *   same thread.
+ * - Strings handed out are owned by the library: those of the runtime, its levers and its ops
+ *   (metrale_runtime_info, metrale_lever_info, metrale_op_info, metrale_role_info,
+ *   metrale_arg_info) live until the runtime is closed; those in picks are static (they outlive
+ *   the runtime); the others (explanations, reasons of registry calls) live until the next call
+ *   of the same function on the same thread.
+ * - A handle that is NULL is refused (METRALE_ERROR_ARGUMENT "runtime is NULL"), never a crash.
  * - Pointers to tensors are device addresses (CUdeviceptr) on the CUDA backend and plain host
  *   addresses on the host backend. A stream is a CUstream cast to uint64_t (0: the default).
  */
@@ -119,6 +121,7 @@ METRALE_API metrale_status metrale_runtime_describe(const metrale_runtime* runti
 
 /* One lever of the runtime, in the order the ops declare them. Strings live until close. */
 typedef struct metrale_lever_info {
+  size_t struct_size;
   const char* name;       /* its [defaults] key: "ssm_ba_gates_hopper" */
   int32_t value;          /* 1 on, 0 off */
   const char* provenance; /* "built-in", "file", "environment", "options" */
@@ -126,6 +129,7 @@ typedef struct metrale_lever_info {
   const char* env_var;    /* "METRALE_SSM_BA_GATES_HOPPER" */
 } metrale_lever_info;
 
+METRALE_API void metrale_lever_info_init(metrale_lever_info* info);
 METRALE_API metrale_status metrale_lever_get(const metrale_runtime* runtime, size_t index, metrale_lever_info* info);
 /* The same by [defaults] key; METRALE_ERROR_ARGUMENT naming the known keys for another. */
 METRALE_API metrale_status metrale_lever_find(const metrale_runtime* runtime, const char* name,
@@ -152,6 +156,7 @@ METRALE_API metrale_status metrale_op_get(const metrale_runtime* runtime, size_t
 METRALE_API metrale_status metrale_op_find(const metrale_runtime* runtime, const char* op, metrale_op_info* info);
 
 typedef struct metrale_role_info {
+  size_t struct_size;
   const char* role;    /* "parent", "twin", "tensor_core", ... */
   const char* kernel;  /* the [kernels] key: "ssm_ba_gates_hopper" */
   const char* aliases; /* comma-separated other spellings a caller may force it by ("mma") */
@@ -160,6 +165,8 @@ typedef struct metrale_role_info {
   int32_t present;     /* its handle is present now (built and loaded on the device) */
 } metrale_role_info;
 
+METRALE_API void metrale_role_info_init(metrale_role_info* info);
+/* The op's role at `index` in [0, role_count), the parent first. */
 METRALE_API metrale_status metrale_op_role(const metrale_runtime* runtime, const char* op, size_t index,
                                            metrale_role_info* info);
 
@@ -170,7 +177,8 @@ typedef enum metrale_arg_kind {
 } metrale_arg_kind;
 
 typedef struct metrale_arg_info {
-  const char* name;  /* "x", "m" */
+  size_t struct_size;
+  const char* name; /* "x", "m" */
   metrale_arg_kind kind;
   const char* dtype;  /* tensors: "bf16", "fp32", "e4m3", "u8", "u16", "i32", "u32"; scalars: "u32" */
   uint32_t alignment; /* tensors: the address's alignment in bytes */
@@ -181,6 +189,8 @@ typedef struct metrale_arg_info {
   const char* doc;
 } metrale_arg_info;
 
+METRALE_API void metrale_arg_info_init(metrale_arg_info* info);
+/* The op's argument at `index` in [0, arg_count), in the order the op takes them. */
 METRALE_API metrale_status metrale_op_arg_get(const metrale_runtime* runtime, const char* op, size_t index,
                                               metrale_arg_info* info);
 
@@ -329,6 +339,27 @@ METRALE_API metrale_status metrale_launch(metrale_runtime* runtime, uint64_t han
                                           size_t arg_count, uint64_t stream);
 /* Waits for `stream` on the runtime's device. */
 METRALE_API metrale_status metrale_synchronize(metrale_runtime* runtime, uint64_t stream);
+
+/* ---- log lines ------------------------------------------------------------------------- */
+
+/* The library's log levels (METRALE_LOG_LEVEL filters them before any callback sees a line). */
+typedef enum metrale_log_level {
+  METRALE_LOG_TRACE = 0,
+  METRALE_LOG_DEBUG = 1,
+  METRALE_LOG_INFO = 2,
+  METRALE_LOG_WARN = 3,
+  METRALE_LOG_ERROR = 4,
+  METRALE_LOG_CRITICAL = 5
+} metrale_log_level;
+
+/* One log line (no "[metrale level]" prefix, no newline), valid during the call. */
+typedef void (*metrale_log_fn)(void* user, int32_t level, const char* line);
+
+/* Sends every log line of the library (process-wide, every runtime) to `fn` instead of stderr;
+ * NULL gives them back to stderr. `fn` is called on the thread that logs (a background build's
+ * too), one line at a time, never concurrently. Set it before opening runtimes: a line logged
+ * while the callback is being replaced goes to the old or the new one. */
+METRALE_API void metrale_set_log_callback(metrale_log_fn fn, void* user);
 
 #ifdef __cplusplus
 }

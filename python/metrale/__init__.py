@@ -1,32 +1,51 @@
 """metrale: run-time generated GPU kernels for LLM inference engines, from Python.
 
-    rt = metrale.Runtime(backend="host")            # or "auto" / "cuda"
-    gates = rt.ssm_ba_gates(x, w, a_log, dt_bias, vheads_per_group=2)
-    q, scales = rt.fp8_act_quant(x)
+    import numpy as np, metrale
+    x = np.random.default_rng(0).standard_normal((4, 256), dtype=np.float32)
+    bits = (x.view(np.uint32) >> 16).astype(np.uint16)            # bf16 as its bits
+    with metrale.Runtime("host") as rt:                            # or "auto" / "cuda"
+        q, scales = result = rt.run("fp8_act_quant", x=bits)        # or rt.ops.fp8_act_quant(x=bits)
+        print(result.pick.kernel)
 
-bf16 arrays are uint16 (the bits) or ml_dtypes.bfloat16; q is uint8 holding e4m3fn bits.
-NumPy arrays on the host backend; on a device, any __dlpack__ or __cuda_array_interface__
-object (PyTorch, CuPy). Errors raise metrale.Error subclasses with the library's message.
+Every op the runtime serves is listed in ``rt.ops`` and described by ``help(rt.ops.NAME)``.
+bf16 arrays are uint16 (the bits) or ml_dtypes.bfloat16; e4m3 outputs are uint8 bits. NumPy
+arrays on the host backend; on a device, any __dlpack__ or __cuda_array_interface__ object
+(PyTorch, CuPy). Errors raise metrale.Error subclasses naming the argument and the rule; the
+library's log lines go to the ``logging`` logger "metrale".
 """
 
+from . import _log
+from ._declarations import ArgSpec, OpSpec, RoleSpec
 from ._errors import ArgumentError, BackendError, ConfigError, Error, InternalError, NoDeviceError, VersionError
 from ._native import abi_version
 from ._native import version as _version
-from ._runtime import BuildResult, Explanation, Pick, Runtime
+from ._results import BuildResult, Explanation, Lever, Pick, Result, RoleExplanation, Verdict
+from ._runtime import Backend, BaGatesRole, Fp8QuantRole, Runtime
 
 __version__: str = _version()
+_log.install()
 
 __all__ = [
+    "ArgSpec",
     "ArgumentError",
+    "Backend",
     "BackendError",
+    "BaGatesRole",
     "BuildResult",
     "ConfigError",
     "Error",
     "Explanation",
+    "Fp8QuantRole",
     "InternalError",
+    "Lever",
     "NoDeviceError",
+    "OpSpec",
     "Pick",
+    "Result",
+    "RoleExplanation",
+    "RoleSpec",
     "Runtime",
+    "Verdict",
     "VersionError",
     "abi_version",
 ]

@@ -1,61 +1,83 @@
 """Arrays at the boundary: what a NumPy array, a DLPack producer (PyTorch, CuPy, JAX) or a
-``__cuda_array_interface__`` object holds, reduced to an address, a shape and byte strides,
-and the checks the ops need, each naming the argument and what is wrong.
-Invariant: every check runs before anything is launched or allocated for the caller's ``out``.
+``__cuda_array_interface__`` object holds, reduced to an address, a shape, byte strides, an
+element type and a place (host or CUDA device N), and the checks an op's declared arguments
+need, each naming the argument and the rule.
+Invariant: every check runs before anything is launched or allocated for the caller's outputs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import _native
 from ._errors import ArgumentError
 
 # DLPack type codes and device types (dlpack.h).
-_DL_INT, _DL_UINT, _DL_FLOAT, _DL_BFLOAT = 0, 1, 2, 4
+_DL_INT, _DL_UINT, _DL_FLOAT, _DL_BFLOAT, _DL_FLOAT8_E4M3FN = 0, 1, 2, 4, 10
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
 
-_ITEMSIZE = {"bf16": 2, "f32": 4, "u8": 1}
-_EXPECTED = {
-    "bf16": "bf16 (uint16 bits or ml_dtypes.bfloat16)",
-    "f32": "float32",
-    "u8": "uint8 (e4m3 bits)",
+#: Bytes per element of each declared dtype (metrale_arg_info.dtype).
+ITEMSIZE = {"bf16": 2, "fp32": 4, "e4m3": 1, "u8": 1, "u16": 2, "i32": 4, "u32": 4}
+#: The element types an array may hold for each declared dtype: bf16 and e4m3 travel as their
+#: bits (uint16, uint8) where the array library has no such type.
+ACCEPTS = {
+    "bf16": ("bf16", "u16"),
+    "fp32": ("fp32",),
+    "e4m3": ("e4m3", "u8"),
+    "u8": ("u8",),
+    "u16": ("u16",),
+    "i32": ("i32",),
+    "u32": ("u32",),
 }
+EXPECTED = {
+    "bf16": "bf16 (uint16 bits or ml_dtypes.bfloat16)",
+    "fp32": "float32",
+    "e4m3": "e4m3 (uint8 bits or ml_dtypes.float8_e4m3fn)",
+    "u8": "uint8",
+    "u16": "uint16",
+    "i32": "int32",
+    "u32": "uint32",
+}
+_NUMPY_KINDS = {
+    "uint16": "u16",
+    "bfloat16": "bf16",
+    "float32": "fp32",
+    "uint8": "u8",
+    "float8_e4m3fn": "e4m3",
+    "int32": "i32",
+    "uint32": "u32",
+    "int16": "i16",
+}
+# The built-in NumPy types by their one-letter code (dtype.char, cheaper than dtype.name).
+_BY_CHAR = {"H": "u16", "f": "fp32", "B": "u8", "i": "i32", "I": "u32", "h": "i16"}
+_CAI_KINDS = {"<u2": "u16", "<f4": "fp32", "|u1": "u8", "<u1": "u8", "<i4": "i32", "<u4": "u32", "<i2": "i16"}
 
 
-@dataclass(frozen=True)
-class Tensor:
+class Tensor(NamedTuple):
     """One array argument as the C ABI sees it."""
 
     name: str
     ptr: int
     shape: tuple[int, ...]
     strides: tuple[int, ...]  # bytes
-    kind: str  # "bf16", "f32", "u8", or the producer's spelling of another dtype
+    kind: str  # "bf16", "fp32", "u16", ..., or the producer's spelling of another type
     device: bool  # True: CUDA memory
+    device_id: int  # the CUDA device (DLPack device id); 0 for host memory and where unknown
     writable: bool
     stream: int | None  # a stream the producer named (__cuda_array_interface__), if any
 
 
-def _numpy_kind(dtype: np.dtype) -> str:
-    if dtype == np.uint16 or dtype.name == "bfloat16":
-        return "bf16"
-    if dtype == np.float32:
-        return "f32"
-    if dtype == np.uint8:
-        return "u8"
-    return str(dtype)
-
-
 def _dlpack_kind(code: int, bits: int, lanes: int) -> str:
-    if lanes == 1 and bits == 16 and code in (_DL_UINT, _DL_BFLOAT):
+    if lanes == 1 and bits == 16 and code == _DL_BFLOAT:
         return "bf16"
-    if lanes == 1 and bits == 32 and code == _DL_FLOAT:
-        return "f32"
-    if lanes == 1 and bits == 8 and code == _DL_UINT:
-        return "u8"
+    if lanes == 1 and bits == 8 and code == _DL_FLOAT8_E4M3FN:
+        return "e4m3"
+    if lanes == 1:
+        letter = {_DL_INT: "i", _DL_UINT: "u", _DL_FLOAT: "fp" if bits == 32 else "f"}.get(code)
+        if letter is not None:
+            return f"{letter}{bits}"
     return f"DLPack type code {code}, {bits} bits x {lanes}"
 
 
@@ -70,45 +92,58 @@ def _c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
 def describe(obj: Any, name: str) -> Tensor:
     """The Tensor behind ``obj``; ArgumentError when it is not an array this package reads."""
     if isinstance(obj, np.ndarray):
-        data = obj.__array_interface__["data"][0]
-        return Tensor(name, data, obj.shape, obj.strides, _numpy_kind(obj.dtype), False, obj.flags.writeable, None)
+        dtype = obj.dtype
+        kind = _BY_CHAR.get(dtype.char) if dtype.num < 256 else None  # num >= 256: a user dtype (ml_dtypes)
+        if kind is None:
+            kind = _NUMPY_KINDS.get(dtype.name, dtype.name)
+        ptr = _native.buffer_address(obj)
+        if ptr is None:
+            ptr = obj.__array_interface__["data"][0]
+        return Tensor(name, ptr, obj.shape, obj.strides, kind, False, 0, obj.flags.writeable, None)
     if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
-        from . import _native
-
-        device_type, _ = obj.__dlpack_device__()
+        device_type, device_id = obj.__dlpack_device__()
         if device_type not in (_DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED):
             raise ArgumentError(f"{name}: DLPack device type {device_type} is neither the CPU nor CUDA")
         ptr, shape, strides, (code, bits, lanes), _ = _native.dlpack_describe(obj)
         kind = _dlpack_kind(code, bits, lanes)
         itemsize = max(bits * lanes // 8, 1)
-        return Tensor(name, ptr, shape, tuple(s * itemsize for s in strides), kind, device_type != _DL_CPU, True, None)
+        on_device = device_type != _DL_CPU
+        return Tensor(name, ptr, shape, tuple(s * itemsize for s in strides), kind, on_device,
+                      int(device_id) if on_device else 0, True, None)
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None:
         typestr = cai["typestr"]
-        kind = {"<u2": "bf16", "<f4": "f32", "|u1": "u8", "<u1": "u8"}.get(typestr, typestr)
+        kind = _CAI_KINDS.get(typestr, typestr)
         shape = tuple(cai["shape"])
-        strides = cai.get("strides") or _c_strides(shape, _ITEMSIZE.get(kind, 1))
+        strides = cai.get("strides") or _c_strides(shape, int(typestr[2:]) if typestr[2:].isdigit() else 1)
         ptr, readonly = cai["data"]
-        stream = cai.get("stream")
-        return Tensor(name, ptr, shape, tuple(strides), kind, True, not readonly, stream)
+        # The interface names no device: the pointer's context is the current one.
+        return Tensor(name, ptr, shape, tuple(strides), kind, True, 0, not readonly, cai.get("stream"))
     raise ArgumentError(
         f"{name}: expected a NumPy array or an object with __dlpack__ or __cuda_array_interface__, "
         f"got {type(obj).__name__}"
     )
 
 
-def require(t: Tensor, kind: str, ndim: int) -> None:
-    """dtype and rank, each named in the message."""
-    if t.kind != kind:
-        raise ArgumentError(f"{t.name}: expected {_EXPECTED[kind]}, got {t.kind}")
-    if len(t.shape) != ndim:
-        raise ArgumentError(f"{t.name}: expected {ndim} dimension(s), got shape {t.shape}")
+def address(obj: Any, name: str) -> int:
+    """The address of an array ``describe`` accepted before (a NumPy array's in one C call)."""
+    if type(obj) is np.ndarray:
+        ptr = _native.buffer_address(obj)
+        if ptr is not None:
+            return ptr
+    return describe(obj, name).ptr
 
 
-def row_stride(t: Tensor) -> int:
-    """Elements between rows of a 2-D array whose rows are contiguous (padding allowed)."""
-    itemsize = _ITEMSIZE[t.kind]
+def require_dtype(t: Tensor, dtype: str) -> None:
+    if t.kind not in ACCEPTS[dtype]:
+        raise ArgumentError(f"{t.name}: expected {EXPECTED[dtype]}, got {t.kind}")
+
+
+def row_pitch(t: Tensor, itemsize: int) -> int:
+    """Elements between the rows of a 2-D array whose rows are contiguous (padding allowed)."""
     rows, cols = t.shape
+    if rows == 0 or cols == 0:
+        return cols  # an empty array: its strides mean nothing (NumPy may report (0, 0))
     inner = t.strides[1] if cols > 1 else itemsize
     outer = t.strides[0] if rows > 1 else cols * itemsize
     if inner != itemsize or outer % itemsize != 0 or outer < cols * itemsize:
@@ -119,15 +154,10 @@ def row_stride(t: Tensor) -> int:
     return outer // itemsize
 
 
-def require_contiguous(t: Tensor) -> None:
-    expected = _c_strides(t.shape, _ITEMSIZE[t.kind])
+def require_contiguous(t: Tensor, itemsize: int) -> None:
+    expected = _c_strides(t.shape, itemsize)
     if any(extent > 1 and s != e for extent, s, e in zip(t.shape, t.strides, expected)):
         raise ArgumentError(f"{t.name}: must be C-contiguous (strides {expected}), got strides {t.strides}")
-
-
-def require_shape(t: Tensor, shape: tuple[int, ...], why: str) -> None:
-    if tuple(t.shape) != shape:
-        raise ArgumentError(f"{t.name}: expected shape {shape} ({why}), got {tuple(t.shape)}")
 
 
 def require_writable(t: Tensor) -> None:
@@ -135,10 +165,15 @@ def require_writable(t: Tensor) -> None:
         raise ArgumentError(f"{t.name}: the output array is read-only")
 
 
-def require_place(tensors: list[Tensor], on_host: bool) -> None:
-    """Every array in the runtime's memory: host arrays on the host backend, CUDA ones on CUDA."""
-    for t in tensors:
-        if t.device == on_host:
-            where = "CUDA memory" if t.device else "host memory"
-            backend = "the host backend" if on_host else "a CUDA device"
-            raise ArgumentError(f"{t.name}: is in {where}, but this runtime runs on {backend}")
+def require_place(t: Tensor, on_host: bool, device_ordinal: int) -> None:
+    """The array in the runtime's memory: host memory on the host backend, the runtime's own
+    CUDA device on CUDA (a tensor on another device names both)."""
+    if t.device == on_host:
+        where = "CUDA memory" if t.device else "host memory"
+        backend = "the host backend" if on_host else f"CUDA device {device_ordinal}"
+        raise ArgumentError(f"{t.name}: is in {where}, but this runtime runs on {backend}")
+    if t.device and t.device_id != device_ordinal:
+        raise ArgumentError(
+            f"{t.name}: is on CUDA device {t.device_id} (cuda:{t.device_id}), but this runtime runs on "
+            f"CUDA device {device_ordinal} (cuda:{device_ordinal})"
+        )

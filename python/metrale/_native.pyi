@@ -1,12 +1,13 @@
 """Types of metrale._native, the extension over the C ABI (metrale/metrale.h)."""
 
-from typing import Any
+from typing import Any, Callable
 
 def version() -> str: ...
 def abi_version() -> int: ...
 def dlpack_describe(
     array: Any,
 ) -> tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, int, int], tuple[int, int]]: ...
+def set_log_handler(handler: Callable[[int, str], None] | None) -> None: ...
 
 class NativeRuntime:
     def __init__(
@@ -15,48 +16,23 @@ class NativeRuntime:
         device_ordinal: int,
         target: str | None,
         cache_dir: str | None,
-        ssm_ba_gates_hopper: int,
-        fp8_act_quant_hopper: int,
-        ssm_ba_gates_tensor_core: int,
+        levers: list[tuple[str, bool]],
         host_sm_count: int,
         host_worker_threads: int,
         bundle_dirs: str | None = None,
     ) -> None: ...
     def close(self) -> None: ...
+    @property
+    def closed(self) -> bool: ...
     def describe(self) -> dict[str, Any]: ...
-    def ssm_ba_gates(
-        self,
-        x: int,
-        weight: int,
-        a_log: int,
-        dt_bias: int,
-        gate_out: int,
-        m: int,
-        n: int,
-        k: int,
-        k_stride: int,
-        gate_stride: int,
-        nv: int,
-        vheads_per_group: int,
-        kernel: int = 0,
-        stream: int = 0,
-    ) -> dict[str, Any]: ...
-    def fp8_act_quant(
-        self,
-        x: int,
-        q: int,
-        scales: int,
-        m: int,
-        k: int,
-        x_row_stride: int,
-        column_major: bool = False,
-        m_aligned: int = 0,
-        pow2_scales: bool = False,
-        kernel: int = 0,
-        stream: int = 0,
-    ) -> dict[str, Any]: ...
-    def explain_ssm_ba_gates(self, m: int, n: int, k: int, k_stride: int = 0) -> dict[str, Any]: ...
-    def explain_fp8_act_quant(self, m: int, k: int) -> dict[str, Any]: ...
+    def levers(self) -> list[dict[str, Any]]: ...
+    def lever(self, name: str) -> dict[str, Any]: ...
+    def ops(self) -> list[dict[str, Any]]: ...
+    def op(self, name: str) -> dict[str, Any]: ...
+    def run(
+        self, op: str, role: str | None, names: tuple[str, ...], values: tuple[int, ...], stream: int = 0
+    ) -> tuple[str, str, str, bool, tuple[tuple[str, str | None], ...]]: ...
+    def explain(self, op: str, names: tuple[str, ...], values: tuple[int, ...], m_given: bool) -> dict[str, Any]: ...
     def registry_add_source(self, name: str, text: str) -> None: ...
     def registry_declare(
         self, kernel: str, source: str, name_expression: str, block: int = 0, lanes: int = 0, groups: int = 0

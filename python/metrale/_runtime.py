@@ -1,282 +1,261 @@
-"""metrale.Runtime: the library's runtime from Python, over the C ABI (metrale._native).
+"""metrale.Runtime: one device (or the host backend), its target, levers, ops and kernels.
 
-Arrays are checked here (dtype, rank, contiguity, where they live) and then by the library
-(shapes, alignment), both before anything launches, so a refused call writes nothing.
+Every op the runtime serves is called the same way, by name: ``rt.run("fp8_act_quant", x=x)``
+or ``rt.ops.fp8_act_quant(x=x)``, with arrays by their declared names (NumPy on the host
+backend; DLPack or ``__cuda_array_interface__`` tensors on a device), sizes taken from the
+shapes, outputs allocated where not passed, and the outputs returned with the pick. Arrays are
+checked by the package (dtype, rank, layout, alignment, place) and then by the library (the
+op's rules), both before anything launches, so a refused call writes nothing.
+Invariant: every public method of a closed runtime raises metrale.Error ("this Runtime is closed").
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 import numpy as np
 
 from . import _alloc, _native
-from ._arrays import Tensor, describe, require, require_contiguous, require_place, require_shape
-from ._arrays import require_writable, row_stride
+from ._arrays import describe
+from ._binding import Plan, bind, plan_key
+from ._declarations import OpSpec
 from ._errors import ArgumentError, NoDeviceError
+from ._op_functions import Ops
+from ._op_shapes import HOOKS
+from ._results import BuildResult, Explanation, Lever, Pick, Result
+
+#: Where a runtime runs: "auto" takes the CUDA device when there is one; "host" runs the same
+#: kernel templates on the CPU; "cuda" asks for the device (a runtime with no device without one).
+Backend = Literal["auto", "host", "cuda"]
+#: The BA-gates op's roles and their aliases (rt.ssm_ba_gates(role=...)).
+BaGatesRole = Literal["parent", "twin", "tensor_core", "mma"]
+#: The FP8 quantisation op's roles and their aliases (rt.fp8_act_quant(role=...)).
+Fp8QuantRole = Literal["parent", "shared", "twin"]
 
 _BACKENDS = {"auto": 0, "host": 1, "cuda": 2}
-_LEVERS = {None: 0, True: 1, False: 2}
-_KERNELS = {None: 0, "auto": 0, "twin": 1, "parent": 2, "shared": 2, "mma": 3}
-_GROUP = 128
+_U32 = 2**32 - 1
+_MAX_PLANS = 256  # checked call shapes kept per runtime (a new shape past it starts afresh)
 
 
-@dataclass(frozen=True)
-class Pick:
-    """Which kernel an op ran, and why the others did not.
-
-    ``reason`` is the twin guard's (None: the twin or the tensor-core kernel ran);
-    ``tensor_core_reason`` the tensor-core guard's, which comes first for BA gates (None: it ran,
-    or the op has no tensor-core kernel).
-    """
-
-    kernel: str
-    twin: bool
-    reason: str | None
-    tensor_core: bool
-    tensor_core_reason: str | None
-
-
-@dataclass(frozen=True)
-class Explanation:
-    """What an op would run for a shape on this runtime, and the smallest M the twin takes."""
-
-    kernel: str
-    twin: bool
-    reason: str | None
-    tensor_core: bool
-    tensor_core_reason: str | None
-    requested: bool
-    lever_origin: str | None
-    sm_count: int
-    twin_present: bool
-    parent_present: bool
-    twin_min_m: int | None
-    twin_min_reason: str | None
-    tensor_core_requested: bool
-    tensor_core_present: bool
-    tensor_core_min_m: int | None
-    tensor_core_min_reason: str | None
-
-
-@dataclass(frozen=True)
-class BuildResult:
-    ok: bool
-    reason: str | None
-    log: str
-
-
-def _kernel_choice(kernel: str | None) -> int:
-    if kernel not in _KERNELS:
-        raise ArgumentError(f"kernel={kernel!r}: expected None, 'auto', 'twin', 'parent', 'shared' or 'mma'")
-    return _KERNELS[kernel]
+def _count(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value <= _U32:
+        raise ArgumentError(f"{name}={value!r}: expected an integer in [0, {_U32}]")
+    return int(value)
 
 
 class Runtime:
-    """One device (or the host backend), its target, levers and kernels."""
+    """One device (or the host backend), its target, levers, ops and kernels.
+
+    ``Runtime("host")`` runs on the CPU, anywhere; ``Runtime("cuda", device=1)`` on that GPU.
+    ``levers={"ssm_ba_gates_hopper": False}`` sets levers by their [defaults] key over the
+    target file and the environment (``rt.levers`` lists them with their provenance). Close it
+    (``close()`` or a ``with`` block) to free its kernels.
+    """
 
     def __init__(
         self,
-        backend: str = "auto",
+        backend: Backend = "auto",
         *,
         target: str | None = None,
         cache_dir: str | None = None,
         device: int = 0,
-        ssm_ba_gates_hopper: bool | None = None,
-        fp8_act_quant_hopper: bool | None = None,
-        ssm_ba_gates_tensor_core: bool | None = None,
+        levers: Mapping[str, bool] | None = None,
         host_sm_count: int = 0,
         host_worker_threads: int = 0,
         bundle_dirs: Sequence[str] | None = None,
     ) -> None:
         if backend not in _BACKENDS:
             raise ArgumentError(f"backend={backend!r}: expected 'auto', 'host' or 'cuda'")
-        for name, lever in (
-            ("ssm_ba_gates_hopper", ssm_ba_gates_hopper),
-            ("fp8_act_quant_hopper", fp8_act_quant_hopper),
-            ("ssm_ba_gates_tensor_core", ssm_ba_gates_tensor_core),
-        ):
-            if lever is not None and not isinstance(lever, bool):
-                raise ArgumentError(f"{name}={lever!r}: expected None (the target's and environment's), True or False")
+        device = _count("device", device)
+        overrides = []
+        for key, value in (levers or {}).items():
+            if not isinstance(key, str) or not isinstance(value, bool):
+                raise ArgumentError(f"levers[{key!r}]={value!r}: expected a lever's [defaults] key and True or False")
+            overrides.append((key, value))
         if bundle_dirs is not None and (isinstance(bundle_dirs, str) or any(":" in d for d in bundle_dirs)):
             raise ArgumentError(f"bundle_dirs={bundle_dirs!r}: expected a list of directories, none with ':' in its name")
         #: The C ABI itself (pointers as ints), for engines that manage their own memory.
         self.raw = _native.NativeRuntime(
-            _BACKENDS[backend],
-            device,
-            target,
-            cache_dir,
-            _LEVERS[ssm_ba_gates_hopper],
-            _LEVERS[fp8_act_quant_hopper],
-            _LEVERS[ssm_ba_gates_tensor_core],
-            host_sm_count,
-            host_worker_threads,
-            ":".join(bundle_dirs) if bundle_dirs else None,
+            _BACKENDS[backend], device, target, cache_dir, overrides, _count("host_sm_count", host_sm_count),
+            _count("host_worker_threads", host_worker_threads), ":".join(bundle_dirs) if bundle_dirs else None,
         )
         self._on_host = backend == "host"
-        info = self.describe()
+        self._device = device
+        info = self.raw.describe()
+        #: Whether ops can run (explain needs no device); when not, ``no_device_reason`` says why.
         self.has_device: bool = info["has_device"]
         self.no_device_reason: str = info["no_device_reason"]
-        #: The kernel the last op call on this runtime ran, and why.
+        specs = [OpSpec.from_native(d) for d in self.raw.ops()]
+        self._specs: dict[str, OpSpec] = {}
+        for spec in specs:
+            for name in (spec.name, *spec.aliases):
+                self._specs.setdefault(name, spec)
+        #: The ops as functions generated from their declarations: ``rt.ops.fp8_act_quant(x=x)``.
+        self.ops = Ops(self, specs)
+        self._plans: dict[tuple[str, Any], Plan] = {}
+        #: The pick of the last op call on this runtime; None after a refused call.
         self.last_pick: Pick | None = None
 
-    def describe(self) -> dict[str, Any]:
-        """Device, target, arch, SM count and the levers with their provenance."""
-        return self.raw.describe()
+    # ---- state -----------------------------------------------------------------------
+
+    def _open(self) -> None:
+        if self.raw.closed:
+            raise ArgumentError("this Runtime is closed")
+
+    @property
+    def closed(self) -> bool:
+        """Whether close() ran (every method but this and close() then raises)."""
+        return self.raw.closed
 
     def close(self) -> None:
+        """Waits for background kernel builds and frees the runtime; a second close does nothing."""
         self.raw.close()
 
     def __enter__(self) -> Runtime:
+        self._open()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # ---- the ops ---------------------------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        """Device, target, arch, SM count, the op names, and the levers with their provenance."""
+        self._open()
+        info = self.raw.describe()
+        info["levers"] = {lever.name: {"value": lever.value, "provenance": lever.provenance, "origin": lever.origin,
+                                       "env_var": lever.env_var} for lever in self.levers.values()}
+        info["ops"] = list(self.ops)
+        return info
 
-    def _prepare(self, tensors: list[Tensor]) -> None:
+    @property
+    def levers(self) -> dict[str, Lever]:
+        """Every lever the ops declare, by [defaults] key, with its value and provenance."""
+        self._open()
+        return {d["name"]: Lever(**d) for d in self.raw.levers()}
+
+    def lever(self, name: str) -> Lever:
+        """One lever by [defaults] key; ArgumentError naming the known keys for another."""
+        self._open()
+        return Lever(**self.raw.lever(name))
+
+    # ---- ops, by name ----------------------------------------------------------------
+
+    def op(self, name: str) -> OpSpec:
+        """The declaration of the op of that name or alias: roles, arguments, summary."""
+        self._open()
+        spec = self._specs.get(name)
+        if spec is None:
+            raise ArgumentError(f"no op named {name!r} (ops: {', '.join(self.ops)}; aliases: "
+                                f"{', '.join(a for n in self.ops for a in self._specs[n].aliases)})")
+        return spec
+
+    def run(self, op: str, /, *, role: str | None = None, stream: int | None = None, **args: Any) -> Result:
+        """Runs ``op`` (a name or alias) with its arguments by name and returns its outputs with
+        the pick: ``q, scales = rt.run("fp8_act_quant", x=x)``, ``result.pick.kernel``.
+
+        Arrays go by their declared names; a size a shape gives may be left out (and is checked
+        where given); an output not passed is allocated where the inputs live. ``role`` forces
+        a kernel by role name or alias ("parent", "twin", ...; None lets the guards pick);
+        ``stream`` is a CUstream as an int (default: the inputs' library's current stream).
+        Raises ArgumentError naming the argument and the rule, before anything is allocated.
+        """
+        self._open()
+        self.last_pick = None
+        spec = self._specs.get(op) or self.op(op)
+        if role is not None and role not in spec.role_names:  # type: ignore[attr-defined]
+            raise ArgumentError(f"{spec.name}: no kernel role {role!r} (roles: {spec.role_list()})")
         if not self.has_device:
             raise NoDeviceError(f"no device: {self.no_device_reason}")
-        require_place(tensors, self._on_host)
+        # A call shaped like an earlier one (NumPy arrays of the same shapes, strides, dtypes and
+        # flags; the same sizes) reuses its checked plan: only addresses and alignment are new.
+        keyed = plan_key(args)
+        key, addresses = ((spec.name, keyed[0]), keyed[1]) if keyed is not None else (None, None)
+        plan = self._plans.get(key) if key is not None else None
+        if plan is None:
+            plan = bind(spec, args, self._on_host, self._device, HOOKS.get(spec.name))
+            if key is not None:
+                if len(self._plans) >= _MAX_PLANS:
+                    self._plans.clear()
+                self._plans[key] = plan
+        values, outputs, like = plan.execute(args, self._on_host, addresses)
+        names = plan.names
+        if stream is None:
+            stream = 0 if self._on_host or like is None else _alloc.current_stream(like, describe(like, "").stream)
+        pick = Pick.from_native(self.raw.run(spec.name, role, names, values, stream))
+        self.last_pick = pick
+        return Result(outputs, pick)
 
-    def _stream(self, stream: int | None, like: Any, t: Tensor) -> int:
-        if stream is not None:
-            return stream
-        return 0 if self._on_host else _alloc.current_stream(like, t.stream)
+    def explain(self, op: str, /, **shape: int) -> Explanation:
+        """What ``op`` would run for a shape (its sizes by name, tensors not needed) and why;
+        without ``m``, each guarded role's smallest M at the other sizes. Needs no device."""
+        self._open()
+        spec = self.op(op)
+        for name, value in shape.items():
+            arg = spec.arg(name)
+            if arg is not None and arg.tensor:
+                raise ArgumentError(f"{spec.name}: explain takes sizes, and {name} is a tensor")
+            shape[name] = _count(f"{spec.name}: {name}", value)
+        return Explanation.from_native(self.raw.explain(spec.name, tuple(shape), tuple(shape.values()), "m" in shape))
 
-    def ssm_ba_gates(
-        self,
-        x: Any,
-        weight: Any,
-        a_log: Any,
-        dt_bias: Any,
-        *,
-        vheads_per_group: int,
-        kernel: str | None = None,
-        out: Any = None,
-        stream: int | None = None,
-    ) -> Any:
+    # Thin wrappers over run() for the library's two ops, with their keyword spellings.
+
+    def ssm_ba_gates(self, x: Any, weight: Any, a_log: Any, dt_bias: Any, *, vheads_per_group: int,
+                     role: BaGatesRole | None = None, out: Any = None, stream: int | None = None) -> Any:
         """Gated DeltaNet BA gates: x bf16 [M, K] (rows may be padded), weight bf16 [N, K],
-        a_log and dt_bias float32 [N/2] -> float32 [M, N] (gate in [:, :N/2], beta after)."""
-        choice = _kernel_choice(kernel)
-        tx, tw, ta, td = (describe(v, n) for v, n in ((x, "x"), (weight, "weight"), (a_log, "a_log"), (dt_bias, "dt_bias")))
-        require(tx, "bf16", 2)
-        require(tw, "bf16", 2)
-        require(ta, "f32", 1)
-        require(td, "f32", 1)
-        k_stride = row_stride(tx)
-        m, k = tx.shape
-        n = tw.shape[0]
-        require_shape(tw, (n, k), "N rows of x's K")
-        require_contiguous(tw)
-        nv = ta.shape[0]
-        require_shape(td, (nv,), "like a_log")
-        require_contiguous(ta)
-        require_contiguous(td)
-        self._prepare([tx, tw, ta, td])
-        if out is None:
-            out = _alloc.empty(x, self._on_host, (m, 2 * nv), "f32", "out")
-        to = describe(out, "out")
-        require(to, "f32", 2)
-        require_shape(to, (m, 2 * nv), "M rows of 2 * a_log's length")
-        gate_stride = row_stride(to)
-        require_writable(to)
-        self._prepare([to])
-        pick = self.raw.ssm_ba_gates(
-            tx.ptr, tw.ptr, ta.ptr, td.ptr, to.ptr, m, n, k, k_stride, gate_stride, nv, vheads_per_group,
-            choice, self._stream(stream, x, tx),
-        )
-        self.last_pick = Pick(**pick)
-        return out
+        a_log and dt_bias float32 [N/2] -> float32 [M, N] (gate in [:, :N/2], beta after);
+        ``out`` may be a view with padded rows. The pick is ``rt.last_pick``
+        (``rt.run("ssm_ba_gates", ...)`` returns it with the output)."""
+        return self.run("ssm_ba_gates", x=x, weight=weight, a_log=a_log, dt_bias=dt_bias, gate_out=out,
+                        vheads_per_group=vheads_per_group, role=role, stream=stream).gate_out
 
-    def fp8_act_quant(
-        self,
-        x: Any,
-        *,
-        column_major_scales: bool = False,
-        pow2_scales: bool = False,
-        kernel: str | None = None,
-        out: tuple[Any, Any] | None = None,
-        stream: int | None = None,
-    ) -> tuple[Any, Any]:
+    def fp8_act_quant(self, x: Any, *, column_major_scales: bool = False, pow2_scales: bool = False,
+                      role: Fp8QuantRole | None = None, out: tuple[Any, Any] | None = None,
+                      stream: int | None = None) -> tuple[Any, Any]:
         """Per-token-group (128) FP8 quantisation: x bf16 [M, K] -> (q uint8 e4m3 bits [M, K],
         scales float32 [M, K/128]); column-major scales are a [M, K/128] view with strides
-        (1, M_aligned) elements, M_aligned = M rounded up to 4."""
-        choice = _kernel_choice(kernel)
-        tx = describe(x, "x")
-        require(tx, "bf16", 2)
-        x_row_stride = row_stride(tx)
-        m, k = tx.shape
-        groups = k // _GROUP
-        m_aligned = (m + 3) // 4 * 4 if column_major_scales else 0
-        self._prepare([tx])
-        if out is None:
-            q = _alloc.empty(x, self._on_host, (m, k), "u8", "q")
-            if column_major_scales:
-                scales = _alloc.transposed(_alloc.empty(x, self._on_host, (groups, m_aligned), "f32", "scales"))[:m]
-            else:
-                scales = _alloc.empty(x, self._on_host, (m, groups), "f32", "scales")
-        else:
-            q, scales = out
-        tq, ts = describe(q, "q"), describe(scales, "scales")
-        require(tq, "u8", 2)
-        require_shape(tq, (m, k), "x's shape")
-        require_contiguous(tq)
-        require(ts, "f32", 2)
-        require_shape(ts, (m, groups), "M rows of K/128 groups")
-        if column_major_scales:
-            if (m > 1 and ts.strides[0] != 4) or (groups > 1 and ts.strides[1] % 4 != 0):
-                raise ArgumentError(f"scales: column-major scales need strides (4, 4 * M_aligned) bytes, got {ts.strides}")
-            if groups > 1:
-                m_aligned = ts.strides[1] // 4  # the library checks M_aligned >= M and M_aligned % 4 == 0
-        else:
-            require_contiguous(ts)
-        require_writable(tq)
-        require_writable(ts)
-        self._prepare([tq, ts])
-        pick = self.raw.fp8_act_quant(
-            tx.ptr, tq.ptr, ts.ptr, m, k, x_row_stride, column_major_scales, m_aligned, pow2_scales, choice,
-            self._stream(stream, x, tx),
-        )
-        self.last_pick = Pick(**pick)
-        return q, scales
-
-    def explain(self, op: str, *, m: int, k: int, n: int | None = None, k_stride: int | None = None) -> Explanation:
-        """What ``op`` ("ssm_ba_gates" or "fp8_act_quant") would run for this shape, and why."""
-        if op in ("ssm_ba_gates", "ba-gates"):
-            if n is None:
-                raise ArgumentError("explain('ssm_ba_gates'): n= is required")
-            return Explanation(**self.raw.explain_ssm_ba_gates(m, n, k, k_stride or 0))
-        if op in ("fp8_act_quant", "fp8-quant"):
-            return Explanation(**self.raw.explain_fp8_act_quant(m, k))
-        raise ArgumentError(f"explain: op {op!r} is not 'ssm_ba_gates' or 'fp8_act_quant'")
+        (1, M_aligned) elements, M_aligned = M rounded up to 4; ``out`` is a (q, scales) pair."""
+        if out is not None and (not isinstance(out, (tuple, list)) or len(out) != 2):
+            raise ArgumentError(f"fp8_act_quant: out: expected a (q, scales) pair, got {type(out).__name__}")
+        q, scales = out if out is not None else (None, None)
+        result = self.run("fp8_act_quant", x=x, q=q, scales=scales, scale_layout=int(bool(column_major_scales)),
+                          pow2_scales=int(bool(pow2_scales)), role=role, stream=stream)
+        return result.q, result.scales
 
     # ---- the registry: an engine's own kernels ----------------------------------------
 
     def add_source(self, name: str, text: str) -> None:
+        """Adds (or replaces) a named CUDA C++ source the registry compiles from."""
+        self._open()
         self.raw.registry_add_source(name, text)
 
     def declare(self, kernel: str, source: str, name_expression: str, *, block: int = 0, lanes: int = 0,
                 groups: int = 0) -> int:
-        return self.raw.registry_declare(kernel, source, name_expression, block, lanes, groups)
+        """Declares a variant (kernel name and template parameters); returns its id (the same
+        kernel and parameters again give the same id)."""
+        self._open()
+        return self.raw.registry_declare(kernel, source, name_expression, _count("block", block),
+                                         _count("lanes", lanes), _count("groups", groups))
 
     def build(self) -> None:
-        """Builds and loads every declared variant for this runtime's device."""
+        """Builds and loads every declared variant for this runtime's device; a variant that
+        fails stays absent with a reason (see handle())."""
+        self._open()
         self.raw.registry_build()
 
     def compile(self, variant: int, arch: str | None = None) -> BuildResult:
         """Compiles one variant with NVRTC for ``arch`` (default: the target's), no device needed."""
-        return BuildResult(*self.raw.registry_compile(variant, arch))
+        self._open()
+        return BuildResult(*self.raw.registry_compile(_count("variant", variant), arch))
 
     def handle(self, variant: int) -> tuple[int, str | None]:
         """The variant's handle (0 when absent) and, when absent, why."""
-        return self.raw.registry_handle(variant)
+        self._open()
+        return self.raw.registry_handle(_count("variant", variant))
 
     def launch(self, handle: int, grid: Sequence[int], block: Sequence[int], args: Sequence[Any], *,
                shared_bytes: int = 0, stream: int = 0) -> None:
         """Launches ``handle``; each argument is bytes, a NumPy scalar, or an array (its address)."""
+        self._open()
         packed = []
         for i, arg in enumerate(args):
             if isinstance(arg, bytes):
@@ -293,8 +272,10 @@ class Runtime:
         for name, given in (("grid", tuple(grid)), ("block", tuple(block))):
             if not 1 <= len(given) <= 3:
                 raise ArgumentError(f"{name}: expected 1 to 3 dimensions, got {given}")
-            dims.append(given + (1,) * (3 - len(given)))
-        self.raw.launch(handle, dims[0], dims[1], packed, shared_bytes, stream)
+            dims.append(tuple(_count(name, g) for g in given) + (1,) * (3 - len(given)))
+        self.raw.launch(handle, dims[0], dims[1], packed, _count("shared_bytes", shared_bytes), stream)
 
     def synchronize(self, stream: int = 0) -> None:
+        """Waits for ``stream`` (a CUstream as an int; 0 the default) on the runtime's device."""
+        self._open()
         self.raw.synchronize(stream)

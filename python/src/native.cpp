@@ -1,12 +1,19 @@
 // native.cpp: metrale._native, the nanobind extension: a thin layer over the C ABI
-// (metrale/metrale.h), pointers as Python ints. The pure-Python package (metrale/) checks
-// arrays and turns them into these calls.
+// (metrale/metrale.h), pointers as Python ints. The pure-Python package (metrale/) reads the op
+// declarations through it, checks arrays and turns them into these calls.
 // Why the C ABI and not the C++ classes: one error-mapping path (the C layer's statuses and
 // messages) for C, Rust and Python alike; the extension links libmetrale.so, whose exports are
 // only metrale_*, so no C++ of the library leaks into the interpreter; and it compiles in
 // seconds, with no library header but metrale.h.
-// Invariants: every failed C call raises the metrale exception of its status with the
-// library's message (metrale._errors.from_status); the GIL is released while a C call runs.
+// Invariants:
+// - it knows no op: ops, their roles and arguments come from the declarations (metrale_op_*);
+// - every failed C call raises the metrale exception of its status with the library's message
+//   (metrale._errors.from_status);
+// - the runtime pointer is taken (and a closed runtime refused) while the GIL is held, before
+//   it is released for the C call: raising needs the GIL;
+// - the GIL is released around every C call on a runtime, so a library thread that logs (and
+//   so takes the GIL in the log callback) never waits on a thread that holds the GIL and waits
+//   on the library.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/array.h>
@@ -21,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "metrale/metrale.h"
@@ -28,6 +36,9 @@
 namespace nb = nanobind;
 
 namespace {
+
+// The most arguments one op call passes (the library's own limit per declaration).
+constexpr std::size_t kMaxOpArgs = 64;
 
 [[noreturn]] void raise_error(metrale_status status, const std::string& message) {
   const nb::object from_status = nb::module_::import_("metrale._errors").attr("from_status");
@@ -44,48 +55,120 @@ void check(metrale_status status) {
 }
 
 nb::object text_or_none(const char* text) { return text == nullptr ? nb::none() : nb::cast(std::string(text)); }
+std::string text(const char* value) { return value == nullptr ? std::string() : std::string(value); }
 
-nb::dict pick_dict(const metrale_pick& pick) {
-  nb::dict out;
-  out["kernel"] = std::string(pick.kernel);
-  out["twin"] = pick.twin != 0;
-  out["reason"] = text_or_none(pick.reason);
-  out["tensor_core"] = pick.tensor_core != 0;
-  out["tensor_core_reason"] = text_or_none(pick.tensor_core_reason);
+// A comma-separated list of the C ABI ("a,b") as a Python list of its non-empty items.
+nb::list split_list(const char* list) {
+  nb::list out;
+  const std::string all = text(list);
+  std::size_t begin = 0;
+  while (begin <= all.size()) {
+    const std::size_t end = std::min(all.find(',', begin), all.size());
+    if (end > begin) {
+      out.append(all.substr(begin, end - begin));
+    }
+    begin = end + 1;
+  }
   return out;
 }
 
-nb::dict explanation_dict(const metrale_explanation& e) {
-  nb::dict out = pick_dict(e.pick);
-  out["requested"] = e.requested != 0;
-  out["lever_origin"] = text_or_none(e.lever_origin);
-  out["sm_count"] = e.sm_count;
-  out["twin_present"] = e.twin_present != 0;
-  out["parent_present"] = e.parent_present != 0;
-  out["twin_min_m"] = e.twin_min_reason == nullptr ? nb::cast(e.twin_min_m) : nb::none();
-  out["twin_min_reason"] = text_or_none(e.twin_min_reason);
-  out["tensor_core_requested"] = e.tensor_core_requested != 0;
-  out["tensor_core_present"] = e.tensor_core_present != 0;
-  out["tensor_core_min_m"] = e.tensor_core_min_reason == nullptr ? nb::cast(e.tensor_core_min_m) : nb::none();
-  out["tensor_core_min_reason"] = text_or_none(e.tensor_core_min_reason);
+const char* utf8(nb::handle str, const char* what) {
+  if (!PyUnicode_Check(str.ptr())) {
+    raise_error(METRALE_ERROR_ARGUMENT, std::string(what) + ": expected a str");
+  }
+  const char* out = PyUnicode_AsUTF8(str.ptr());
+  if (out == nullptr) {
+    throw nb::python_error();
+  }
   return out;
+}
+
+// Named arguments from parallel sequences of names (str) and values (non-negative int), into a
+// fixed array: an op call allocates nothing here. The strings stay owned by the Python objects,
+// which the caller's tuples keep alive across the call.
+struct NamedArgs {
+  std::array<metrale_op_arg, kMaxOpArgs> args{};
+  std::size_t count = 0;
+
+  NamedArgs(nb::handle names, nb::handle values) {
+    if (!PyTuple_Check(names.ptr()) || !PyTuple_Check(values.ptr()) ||
+        PyTuple_GET_SIZE(values.ptr()) != PyTuple_GET_SIZE(names.ptr())) {
+      raise_error(METRALE_ERROR_ARGUMENT, "names and values: expected two tuples of the same length");
+    }
+    const Py_ssize_t n = PyTuple_GET_SIZE(names.ptr());
+    if (static_cast<std::size_t>(n) > args.size()) {
+      raise_error(METRALE_ERROR_ARGUMENT, "more than 64 arguments in one op call");
+    }
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      const char* name = utf8(PyTuple_GET_ITEM(names.ptr(), i), "an argument's name");
+      const unsigned long long value = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(values.ptr(), i));
+      if (value == static_cast<unsigned long long>(-1) && PyErr_Occurred() != nullptr) {
+        PyErr_Clear();
+        raise_error(METRALE_ERROR_ARGUMENT, std::string(name) + ": expected an integer in [0, 2^64), got " +
+                                                nb::cast<std::string>(nb::repr(PyTuple_GET_ITEM(values.ptr(), i))));
+      }
+      args[i] = metrale_op_arg{name, static_cast<std::uint64_t>(value)};
+    }
+    count = static_cast<std::size_t>(n);
+  }
+};
+
+nb::tuple pick_tuple(const metrale_op_pick& pick) {
+  nb::list verdicts;
+  for (std::uint32_t i = 0; i < pick.verdict_count && i < METRALE_MAX_VERDICTS; ++i) {
+    verdicts.append(nb::make_tuple(text(pick.verdicts[i].role), text_or_none(pick.verdicts[i].reason)));
+  }
+  return nb::make_tuple(text(pick.op), text(pick.role), text(pick.kernel), pick.forced != 0, nb::tuple(verdicts));
+}
+
+nb::dict role_explanation_dict(const metrale_role_explanation& r) {
+  nb::dict out;
+  out["role"] = text(r.role);
+  out["kernel"] = text(r.kernel);
+  out["present"] = r.present != 0;
+  out["runs"] = r.runs != 0;
+  out["reject"] = text_or_none(r.reject);
+  out["lever"] = text(r.lever);
+  out["requested"] = r.requested != 0;
+  out["lever_origin"] = text(r.lever_origin);
+  out["min_m"] = r.has_min_m != 0 ? nb::cast(r.min_m) : nb::none();
+  out["min_reason"] = text_or_none(r.min_reason);
+  nb::dict details;
+  for (std::uint32_t i = 0; i < r.detail_count && i < METRALE_MAX_EXPLAIN_DETAILS; ++i) {
+    details[r.details[i].name] = r.details[i].value;
+  }
+  out["details"] = details;
+  return out;
+}
+
+nb::dict lever_dict(const metrale_lever_info& lever) {
+  nb::dict one;
+  one["name"] = text(lever.name);
+  one["value"] = lever.value != 0;
+  one["provenance"] = text(lever.provenance);
+  one["origin"] = text(lever.origin);
+  one["env_var"] = text(lever.env_var);
+  return one;
 }
 
 class NativeRuntime {
  public:
   NativeRuntime(int backend, int device_ordinal, std::optional<std::string> target,
-                std::optional<std::string> cache_dir, int ssm_ba_gates_hopper, int fp8_act_quant_hopper,
-                int ssm_ba_gates_tensor_core, std::uint32_t host_sm_count, std::uint32_t host_worker_threads,
+                std::optional<std::string> cache_dir, const std::vector<std::pair<std::string, bool>>& levers,
+                std::uint32_t host_sm_count, std::uint32_t host_worker_threads,
                 std::optional<std::string> bundle_dirs) {
+    std::vector<metrale_lever_override> overrides;
+    for (const auto& [name, value] : levers) {
+      overrides.push_back(metrale_lever_override{name.c_str(), value ? 1 : 0});
+    }
     metrale_runtime_options options;
     metrale_runtime_options_init(&options);
     options.backend = static_cast<metrale_backend>(backend);
     options.device_ordinal = device_ordinal;
     options.target = target ? target->c_str() : nullptr;
     options.cache_dir = cache_dir ? cache_dir->c_str() : nullptr;
-    options.ssm_ba_gates_hopper = static_cast<metrale_lever_setting>(ssm_ba_gates_hopper);
-    options.fp8_act_quant_hopper = static_cast<metrale_lever_setting>(fp8_act_quant_hopper);
-    options.ssm_ba_gates_tensor_core = static_cast<metrale_lever_setting>(ssm_ba_gates_tensor_core);
+    options.levers = overrides.empty() ? nullptr : overrides.data();
+    options.lever_count = overrides.size();
     options.host_sm_count = host_sm_count;
     options.host_worker_threads = host_worker_threads;
     options.bundle_dirs = bundle_dirs ? bundle_dirs->c_str() : nullptr;
@@ -98,28 +181,21 @@ class NativeRuntime {
   }
   NativeRuntime(const NativeRuntime&) = delete;
   NativeRuntime& operator=(const NativeRuntime&) = delete;
-  ~NativeRuntime() { close(); }
-
-  void close() {
+  ~NativeRuntime() {
+    nb::gil_scoped_release unlocked;
     metrale_runtime_close(runtime_);
-    runtime_ = nullptr;
   }
 
-  // One op call through the C ABI with the GIL released (the launch may take a while on the host
-  // backend); a failure raises, else the pick.
-  template <typename Args>
-  nb::dict run_op(metrale_status (*op)(metrale_runtime*, const Args*, uint64_t, metrale_pick*), const Args& args,
-                  std::uint64_t stream) const {
-    metrale_pick pick{};
-    metrale_status status = METRALE_OK;
-    {
-      nb::gil_scoped_release unlocked;
-      status = op(get(), &args, stream, &pick);
-    }
-    check(status);
-    return pick_dict(pick);
+  // Idempotent. The close waits for background builds, which may log: the GIL is released.
+  void close() {
+    metrale_runtime* runtime = std::exchange(runtime_, nullptr);
+    nb::gil_scoped_release unlocked;
+    metrale_runtime_close(runtime);
   }
 
+  [[nodiscard]] bool closed() const { return runtime_ == nullptr; }
+
+  // The open runtime, or metrale.Error "this Runtime is closed". Call with the GIL held.
   [[nodiscard]] metrale_runtime* get() const {
     if (runtime_ == nullptr) {
       raise_error(METRALE_ERROR_ARGUMENT, "this Runtime is closed");
@@ -127,72 +203,153 @@ class NativeRuntime {
     return runtime_;
   }
 
+  // Runs `call(runtime)` with the GIL released, after the closed check; raises on failure.
+  template <typename Call>
+  void call(Call&& body) const {
+    metrale_runtime* runtime = get();
+    metrale_status status = METRALE_OK;
+    {
+      nb::gil_scoped_release unlocked;
+      status = body(runtime);
+    }
+    check(status);
+  }
+
   nb::dict describe() const {
     metrale_runtime_info info;
     metrale_runtime_info_init(&info);
-    check(metrale_runtime_describe(get(), &info));
+    call([&](metrale_runtime* rt) { return metrale_runtime_describe(rt, &info); });
     nb::dict out;
     out["has_device"] = info.has_device != 0;
-    out["device"] = std::string(info.device);
-    out["no_device_reason"] = std::string(info.no_device_reason);
-    out["target"] = std::string(info.target);
-    out["target_source"] = std::string(info.target_source);
-    out["arch"] = std::string(info.arch);
+    out["device"] = text(info.device);
+    out["no_device_reason"] = text(info.no_device_reason);
+    out["target"] = text(info.target);
+    out["target_source"] = text(info.target_source);
+    out["arch"] = text(info.arch);
     out["sm_count"] = info.sm_count;
-    nb::dict levers;
-    for (const metrale_lever_info& lever : info.levers) {
-      nb::dict one;
-      one["value"] = lever.value != 0;
-      one["provenance"] = std::string(lever.provenance);
-      one["origin"] = std::string(lever.origin);
-      levers[lever.name] = one;
-    }
-    out["levers"] = levers;
+    out["lever_count"] = info.lever_count;
+    out["op_count"] = info.op_count;
     return out;
   }
 
-  nb::dict ssm_ba_gates(std::uint64_t x, std::uint64_t weight, std::uint64_t a_log, std::uint64_t dt_bias,
-                        std::uint64_t gate_out, std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                        std::uint32_t k_stride, std::uint32_t gate_stride, std::uint32_t nv,
-                        std::uint32_t vheads_per_group, int kernel, std::uint64_t stream) {
-    metrale_ba_gates_args args;
-    metrale_ba_gates_args_init(&args);
-    args.x = x, args.weight = weight, args.a_log = a_log, args.dt_bias = dt_bias, args.gate_out = gate_out;
-    args.m = m, args.n = n, args.k = k, args.k_stride = k_stride, args.gate_stride = gate_stride;
-    args.nv = nv, args.vheads_per_group = vheads_per_group;
-    args.kernel = static_cast<metrale_kernel_choice>(kernel);
-    return run_op(metrale_ssm_ba_gates, args, stream);
+  nb::list levers() const {
+    const std::size_t count = nb::cast<std::size_t>(describe()["lever_count"]);
+    nb::list out;
+    for (std::size_t i = 0; i < count; ++i) {
+      metrale_lever_info lever;
+      metrale_lever_info_init(&lever);
+      call([&](metrale_runtime* rt) { return metrale_lever_get(rt, i, &lever); });
+      out.append(lever_dict(lever));
+    }
+    return out;
   }
 
-  nb::dict fp8_act_quant(std::uint64_t x, std::uint64_t q, std::uint64_t scales, std::uint32_t m, std::uint32_t k,
-                         std::uint32_t x_row_stride, bool column_major, std::uint32_t m_aligned, bool pow2_scales,
-                         int kernel, std::uint64_t stream) {
-    metrale_fp8_quant_args args;
-    metrale_fp8_quant_args_init(&args);
-    args.x = x, args.q = q, args.scales = scales, args.m = m, args.k = k, args.x_row_stride = x_row_stride;
-    args.scale_layout = column_major ? METRALE_SCALES_COLUMN_MAJOR : METRALE_SCALES_ROW_MAJOR;
-    args.m_aligned = m_aligned;
-    args.pow2_scales = pow2_scales ? 1 : 0;
-    args.kernel = static_cast<metrale_kernel_choice>(kernel);
-    return run_op(metrale_fp8_act_quant, args, stream);
+  nb::dict lever(const std::string& name) const {
+    metrale_lever_info lever;
+    metrale_lever_info_init(&lever);
+    call([&](metrale_runtime* rt) { return metrale_lever_find(rt, name.c_str(), &lever); });
+    return lever_dict(lever);
   }
 
-  nb::dict explain_ssm_ba_gates(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t k_stride) const {
-    metrale_explanation e;
-    metrale_explanation_init(&e);
-    check(metrale_explain_ssm_ba_gates(get(), m, n, k, k_stride, &e));
-    return explanation_dict(e);
+  // One op's declaration as data: name, aliases, summary, roles and arguments.
+  nb::dict op_dict(const metrale_op_info& info) const {
+    nb::dict out;
+    out["name"] = text(info.name);
+    out["aliases"] = split_list(info.aliases);
+    out["summary"] = text(info.summary);
+    nb::list roles;
+    for (std::size_t i = 0; i < info.role_count; ++i) {
+      metrale_role_info role;
+      metrale_role_info_init(&role);
+      call([&](metrale_runtime* rt) { return metrale_op_role(rt, info.name, i, &role); });
+      nb::dict one;
+      one["role"] = text(role.role);
+      one["kernel"] = text(role.kernel);
+      one["aliases"] = split_list(role.aliases);
+      one["lever"] = text(role.lever);
+      one["shipped"] = role.shipped != 0;
+      one["present"] = role.present != 0;
+      roles.append(one);
+    }
+    out["roles"] = roles;
+    nb::list args;
+    for (std::size_t i = 0; i < info.arg_count; ++i) {
+      metrale_arg_info arg;
+      metrale_arg_info_init(&arg);
+      call([&](metrale_runtime* rt) { return metrale_op_arg_get(rt, info.name, i, &arg); });
+      nb::dict one;
+      one["name"] = text(arg.name);
+      one["kind"] = arg.kind == METRALE_ARG_INPUT ? "input" : (arg.kind == METRALE_ARG_OUTPUT ? "output" : "scalar");
+      one["dtype"] = text(arg.dtype);
+      one["alignment"] = arg.alignment;
+      one["dims"] = split_list(arg.dims);
+      one["min"] = arg.min;
+      one["max"] = arg.max;
+      one["required"] = arg.required != 0;
+      one["fallback"] = arg.fallback;
+      one["doc"] = text(arg.doc);
+      args.append(one);
+    }
+    out["args"] = args;
+    return out;
   }
 
-  nb::dict explain_fp8_act_quant(std::uint32_t m, std::uint32_t k) const {
-    metrale_explanation e;
-    metrale_explanation_init(&e);
-    check(metrale_explain_fp8_act_quant(get(), m, k, &e));
-    return explanation_dict(e);
+  nb::list ops() const {
+    const std::size_t count = nb::cast<std::size_t>(describe()["op_count"]);
+    nb::list out;
+    for (std::size_t i = 0; i < count; ++i) {
+      metrale_op_info info;
+      metrale_op_info_init(&info);
+      call([&](metrale_runtime* rt) { return metrale_op_get(rt, i, &info); });
+      out.append(op_dict(info));
+    }
+    return out;
   }
 
-  void registry_add_source(const std::string& name, const std::string& text) {
-    check(metrale_registry_add_source(get(), name.c_str(), text.c_str()));
+  nb::dict op(const std::string& name) const {
+    metrale_op_info info;
+    metrale_op_info_init(&info);
+    call([&](metrale_runtime* rt) { return metrale_op_find(rt, name.c_str(), &info); });
+    return op_dict(info);
+  }
+
+  // One op call by name: names and values are tuples of the same length; role None or "" lets
+  // the guards pick. Returns (op, role, kernel, forced, ((role, reason or None), ...)).
+  nb::tuple run(nb::handle op, nb::handle role, nb::handle names, nb::handle values, std::uint64_t stream) const {
+    const char* op_name = utf8(op, "op");
+    const char* role_name = role.is_none() ? nullptr : utf8(role, "role");
+    const NamedArgs named(names, values);
+    metrale_op_pick pick;
+    metrale_op_pick_init(&pick);
+    call([&](metrale_runtime* rt) {
+      return metrale_op_run_role(rt, op_name, role_name, named.args.data(), named.count, stream, &pick);
+    });
+    return pick_tuple(pick);
+  }
+
+  // The pick for a shape (scalars by name), as data; m_given false asks each role's smallest M.
+  nb::dict explain(const std::string& op, nb::handle names, nb::handle values, bool m_given) const {
+    const NamedArgs named(names, values);
+    metrale_op_explanation e;
+    metrale_op_explanation_init(&e);
+    call([&](metrale_runtime* rt) {
+      return metrale_op_explain(rt, op.c_str(), named.args.data(), named.count, m_given ? 1 : 0, &e);
+    });
+    nb::dict out;
+    out["op"] = text(e.op);
+    out["kernel"] = text(e.kernel);
+    out["role"] = text(e.role);
+    out["sm_count"] = e.sm_count;
+    nb::list roles;
+    for (std::uint32_t i = 0; i < e.role_count && i < METRALE_MAX_EXPLAIN_ROLES; ++i) {
+      roles.append(role_explanation_dict(e.roles[i]));
+    }
+    out["roles"] = roles;
+    return out;
+  }
+
+  void registry_add_source(const std::string& name, const std::string& source) {
+    call([&](metrale_runtime* rt) { return metrale_registry_add_source(rt, name.c_str(), source.c_str()); });
   }
 
   std::uint32_t registry_declare(const std::string& kernel, const std::string& source,
@@ -204,37 +361,27 @@ class NativeRuntime {
     variant.name_expression = name_expression.c_str();
     variant.block = block, variant.lanes = lanes, variant.groups = groups;
     std::uint32_t id = 0;
-    check(metrale_registry_declare(get(), &variant, &id));
+    call([&](metrale_runtime* rt) { return metrale_registry_declare(rt, &variant, &id); });
     return id;
   }
 
   void registry_build() {
-    metrale_status status = METRALE_OK;
-    {
-      nb::gil_scoped_release unlocked;
-      status = metrale_registry_build(get());
-    }
-    check(status);
+    call([](metrale_runtime* rt) { return metrale_registry_build(rt); });
   }
 
   std::tuple<bool, std::optional<std::string>, std::string> registry_compile(std::uint32_t id,
                                                                              std::optional<std::string> arch) {
     metrale_build_result result;
     metrale_build_result_init(&result);
-    metrale_status status = METRALE_OK;
-    {
-      nb::gil_scoped_release unlocked;
-      status = metrale_registry_compile(get(), id, arch ? arch->c_str() : nullptr, &result);
-    }
-    check(status);
-    return {result.ok != 0, result.reason ? std::optional<std::string>(result.reason) : std::nullopt,
-            std::string(result.log)};
+    call(
+        [&](metrale_runtime* rt) { return metrale_registry_compile(rt, id, arch ? arch->c_str() : nullptr, &result); });
+    return {result.ok != 0, result.reason ? std::optional<std::string>(result.reason) : std::nullopt, text(result.log)};
   }
 
   std::pair<std::uint64_t, std::optional<std::string>> registry_handle(std::uint32_t id) const {
     std::uint64_t handle = 0;
     const char* reason = nullptr;
-    check(metrale_registry_handle(get(), id, &handle, &reason));
+    call([&](metrale_runtime* rt) { return metrale_registry_handle(rt, id, &handle, &reason); });
     return {handle, reason ? std::optional<std::string>(reason) : std::nullopt};
   }
 
@@ -251,21 +398,12 @@ class NativeRuntime {
     for (const nb::bytes& arg : args) {
       c_args.push_back(metrale_kernel_arg{arg.c_str(), arg.size()});
     }
-    metrale_status status = METRALE_OK;
-    {
-      nb::gil_scoped_release unlocked;
-      status = metrale_launch(get(), handle, &config, c_args.data(), c_args.size(), stream);
-    }
-    check(status);
+    call(
+        [&](metrale_runtime* rt) { return metrale_launch(rt, handle, &config, c_args.data(), c_args.size(), stream); });
   }
 
   void synchronize(std::uint64_t stream) {
-    metrale_status status = METRALE_OK;
-    {
-      nb::gil_scoped_release unlocked;
-      status = metrale_synchronize(get(), stream);
-    }
-    check(status);
+    call([&](metrale_runtime* rt) { return metrale_synchronize(rt, stream); });
   }
 
  private:
@@ -287,6 +425,131 @@ nb::tuple dlpack_describe(nb::ndarray<nb::ro> array) {
                         nb::make_tuple(array.device_type(), array.device_id()));
 }
 
+// The address of an object's buffer (the buffer protocol: NumPy arrays), or None when it
+// exports none (a dtype the protocol cannot spell, such as ml_dtypes.bfloat16): one C call
+// instead of __array_interface__, which builds a dict per call.
+nb::object buffer_address(nb::handle obj) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_STRIDES) != 0) {
+    PyErr_Clear();
+    return nb::none();
+  }
+  const auto address = reinterpret_cast<std::uintptr_t>(view.buf);
+  PyBuffer_Release(&view);
+  return nb::int_(address);
+}
+
+// What a checked op call's plan depends on, for keyword arguments that are all buffer-protocol
+// arrays (NumPy), ints, bools or None: (key, addresses) with key the bytes of every name, array
+// format, shape, strides and writability and every size, and addresses the arrays' by name; None
+// for any other value (metrale/_binding.py then checks the call in full). One C call per op call.
+nb::object call_key(nb::handle kwargs) {
+  if (!PyDict_Check(kwargs.ptr())) {
+    return nb::none();
+  }
+  std::string key;
+  nb::dict addresses;
+  PyObject* name = nullptr;
+  PyObject* value = nullptr;
+  Py_ssize_t position = 0;
+  const auto put = [&key](const void* data, std::size_t size) { key.append(static_cast<const char*>(data), size); };
+  while (PyDict_Next(kwargs.ptr(), &position, &name, &value) != 0) {
+    Py_ssize_t length = 0;
+    const char* text = PyUnicode_AsUTF8AndSize(name, &length);
+    if (text == nullptr) {
+      PyErr_Clear();
+      return nb::none();
+    }
+    put(text, static_cast<std::size_t>(length) + 1);
+    if (value == Py_None || PyBool_Check(value) != 0) {
+      const char tag = value == Py_None ? 'n' : (value == Py_True ? 't' : 'f');
+      put(&tag, 1);
+    } else if (PyLong_CheckExact(value) != 0) {
+      const long long number = PyLong_AsLongLong(value);
+      if (number == -1 && PyErr_Occurred() != nullptr) {
+        PyErr_Clear();
+        return nb::none();
+      }
+      put("i", 1);
+      put(&number, sizeof number);
+    } else {
+      // An array with a dtype (NumPy): its type, dtype number and byte order, writability, shape
+      // and strides (the buffer is asked for no format string: that costs more than the rest).
+      static PyObject* const kDtype = PyUnicode_InternFromString("dtype");
+      static PyObject* const kNum = PyUnicode_InternFromString("num");
+      static PyObject* const kIsNative = PyUnicode_InternFromString("isnative");
+      nb::object dtype = nb::steal(PyObject_GetAttr(value, kDtype));
+      nb::object number = dtype.is_valid() ? nb::steal(PyObject_GetAttr(dtype.ptr(), kNum)) : nb::object();
+      nb::object native = dtype.is_valid() ? nb::steal(PyObject_GetAttr(dtype.ptr(), kIsNative)) : nb::object();
+      Py_buffer view;
+      if (!number.is_valid() || !PyLong_Check(number.ptr()) || !native.is_valid() ||
+          PyObject_GetBuffer(value, &view, PyBUF_STRIDES) != 0) {
+        PyErr_Clear();
+        return nb::none();
+      }
+      // The type number tells every dtype apart, user dtypes of one size too (ml_dtypes' float8
+      // kinds); byte order is not in it.
+      const long type_number = PyLong_AsLong(number.ptr());
+      put(&type_number, sizeof type_number);
+      const char byte_order = native.ptr() == Py_True ? '=' : 'x';
+      put(&byte_order, 1);
+      const PyTypeObject* type = Py_TYPE(value);
+      put(&type, sizeof type);
+      const char readonly = view.readonly != 0 ? 'r' : 'w';
+      put(&readonly, 1);
+      put(&view.ndim, sizeof view.ndim);
+      put(view.shape, sizeof(Py_ssize_t) * static_cast<std::size_t>(view.ndim));
+      put(view.strides, sizeof(Py_ssize_t) * static_cast<std::size_t>(view.ndim));
+      addresses[name] = nb::int_(reinterpret_cast<std::uintptr_t>(view.buf));
+      PyBuffer_Release(&view);
+    }
+  }
+  return nb::make_tuple(nb::bytes(key.data(), key.size()), addresses);
+}
+
+// ---- log lines into Python's logging ------------------------------------------------------
+
+// The Python callable (level, line) the library's log lines go to; owned here (a strong
+// reference), released when replaced.
+PyObject* g_log_handler = nullptr;
+
+// Called on whichever thread logs (background builds included): takes the GIL, hands the line
+// over, and never lets a Python exception escape into the library.
+void log_trampoline(void* /*user*/, int32_t level, const char* line) {
+  if (Py_IsInitialized() == 0) {
+    return;
+  }
+  const nb::gil_scoped_acquire locked;
+  PyObject* handler = g_log_handler;
+  if (handler == nullptr) {
+    return;
+  }
+  PyObject* result = PyObject_CallFunction(handler, "is", static_cast<int>(level), line == nullptr ? "" : line);
+  if (result == nullptr) {
+    PyErr_WriteUnraisable(handler);
+  } else {
+    Py_DECREF(result);
+  }
+}
+
+// Sends the library's log lines to `handler(level, line)`; None gives them back to stderr.
+void set_log_handler(nb::handle handler) {
+  PyObject* previous = g_log_handler;
+  if (handler.is_none()) {
+    {
+      nb::gil_scoped_release unlocked;
+      metrale_set_log_callback(nullptr, nullptr);
+    }
+    g_log_handler = nullptr;
+  } else {
+    Py_INCREF(handler.ptr());
+    g_log_handler = handler.ptr();
+    nb::gil_scoped_release unlocked;
+    metrale_set_log_callback(&log_trampoline, nullptr);
+  }
+  Py_XDECREF(previous);
+}
+
 }  // namespace
 
 NB_MODULE(_native, m) {
@@ -294,24 +557,26 @@ NB_MODULE(_native, m) {
   m.def("version", [] { return std::string(metrale_version()); });
   m.def("abi_version", [] { return metrale_abi_version(); });
   m.def("dlpack_describe", &dlpack_describe, nb::arg("array"));
+  m.def("buffer_address", &buffer_address, nb::arg("obj"));
+  m.def("call_key", &call_key, nb::arg("kwargs"));
+  m.def("set_log_handler", &set_log_handler, nb::arg("handler").none());
   nb::class_<NativeRuntime>(m, "NativeRuntime")
-      .def(nb::init<int, int, std::optional<std::string>, std::optional<std::string>, int, int, int, std::uint32_t,
-                    std::uint32_t, std::optional<std::string>>(),
+      .def(nb::init<int, int, std::optional<std::string>, std::optional<std::string>,
+                    const std::vector<std::pair<std::string, bool>>&, std::uint32_t, std::uint32_t,
+                    std::optional<std::string>>(),
            nb::arg("backend"), nb::arg("device_ordinal"), nb::arg("target").none(), nb::arg("cache_dir").none(),
-           nb::arg("ssm_ba_gates_hopper"), nb::arg("fp8_act_quant_hopper"), nb::arg("ssm_ba_gates_tensor_core"),
-           nb::arg("host_sm_count"), nb::arg("host_worker_threads"), nb::arg("bundle_dirs").none() = nb::none())
+           nb::arg("levers"), nb::arg("host_sm_count"), nb::arg("host_worker_threads"),
+           nb::arg("bundle_dirs").none() = nb::none())
       .def("close", &NativeRuntime::close)
+      .def_prop_ro("closed", &NativeRuntime::closed)
       .def("describe", &NativeRuntime::describe)
-      .def("ssm_ba_gates", &NativeRuntime::ssm_ba_gates, nb::arg("x"), nb::arg("weight"), nb::arg("a_log"),
-           nb::arg("dt_bias"), nb::arg("gate_out"), nb::arg("m"), nb::arg("n"), nb::arg("k"), nb::arg("k_stride"),
-           nb::arg("gate_stride"), nb::arg("nv"), nb::arg("vheads_per_group"), nb::arg("kernel") = 0,
+      .def("levers", &NativeRuntime::levers)
+      .def("lever", &NativeRuntime::lever, nb::arg("name"))
+      .def("ops", &NativeRuntime::ops)
+      .def("op", &NativeRuntime::op, nb::arg("name"))
+      .def("run", &NativeRuntime::run, nb::arg("op"), nb::arg("role").none(), nb::arg("names"), nb::arg("values"),
            nb::arg("stream") = 0)
-      .def("fp8_act_quant", &NativeRuntime::fp8_act_quant, nb::arg("x"), nb::arg("q"), nb::arg("scales"), nb::arg("m"),
-           nb::arg("k"), nb::arg("x_row_stride"), nb::arg("column_major") = false, nb::arg("m_aligned") = 0,
-           nb::arg("pow2_scales") = false, nb::arg("kernel") = 0, nb::arg("stream") = 0)
-      .def("explain_ssm_ba_gates", &NativeRuntime::explain_ssm_ba_gates, nb::arg("m"), nb::arg("n"), nb::arg("k"),
-           nb::arg("k_stride") = 0)
-      .def("explain_fp8_act_quant", &NativeRuntime::explain_fp8_act_quant, nb::arg("m"), nb::arg("k"))
+      .def("explain", &NativeRuntime::explain, nb::arg("op"), nb::arg("names"), nb::arg("values"), nb::arg("m_given"))
       .def("registry_add_source", &NativeRuntime::registry_add_source, nb::arg("name"), nb::arg("text"))
       .def("registry_declare", &NativeRuntime::registry_declare, nb::arg("kernel"), nb::arg("source"),
            nb::arg("name_expression"), nb::arg("block") = 0, nb::arg("lanes") = 0, nb::arg("groups") = 0)

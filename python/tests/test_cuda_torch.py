@@ -1,6 +1,6 @@
-"""Both ops on a CUDA device from PyTorch tensors (DLPack, the tensor's current stream), against
-the host backend's bytes. Skips without PyTorch or a device: tools/device_check.sh runs it on a
-lent GPU."""
+"""Both ops on a CUDA device from PyTorch tensors (DLPack, the tensor's current stream), through
+rt.run and the wrappers, against the host backend's bytes; tensors on the wrong place refused.
+Skips without PyTorch or a device: tools/device_check.sh runs it on a lent GPU."""
 
 from __future__ import annotations
 
@@ -24,22 +24,28 @@ def cuda_rt():
     rt.close()
 
 
+def on_device(a: np.ndarray):
+    return torch.from_numpy(a.view(np.int16) if a.dtype == np.uint16 else a).cuda()
+
+
 def test_torch_tensors_match_the_host_backend(cuda_rt, rt, rng):
     m, n, k = 300, 96, 5120
     x = bf16_bits(rng.uniform(-1, 1, (m, k)))
     w = bf16_bits(rng.uniform(-0.05, 0.05, (n, k)))
     a_log, dt_bias = (rng.uniform(-1, 1, n // 2).astype(np.float32) for _ in range(2))
-    on = lambda a: torch.from_numpy(a.view(np.int16) if a.dtype == np.uint16 else a).cuda()  # noqa: E731
-    tx = on(x).view(torch.bfloat16)
-    tw = on(w).view(torch.bfloat16)
+    tx = on_device(x).view(torch.bfloat16)
+    tw = on_device(w).view(torch.bfloat16)
     out = torch.full((m, n), float(POISON_F32), dtype=torch.float32, device="cuda")
-    cuda_rt.ssm_ba_gates(tx, tw, on(a_log), on(dt_bias), vheads_per_group=3, out=out)
+    result = cuda_rt.run("ssm_ba_gates", x=tx, weight=tw, a_log=on_device(a_log), dt_bias=on_device(dt_bias),
+                         gate_out=out, vheads_per_group=3)
     torch.cuda.current_stream().synchronize()
-    want = rt.ssm_ba_gates(x, w, a_log, dt_bias, vheads_per_group=3, kernel="parent")
-    assert out.cpu().numpy().tobytes() == want.tobytes(), cuda_rt.last_pick
+    want = rt.ssm_ba_gates(x, w, a_log, dt_bias, vheads_per_group=3, role="parent")
+    assert result.gate_out is out
+    assert out.cpu().numpy().tobytes() == want.tobytes(), result.pick
 
     q, scales = cuda_rt.fp8_act_quant(tx)
     torch.cuda.current_stream().synchronize()
+    assert q.device.type == "cuda" and q.dtype == torch.uint8
     want_q, want_scales = rt.fp8_act_quant(x)
     np.testing.assert_array_equal(q.cpu().numpy(), want_q)
     np.testing.assert_array_equal(scales.cpu().numpy(), want_scales)
@@ -49,3 +55,24 @@ def test_host_arrays_on_the_device_are_refused(cuda_rt, rng):
     x = bf16_bits(rng.uniform(-1, 1, (4, 256)))
     with pytest.raises(metrale.ArgumentError, match="host memory"):
         cuda_rt.fp8_act_quant(x)
+
+
+class OtherDevice:
+    """A CUDA tensor that says it lives on another device than the runtime's."""
+
+    def __init__(self, tensor, device_id: int) -> None:
+        self._tensor = tensor
+        self._device_id = device_id
+
+    def __dlpack__(self, **kwargs):
+        return self._tensor.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return (2, self._device_id)
+
+
+def test_a_tensor_on_another_device_is_refused(cuda_rt, rng):
+    x = on_device(bf16_bits(rng.uniform(-1, 1, (4, 256)))).view(torch.bfloat16)
+    with pytest.raises(metrale.ArgumentError, match=r"x: is on CUDA device 3 \(cuda:3\), but this runtime runs on "
+                                                     r"CUDA device 0"):
+        cuda_rt.run("fp8_act_quant", x=OtherDevice(x, 3))

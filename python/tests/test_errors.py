@@ -1,14 +1,17 @@
-"""Refusals: bad shapes, wrong dtypes, non-contiguous arrays and null pointers raise a
-metrale error naming what is wrong, and nothing is written (the outputs are poisoned first
-and compared after)."""
+"""Refusals: bad shapes, dtypes, layouts, sizes, names and places raise a metrale error naming
+the op, the argument and the rule, before anything is allocated or launched: the outputs are
+poisoned first and compared after, and last_pick is left None."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
 from conftest import POISON_F32, POISON_U8, bf16_bits
 
 import metrale
+from metrale._arrays import Tensor, require_place
 
 
 @pytest.fixture()
@@ -19,6 +22,7 @@ def ba(rng):
         weight=bf16_bits(rng.uniform(-0.1, 0.1, (n, k))),
         a_log=rng.uniform(-1, 1, n // 2).astype(np.float32),
         dt_bias=rng.uniform(-1, 1, n // 2).astype(np.float32),
+        vheads_per_group=2,
     )
 
 
@@ -31,113 +35,123 @@ def unchanged_f32(a: np.ndarray) -> bool:
     return bool((a.view(np.uint32) == POISON_F32.view(np.uint32)).all())
 
 
-def call_ba(rt, args, out, **overrides):
-    merged = {**args, **overrides}
-    return rt.ssm_ba_gates(
-        merged["x"], merged["weight"], merged["a_log"], merged["dt_bias"], vheads_per_group=2, out=out
-    )
+def refused(rt, message, op, **args):
+    """The call raises ArgumentError whose message contains ``message``; no pick is left."""
+    rt.last_pick = None
+    rt.run("fp8_act_quant", x=bf16_bits(np.ones((1, 128))))  # a pick a refusal must clear
+    with pytest.raises(metrale.ArgumentError, match=re.escape(message)):
+        rt.run(op, **args)
+    assert rt.last_pick is None
 
 
 @pytest.mark.parametrize(
     "overrides, message",
     [
-        ({"x": np.zeros((4, 256), np.float32)}, "x: expected bf16"),
-        ({"a_log": np.zeros(4, np.float64)}, "a_log: expected float32"),
-        ({"weight": np.zeros((8, 128), np.uint16)}, "weight: expected shape (8, 256)"),
-        ({"dt_bias": np.zeros(3, np.float32)}, "dt_bias: expected shape (4,)"),
-        ({"x": np.zeros(256, np.uint16)}, "x: expected 2 dimension(s)"),
+        ({"x": np.zeros((4, 256), np.float32)}, "ssm_ba_gates: x: expected bf16"),
+        ({"a_log": np.zeros(4, np.float64)}, "ssm_ba_gates: a_log: expected float32"),
+        ({"weight": np.zeros((8, 128), np.uint16)}, "x: expected k (weight.shape[1]) = 128 columns"),
+        ({"dt_bias": np.zeros(3, np.float32)}, "dt_bias.shape[0] is nv = 3, but a_log.shape[0] is nv = 4"),
+        ({"x": np.zeros(256, np.uint16)}, "x: expected 2 dimension(s) [m, k_stride], got shape (256,)"),
         ({"x": np.zeros((4, 512), np.uint16)[:, ::2]}, "x: each row must be contiguous"),
-        ({"weight": np.zeros((256, 8), np.uint16).T}, "weight: must be C-contiguous"),
+        ({"weight": np.zeros((256, 8), np.uint16).T}, "weight: each row must be contiguous"),
+        ({"weight": np.zeros((8, 300), np.uint16)[:, :256]}, "weight: rows must be dense (the op takes no row stride"),
         ({"x": [[1, 2]]}, "x: expected a NumPy array"),
+        ({"vheads_per_group": -1}, "vheads_per_group=-1 is outside [0, 4294967295]"),
+        ({"vheads_per_group": "2"}, "vheads_per_group='2': expected an integer"),
+        ({"vheads_per_group": None}, "vheads_per_group: missing"),
+        ({"m": 5}, "x.shape[0] is m = 4, but m= (given) is m = 5"),
+        ({"k_stride": 300}, "x.shape[1] is k_stride = 256, but k_stride= (given) is k_stride = 300"),
+        ({"gate_out": np.full((4, 8), 7, np.float64)}, "gate_out: expected float32"),
+        ({"gate_out": np.full((4, 6), POISON_F32, np.float32)}, "gate_out: expected 2 * nv (a_log.shape[0]) = 8"),
+        ({"gate_out": np.full((5, 8), POISON_F32, np.float32)}, "gate_out.shape[0] is m = 5, but x.shape[0] is m = 4"),
+        ({"bias": np.zeros(4, np.float32)}, "ssm_ba_gates: no argument named 'bias' (arguments: x, weight"),
+        ({"x": None}, "ssm_ba_gates: x: missing (an input bf16 tensor [m, k_stride]"),
     ],
 )
 def test_ba_gates_refusals_from_the_package(rt, ba, gate_out, overrides, message):
-    with pytest.raises(metrale.ArgumentError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        call_ba(rt, ba, gate_out, **overrides)
+    args = {"gate_out": gate_out, **ba, **overrides}
+    refused(rt, message, "ssm_ba_gates", **args)
     assert unchanged_f32(gate_out)
 
 
-def test_ba_gates_shapes_the_library_refuses(rt, ba, rng, gate_out):
-    # K % 8 != 0: the package passes it on and the library names the constraint.
-    x = bf16_bits(rng.uniform(-1, 1, (4, 100)))
-    w = bf16_bits(rng.uniform(-1, 1, (8, 100)))
-    with pytest.raises(metrale.ArgumentError, match="K"):
-        call_ba(rt, ba, gate_out, x=x, weight=w)
-    assert unchanged_f32(gate_out)
-    # N odd: nv != N / 2.
-    w7 = bf16_bits(rng.uniform(-1, 1, (7, 256)))
-    with pytest.raises(metrale.ArgumentError, match="nv|N"):
-        call_ba(rt, ba, gate_out, weight=w7)
-    assert unchanged_f32(gate_out)
-
-
-def test_wrong_out_is_refused(rt, ba):
-    wrong_dtype = np.full((4, 8), 7, np.float64)
-    with pytest.raises(metrale.ArgumentError, match="out: expected float32"):
-        call_ba(rt, ba, wrong_dtype)
+def test_read_only_and_misaligned_outputs(rt, ba):
     read_only = np.full((4, 8), POISON_F32, np.float32)
     read_only.flags.writeable = False
-    with pytest.raises(metrale.ArgumentError, match="read-only"):
-        call_ba(rt, ba, read_only)
-    assert unchanged_f32(read_only)
-    with pytest.raises(metrale.ArgumentError, match=r"out: expected shape \(4, 8\)"):
-        call_ba(rt, ba, np.full((4, 6), POISON_F32, np.float32))
+    refused(rt, "gate_out: the output array is read-only", "ssm_ba_gates", gate_out=read_only, **ba)
+    gate_out = np.full((4, 8), POISON_F32, np.float32)
+    x = np.zeros(4 * 256 + 1, np.uint16)[1:].reshape(4, 256)  # 2 bytes past NumPy's aligned start
+    refused(rt, "x: its address must be 16-byte aligned", "ssm_ba_gates", **{**ba, "x": x, "gate_out": gate_out})
+    assert unchanged_f32(gate_out) and unchanged_f32(read_only)
 
 
-def test_null_pointers_through_the_c_abi(rt, ba, gate_out):
-    ptr = {name: a.__array_interface__["data"][0] for name, a in ba.items()}
-    out = gate_out.__array_interface__["data"][0]
-    with pytest.raises(metrale.ArgumentError, match="weight") as caught:
-        rt.raw.ssm_ba_gates(ptr["x"], 0, ptr["a_log"], ptr["dt_bias"], out, 4, 8, 256, 256, 8, 4, 2)
-    assert "null" in str(caught.value).lower()
-    assert unchanged_f32(gate_out)
-    q = np.full((4, 256), POISON_U8)
-    with pytest.raises(metrale.ArgumentError, match="scales"):
-        rt.raw.fp8_act_quant(ptr["x"], q.__array_interface__["data"][0], 0, 4, 256, 256)
-    assert (q == POISON_U8).all()
+def test_shapes_the_library_refuses_write_nothing(rt, ba, rng, gate_out):
+    # K % 8 != 0 and N odd: the package passes them on and the library names the constraint.
+    x = bf16_bits(rng.uniform(-1, 1, (4, 100)))
+    w = bf16_bits(rng.uniform(-1, 1, (8, 100)))
+    refused_lib = [({"x": x, "weight": w}, "K"), ({"weight": bf16_bits(rng.uniform(-1, 1, (7, 256)))}, "N")]
+    for overrides, word in refused_lib:
+        with pytest.raises(metrale.ArgumentError, match=word):
+            rt.run("ssm_ba_gates", **{**ba, "gate_out": gate_out, **overrides})
+        assert unchanged_f32(gate_out) and rt.last_pick is None
+
+
+@pytest.mark.parametrize("m, k, message", [(0, 256, "M"), (4, 100, "k = 100 (x.shape[1]) is not a multiple of 128")])
+def test_fp8_sizes_are_named_not_strides(rt, rng, m, k, message):
+    # Today's bug: M = 0 and K = 100 surfaced as "strides (0, 0)".
+    x = bf16_bits(rng.uniform(-1, 1, (m, k)))
+    with pytest.raises(metrale.ArgumentError, match=re.escape(message)) as caught:
+        rt.fp8_act_quant(x)
+    assert "strides" not in str(caught.value)
 
 
 def test_fp8_refusals_write_nothing(rt, rng):
-    q = np.full((4, 200), POISON_U8)
-    scales = np.full((4, 1), POISON_F32, np.float32)
-    x = bf16_bits(rng.uniform(-1, 1, (4, 200)))
-    with pytest.raises(metrale.ArgumentError, match="128"):
-        rt.fp8_act_quant(x, out=(q, scales))
-    assert (q == POISON_U8).all() and unchanged_f32(scales)
     x = bf16_bits(rng.uniform(-1, 1, (4, 256)))
-    with pytest.raises(metrale.ArgumentError, match="q: expected uint8"):
-        rt.fp8_act_quant(x, out=(np.zeros((4, 256), np.int8), np.zeros((4, 2), np.float32)))
+    q = np.full((4, 256), POISON_U8)
+    scales = np.full((4, 1), POISON_F32, np.float32)
+    refused(rt, "scales: expected shape (m, k/128) = (4, 2), got (4, 1)", "fp8_act_quant", x=x, q=q, scales=scales)
+    assert (q == POISON_U8).all() and unchanged_f32(scales)
+    refused(rt, "q: expected e4m3 (uint8 bits", "fp8_act_quant", x=x, q=np.zeros((4, 256), np.int8))
     with pytest.raises(metrale.ArgumentError, match="scales: must be C-contiguous"):
         rt.fp8_act_quant(x, out=(np.zeros((4, 256), np.uint8), np.zeros((2, 4), np.float32).T))
-    with pytest.raises(metrale.ArgumentError, match="kernel='fastest'"):
-        rt.fp8_act_quant(x, kernel="fastest")
+    with pytest.raises(metrale.ArgumentError, match=r"out: expected a \(q, scales\) pair"):
+        rt.fp8_act_quant(x, out=np.zeros((4, 256), np.uint8))
+    refused(rt, "scale_layout=2 is outside [0, 1]", "fp8_act_quant", x=x, scale_layout=2)
 
 
-def test_runtime_errors():
-    with pytest.raises(metrale.ConfigError, match="no-such-target"):
+def test_unknown_op_and_role_are_named_with_the_valid_ones(rt, rng):
+    x = bf16_bits(rng.uniform(-1, 1, (2, 256)))
+    refused(rt, "no op named 'fp8' (ops: ssm_ba_gates, fp8_act_quant", "fp8", x=x)
+    with pytest.raises(metrale.ArgumentError, match=re.escape("no kernel role 'mma' (roles: parent (shared), twin)")):
+        rt.fp8_act_quant(x, role="mma")
+    with pytest.raises(AttributeError, match="no op named 'fp9'"):
+        rt.ops.fp9
+
+
+def test_runtime_options_are_named():
+    with pytest.raises(metrale.ConfigError, match=r"no-such-target.*known: .*hopper"):
         metrale.Runtime("host", target="no-such-target")
+    with pytest.raises(metrale.ConfigError, match=r"'no_such_lever' \(known: .*ssm_ba_gates_hopper"):
+        metrale.Runtime("host", levers={"no_such_lever": True})
+    with pytest.raises(metrale.ArgumentError, match=r"levers\['ssm_ba_gates_hopper'\]='yes'"):
+        metrale.Runtime("host", levers={"ssm_ba_gates_hopper": "yes"})
     with pytest.raises(metrale.ArgumentError, match="backend='gpu'"):
         metrale.Runtime("gpu")
-    rt = metrale.Runtime("host")
-    rt.close()
-    with pytest.raises(metrale.ArgumentError, match="closed"):
-        rt.describe()
+    with pytest.raises(metrale.ArgumentError, match=r"host_worker_threads=-1: expected an integer"):
+        metrale.Runtime("host", host_worker_threads=-1)
 
 
-def test_registry_names_a_failed_compile(rt):
-    rt.add_source("py_broken.cuh", "template <int B> __global__ void broken(float* p) { p[0] = undefined_name; }\n")
-    variant = rt.declare("py_broken", "py_broken.cuh", "broken<1>", block=1)
-    result = rt.compile(variant, "sm_90")
-    assert not result.ok
-    assert result.reason.startswith("compile failed") and "undefined_name" in result.reason
-    assert "undefined_name" in result.log
-    rt.build()
-    handle, reason = rt.handle(variant)
-    assert handle == 0 and reason.startswith("load failed")
-    with pytest.raises(metrale.BackendError, match="absent"):
-        rt.launch(0, (1, 1, 1), (1, 1, 1), [np.uint32(1)])
-    with pytest.raises(metrale.ArgumentError, match="never declared"):
-        rt.handle(10_000)
+def test_a_tensor_on_another_device_is_refused_naming_both():
+    def on(device: bool, device_id: int) -> Tensor:
+        return Tensor("x", 0x1000, (2, 128), (256, 2), "bf16", device, device_id, True, None)
+
+    require_place(on(True, 1), on_host=False, device_ordinal=1)
+    with pytest.raises(metrale.ArgumentError, match=r"x: is on CUDA device 1 \(cuda:1\), but this runtime runs on "
+                                                     r"CUDA device 0 \(cuda:0\)"):
+        require_place(on(True, 1), on_host=False, device_ordinal=0)
+    with pytest.raises(metrale.ArgumentError, match="x: is in host memory, but this runtime runs on CUDA device 0"):
+        require_place(on(False, 0), on_host=False, device_ordinal=0)
+    with pytest.raises(metrale.ArgumentError, match="x: is in CUDA memory, but this runtime runs on the host backend"):
+        require_place(on(True, 0), on_host=True, device_ordinal=0)
 
 
 def test_no_device_is_a_state_then_an_error(rng):
@@ -145,8 +159,30 @@ def test_no_device_is_a_state_then_an_error(rng):
     if rt.has_device:
         pytest.skip("this machine has a CUDA device")
     assert rt.no_device_reason and not rt.describe()["has_device"]
-    assert rt.explain("fp8_act_quant", m=100, k=5120).twin_min_m == 53  # explain needs no device
+    assert rt.explain("fp8_act_quant", m=100, k=5120).role_explanation("twin").min_m == 53  # no device needed
     with pytest.raises(metrale.NoDeviceError, match="no device"):
         rt.fp8_act_quant(bf16_bits(rng.uniform(-1, 1, (2, 128))))
-    with pytest.raises(metrale.ArgumentError, match="ssm_ba_gates_hopper='yes'"):
-        metrale.Runtime("host", ssm_ba_gates_hopper="yes")
+    rt.close()
+
+
+def test_a_call_shaped_like_a_checked_one_is_still_checked(rt, rng):
+    # A call with the arrays' shapes, strides, dtypes and flags of an earlier one reuses its
+    # checks; anything that changes takes them again, and a new address is checked for alignment.
+    import ml_dtypes
+
+    x = bf16_bits(rng.uniform(-1, 1, (4, 256)))
+    q = np.full((4, 256), POISON_U8)
+    scales = np.full((4, 2), POISON_F32, np.float32)
+    rt.run("fp8_act_quant", x=x, q=q, scales=scales)
+    q[:] = POISON_U8
+    refused(rt, "x: expected bf16", "fp8_act_quant", x=x.view(np.int16), q=q, scales=scales)
+    misaligned = np.zeros(4 * 256 + 1, np.uint16)[1:].reshape(4, 256)
+    refused(rt, "x: its address must be 16-byte aligned", "fp8_act_quant", x=misaligned, q=q, scales=scales)
+    read_only = q.copy()
+    read_only.flags.writeable = False
+    refused(rt, "q: the output array is read-only", "fp8_act_quant", x=x, q=read_only, scales=scales)
+    e4m3 = np.zeros((4, 256), ml_dtypes.float8_e4m3fn)
+    rt.run("fp8_act_quant", x=x, q=e4m3, scales=scales)
+    refused(rt, "q: expected e4m3", "fp8_act_quant", x=x, q=np.zeros((4, 256), ml_dtypes.float8_e5m2), scales=scales)
+    refused(rt, "x.shape[0] is m = 4, but m= (given) is m = 3", "fp8_act_quant", x=x, q=q, scales=scales, m=3)
+    assert (q == POISON_U8).all()

@@ -1,153 +1,142 @@
-// capi_ops.cpp: metrale_ssm_ba_gates and metrale_fp8_act_quant: the C arguments become the
-// ops' arguments; the guard picks (METRALE_KERNEL_AUTO) or the caller forces one kernel.
-// Invariants: forcing is the runtime's (Runtime::ssm_ba_gates / fp8_act_quant with a
-// KernelChoice); its refusals are METRALE_ERROR_ARGUMENT naming args.kernel; the pick is
-// written only after the launch returned.
+// capi_ops.cpp: the ops a runtime serves, as the C caller lists them: metrale_op_get / find (an
+// op's name, aliases, summary and counts), metrale_op_role (its kernels by role) and
+// metrale_op_arg_get (its arguments and their rules), all read from the op declarations.
+// Invariants: knows no op; every string handed out is the declaration's or the handle's (both
+// live until close); a role's presence is read from the runtime now (a twin built in the
+// background turns present without a new open).
 #include <fmt/format.h>
 
 #include "capi_call.hpp"
-#include "capi_pick.hpp"
 #include "capi_runtime.hpp"
-#include "metrale/error.hpp"
-#include "metrale/ops/fp8_act_quant.hpp"
-#include "metrale/ops/ssm_ba_gates.hpp"
-#include "ops/op_kernels.hpp"
 
 namespace metrale::capi {
 namespace {
 
-// The C choice as the runtime's; FP8's refusal of MMA is the runtime's (KernelChoiceError).
-KernelChoice kernel_choice(metrale_kernel_choice choice) {
-  switch (choice) {
-    case METRALE_KERNEL_AUTO:
-      return KernelChoice::kGuard;
-    case METRALE_KERNEL_TWIN:
-      return KernelChoice::kTwin;
-    case METRALE_KERNEL_PARENT:
-      return KernelChoice::kParent;
-    case METRALE_KERNEL_MMA:
-      return KernelChoice::kMma;
-  }
-  throw CapiError(METRALE_ERROR_ARGUMENT, fmt::format("args.kernel {} is not AUTO (0), TWIN (1), PARENT (2) or MMA (3)",
-                                                      static_cast<int>(choice)));
+void write_op(const metrale_runtime* handle, const FoundOp& found, metrale_op_info& info) {
+  const ops::OpDeclaration& op = *found.op;
+  metrale_op_info out;
+  metrale_op_info_init(&out);
+  out.struct_size = info.struct_size;
+  out.name = op.name.c_str();
+  out.aliases = handle->ops[found.index].aliases.c_str();
+  out.summary = op.summary.c_str();
+  out.role_count = op.roles.size();
+  out.arg_count = op.args.size();
+  info = out;
 }
 
-// Runs `op` with the forced-kernel refusals named after the C argument that asked for them.
-template <typename Op>
-auto with_kernel_arg(Op&& op) {
-  try {
-    return op();
-  } catch (const KernelChoiceError& error) {
-    throw CapiError(METRALE_ERROR_ARGUMENT, fmt::format("args.kernel: {}", error.what()));
+void require_index(std::size_t index, std::size_t count, const ops::OpDeclaration& op, std::string_view what) {
+  if (index >= count) {
+    throw CapiError(METRALE_ERROR_ARGUMENT,
+                    fmt::format("index {} is outside op {}'s {} {}", index, op.name, count, what));
   }
 }
 
-ops::BaGatesArgs ba_gates_args(const metrale_ba_gates_args& a) {
-  return ops::BaGatesArgs{DevicePtr{a.x},
-                          DevicePtr{a.weight},
-                          DevicePtr{a.a_log},
-                          DevicePtr{a.dt_bias},
-                          DevicePtr{a.gate_out},
-                          a.m,
-                          a.n,
-                          a.k,
-                          a.k_stride,
-                          a.gate_stride,
-                          a.nv,
-                          a.vheads_per_group};
-}
-
-metrale_pick run_ba_gates(metrale_runtime* handle, const metrale_ba_gates_args& c_args, std::uint64_t stream) {
-  const KernelChoice choice = kernel_choice(c_args.kernel);
-  device_of(handle);  // no device: METRALE_ERROR_NO_DEVICE, before the arguments are read
-  Runtime& runtime = runtime_of(handle);
-  const ops::BaGatesArgs args = ba_gates_args(c_args);
-  return ba_gates_pick_of(with_kernel_arg([&] { return runtime.ssm_ba_gates(args, stream, choice); }));
-}
-
-ops::Fp8QuantArgs fp8_args(const metrale_fp8_quant_args& a) {
-  if (a.scale_layout != METRALE_SCALES_ROW_MAJOR && a.scale_layout != METRALE_SCALES_COLUMN_MAJOR) {
-    throw CapiError(METRALE_ERROR_ARGUMENT, fmt::format("args.scale_layout {} is not ROW_MAJOR (0) or COLUMN_MAJOR (1)",
-                                                        static_cast<int>(a.scale_layout)));
+metrale_arg_kind arg_kind(ops::ArgKind kind) {
+  switch (kind) {
+    case ops::ArgKind::kInput:
+      return METRALE_ARG_INPUT;
+    case ops::ArgKind::kOutput:
+      return METRALE_ARG_OUTPUT;
+    case ops::ArgKind::kScalar:
+      return METRALE_ARG_SCALAR;
   }
-  return ops::Fp8QuantArgs{DevicePtr{a.x},
-                           DevicePtr{a.q},
-                           DevicePtr{a.scales},
-                           a.m,
-                           a.k,
-                           a.x_row_stride,
-                           a.scale_layout == METRALE_SCALES_COLUMN_MAJOR ? ops::Fp8ScaleLayout::kColumnMajor
-                                                                         : ops::Fp8ScaleLayout::kRowMajor,
-                           a.m_aligned,
-                           a.pow2_scales != 0 ? ops::Fp8ScaleKind::kPow2 : ops::Fp8ScaleKind::kFp32};
-}
-
-metrale_pick run_fp8_quant(metrale_runtime* handle, const metrale_fp8_quant_args& c_args, std::uint64_t stream) {
-  const KernelChoice choice = kernel_choice(c_args.kernel);
-  device_of(handle);  // no device: METRALE_ERROR_NO_DEVICE, before the arguments are read
-  Runtime& runtime = runtime_of(handle);
-  const ops::Fp8QuantArgs args = fp8_args(c_args);
-  const ops::Fp8QuantPick pick = with_kernel_arg([&] { return runtime.fp8_act_quant(args, stream, choice); });
-  return to_pick(pick.twin ? ops::kFp8QuantTwinKernel : ops::kFp8QuantSharedKernel, pick.twin, pick.reject);
+  throw CapiError(METRALE_ERROR_INTERNAL, fmt::format("argument kind {} has no C value", static_cast<int>(kind)));
 }
 
 }  // namespace
-
-metrale_pick to_pick(std::string_view kernel, bool twin, const std::optional<std::string_view>& reason) {
-  return metrale_pick{intern(kernel), twin ? 1 : 0, reason ? intern(*reason) : nullptr, 0, nullptr};
-}
-
-metrale_pick ba_gates_pick_of(const ops::BaGatesPick& pick) {
-  const std::string_view kernel =
-      pick.mma ? ops::kBaGatesMmaKernel : (pick.twin ? ops::kBaGatesTwinKernel : ops::kBaGatesParentKernel);
-  metrale_pick out = to_pick(kernel, pick.twin, pick.mma ? std::nullopt : pick.reject);
-  out.tensor_core = pick.mma ? 1 : 0;
-  out.tensor_core_reason = pick.mma_reject ? intern(*pick.mma_reject) : nullptr;
-  return out;
-}
-
-// The two ops' C entry points: checks the struct, runs, writes the pick only after the launch.
-template <typename Args, typename Run>
-metrale_status call_op(const char* name, const Args* args, metrale_pick* pick, Run run) {
-  return capi_call(name, [&] {
-    require_struct(args, "args");
-    const metrale_pick ran = run(*args);
-    if (pick != nullptr) {
-      *pick = ran;
-    }
-  });
-}
-
 }  // namespace metrale::capi
 
 extern "C" {
 
-void metrale_ba_gates_args_init(metrale_ba_gates_args* args) {
-  if (args != nullptr) {
-    *args = metrale_ba_gates_args{};
-    args->struct_size = sizeof(metrale_ba_gates_args);
+void metrale_op_info_init(metrale_op_info* info) {
+  if (info != nullptr) {
+    *info = metrale_op_info{};
+    info->struct_size = sizeof(metrale_op_info);
   }
 }
 
-metrale_status metrale_ssm_ba_gates(metrale_runtime* runtime, const metrale_ba_gates_args* args, uint64_t stream,
-                                    metrale_pick* pick) {
+metrale_status metrale_op_get(const metrale_runtime* runtime, size_t index, metrale_op_info* info) {
   using namespace metrale::capi;
-  return call_op("metrale_ssm_ba_gates", args, pick,
-                 [&](const metrale_ba_gates_args& a) { return run_ba_gates(runtime, a, stream); });
+  return capi_call("metrale_op_get", [&] {
+    const auto& ops = runtime_of(runtime).ops().ops();
+    require_struct(info, "info");
+    if (index >= ops.size()) {
+      throw CapiError(METRALE_ERROR_ARGUMENT,
+                      fmt::format("index {} is outside the runtime's {} ops", index, ops.size()));
+    }
+    write_op(runtime, FoundOp{&ops[index], index}, *info);
+  });
 }
 
-void metrale_fp8_quant_args_init(metrale_fp8_quant_args* args) {
-  if (args != nullptr) {
-    *args = metrale_fp8_quant_args{};
-    args->struct_size = sizeof(metrale_fp8_quant_args);
+metrale_status metrale_op_find(const metrale_runtime* runtime, const char* op, metrale_op_info* info) {
+  using namespace metrale::capi;
+  return capi_call("metrale_op_find", [&] {
+    const FoundOp found = find_op(runtime, op);
+    require_struct(info, "info");
+    write_op(runtime, found, *info);
+  });
+}
+
+void metrale_role_info_init(metrale_role_info* info) {
+  if (info != nullptr) {
+    *info = metrale_role_info{};
+    info->struct_size = sizeof(metrale_role_info);
   }
 }
 
-metrale_status metrale_fp8_act_quant(metrale_runtime* runtime, const metrale_fp8_quant_args* args, uint64_t stream,
-                                     metrale_pick* pick) {
+metrale_status metrale_op_role(const metrale_runtime* runtime, const char* op, size_t index, metrale_role_info* info) {
   using namespace metrale::capi;
-  return call_op("metrale_fp8_act_quant", args, pick,
-                 [&](const metrale_fp8_quant_args& a) { return run_fp8_quant(runtime, a, stream); });
+  return capi_call("metrale_op_role", [&] {
+    const FoundOp found = find_op(runtime, op);
+    require_struct(info, "info");
+    require_index(index, found.op->roles.size(), *found.op, "roles");
+    const metrale::ops::RoleDecl& role = found.op->roles[index];
+    const metrale::ops::OpContext context = runtime_of(runtime).op_context(found.op->name);
+    metrale_role_info out;
+    metrale_role_info_init(&out);
+    out.struct_size = info->struct_size;
+    out.role = role.role.c_str();
+    out.kernel = role.kernel.c_str();
+    out.aliases = runtime->ops[found.index].role_aliases[index].c_str();
+    out.lever = role.lever.c_str();
+    out.shipped = context.kernels[index].shipped ? 1 : 0;
+    out.present = context.kernels[index].handle.present() ? 1 : 0;
+    *info = out;
+  });
+}
+
+void metrale_arg_info_init(metrale_arg_info* info) {
+  if (info != nullptr) {
+    *info = metrale_arg_info{};
+    info->struct_size = sizeof(metrale_arg_info);
+  }
+}
+
+metrale_status metrale_op_arg_get(const metrale_runtime* runtime, const char* op, size_t index,
+                                  metrale_arg_info* info) {
+  using namespace metrale::capi;
+  return capi_call("metrale_op_arg_get", [&] {
+    const FoundOp found = find_op(runtime, op);
+    require_struct(info, "info");
+    require_index(index, found.op->args.size(), *found.op, "arguments");
+    const metrale::ops::ArgDecl& arg = found.op->args[index];
+    const metrale_runtime::OpText& text = runtime->ops[found.index];
+    metrale_arg_info out;
+    metrale_arg_info_init(&out);
+    out.struct_size = info->struct_size;
+    out.name = arg.name.c_str();
+    out.kind = arg_kind(arg.kind);
+    out.dtype = text.arg_dtypes[index].c_str();
+    out.alignment = arg.tensor() && arg.alignment == 0 ? metrale::ops::dtype_bytes(arg.dtype) : arg.alignment;
+    out.dims = text.arg_dims[index].c_str();
+    out.min = arg.tensor() ? 0 : arg.min;
+    out.max = arg.tensor() ? 0 : arg.max;
+    out.required = arg.tensor() || !arg.fallback ? 1 : 0;
+    out.fallback = arg.fallback.value_or(0);
+    out.doc = arg.doc.c_str();
+    *info = out;
+  });
 }
 
 }  // extern "C"

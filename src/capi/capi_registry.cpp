@@ -167,7 +167,7 @@ metrale_status metrale_registry_handle(const metrale_runtime* runtime, uint32_t 
   using namespace metrale::capi;
   return capi_call("metrale_registry_handle", [&] {
     require_non_null(handle, "handle");
-    require_non_null(runtime, "runtime");
+    (void)runtime_of(runtime);  // a NULL handle: "runtime is NULL"
     // The handle owns the runtime through a pointer: reading the registry does not change it.
     metrale::Runtime& rt = *runtime->runtime;
     metrale::KernelRegistry& registry = rt.registry();

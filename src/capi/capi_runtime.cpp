@@ -1,13 +1,14 @@
-// capi_runtime.cpp: metrale_runtime_open / close / describe over metrale::Runtime.
-// Lever settings in the options reach the runtime as an environment overlay (the one way
-// resolve_levers takes an override) and are reported with "options" provenance.
+// capi_runtime.cpp: metrale_runtime_open / close / describe over metrale::Runtime. Lever
+// settings in the options become RuntimeOptions::levers (the runtime checks their keys against
+// what the ops declare and reports them with "options" provenance); everything the describing
+// functions hand out is copied into the handle once, here.
 #include "capi_runtime.hpp"
 
 #include <fmt/format.h>
 
 #include <cstddef>
 #include <filesystem>
-#include <optional>
+#include <map>
 
 #include "capi_call.hpp"
 #include "jit/bundle.hpp"
@@ -15,16 +16,6 @@
 
 namespace metrale::capi {
 namespace {
-
-// metrale_runtime_options before bundle_dirs (version 1) ended at host_worker_threads; its size,
-// padding included, is where bundle_dirs starts. Such a caller's options still open a runtime.
-constexpr std::size_t kRuntimeOptionsFirstSize = offsetof(metrale_runtime_options, bundle_dirs);
-
-static_assert(kLeverSpecs.size() == METRALE_LEVER_COUNT, "metrale.h describes every lever");
-static_assert(kLeverSpecs[kBaGatesTwinLever].toml_key == "ssm_ba_gates_hopper" &&
-                  kLeverSpecs[kFp8TwinLever].toml_key == "fp8_act_quant_hopper" &&
-                  kLeverSpecs[kBaGatesTensorCoreLever].toml_key == "ssm_ba_gates_tensor_core",
-              "the lever indices name kLeverSpecs' order");
 
 BackendChoice backend_choice(metrale_backend backend) {
   switch (backend) {
@@ -39,34 +30,32 @@ BackendChoice backend_choice(metrale_backend backend) {
                   fmt::format("options.backend {} is not AUTO (0), HOST (1) or CUDA (2)", static_cast<int>(backend)));
 }
 
-// "on", "off", or nullopt for the default; a CapiError for a value outside the enum.
-std::optional<std::string> lever_override(metrale_lever_setting setting, std::string_view field) {
-  switch (setting) {
-    case METRALE_LEVER_DEFAULT:
-      return std::nullopt;
-    case METRALE_LEVER_ON:
-      return "on";
-    case METRALE_LEVER_OFF:
-      return "off";
+// options.levers as the runtime takes them: each name given once, each value 0 or 1. Whether a
+// key is a lever some op declares is the runtime's check (a ConfigError naming the key).
+std::map<std::string, bool> lever_overrides(const metrale_runtime_options& options) {
+  std::map<std::string, bool> levers;
+  if (options.lever_count == 0) {
+    return levers;
   }
-  throw CapiError(METRALE_ERROR_ARGUMENT,
-                  fmt::format("options.{} {} is not DEFAULT (0), ON (1) or OFF (2)", field, static_cast<int>(setting)));
+  if (options.levers == nullptr) {
+    throw CapiError(METRALE_ERROR_ARGUMENT,
+                    fmt::format("options.levers is NULL but options.lever_count is {}", options.lever_count));
+  }
+  for (std::size_t i = 0; i < options.lever_count; ++i) {
+    const metrale_lever_override& lever = options.levers[i];
+    const std::string_view name = c_text(lever.name, fmt::format("options.levers[{}].name", i));
+    if (lever.value != 0 && lever.value != 1) {
+      throw CapiError(METRALE_ERROR_ARGUMENT,
+                      fmt::format("options.levers[{}] ({}): value {} is not 0 (off) or 1 (on)", i, name, lever.value));
+    }
+    if (!levers.emplace(std::string(name), lever.value == 1).second) {
+      throw CapiError(METRALE_ERROR_ARGUMENT, fmt::format("options.levers[{}]: lever '{}' is set twice", i, name));
+    }
+  }
+  return levers;
 }
 
-struct LeverOverrides {
-  std::optional<std::string> values[METRALE_LEVER_COUNT];
-};
-
-LeverOverrides lever_overrides(const metrale_runtime_options& options) {
-  LeverOverrides overrides;
-  overrides.values[kBaGatesTwinLever] = lever_override(options.ssm_ba_gates_hopper, "ssm_ba_gates_hopper");
-  overrides.values[kFp8TwinLever] = lever_override(options.fp8_act_quant_hopper, "fp8_act_quant_hopper");
-  overrides.values[kBaGatesTensorCoreLever] =
-      lever_override(options.ssm_ba_gates_tensor_core, "ssm_ba_gates_tensor_core");
-  return overrides;
-}
-
-RuntimeOptions runtime_options(const metrale_runtime_options& options, const LeverOverrides& overrides) {
+RuntimeOptions runtime_options(const metrale_runtime_options& options) {
   RuntimeOptions out;
   out.backend = backend_choice(options.backend);
   out.device_ordinal = options.device_ordinal;
@@ -77,20 +66,11 @@ RuntimeOptions runtime_options(const metrale_runtime_options& options, const Lev
     out.host_sm_count = options.host_sm_count;
   }
   out.host_worker_threads = options.host_worker_threads;
-  EnvLookup process = process_environment();
-  out.env = [process, overrides](const char* name) -> std::optional<std::string> {
-    for (std::size_t i = 0; i < kLeverSpecs.size(); ++i) {
-      if (overrides.values[i] && std::string_view(name) == kLeverSpecs[i].env_var) {
-        return overrides.values[i];
-      }
-    }
-    return process(name);
-  };
+  out.levers = lever_overrides(options);
   if (options.cache_dir != nullptr) {
     out.cache_dir = std::string(options.cache_dir);
   }
-  if (has_field(options.struct_size, offsetof(metrale_runtime_options, bundle_dirs), sizeof(options.bundle_dirs)) &&
-      options.bundle_dirs != nullptr) {
+  if (options.bundle_dirs != nullptr) {
     for (const std::filesystem::path& dir : BundleSet::split_dirs(options.bundle_dirs)) {
       out.bundle_dirs.push_back(dir.string());
     }
@@ -98,8 +78,29 @@ RuntimeOptions runtime_options(const metrale_runtime_options& options, const Lev
   return out;
 }
 
-void fill_description(metrale_runtime& handle, const LeverOverrides& overrides) {
-  Runtime& runtime = *handle.runtime;
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) {
+    text += (text.empty() ? "" : ",") + item;
+  }
+  return text;
+}
+
+metrale_runtime::OpText op_text(const ops::OpDeclaration& op) {
+  metrale_runtime::OpText text;
+  text.aliases = joined(op.aliases);
+  for (const ops::RoleDecl& role : op.roles) {
+    text.role_aliases.push_back(joined(role.aliases));
+  }
+  for (const ops::ArgDecl& arg : op.args) {
+    text.arg_dims.push_back(joined(arg.dims));
+    text.arg_dtypes.emplace_back(ops::to_string(arg.dtype));
+  }
+  return text;
+}
+
+void fill_description(metrale_runtime& handle) {
+  const Runtime& runtime = *handle.runtime;
   handle.device = runtime.has_device() ? runtime.backend()->describe() : std::string("no device");
   handle.no_device_reason = runtime.no_device_reason();
   handle.target = runtime.target().name;
@@ -107,30 +108,32 @@ void fill_description(metrale_runtime& handle, const LeverOverrides& overrides) 
   handle.arch = runtime.target().arch;
   const std::uint32_t fallback = runtime.target().sm_count.value_or(kFallbackSmCount);
   handle.sm_count = runtime.has_device() ? ops::device_sm_count(*runtime.backend(), fallback) : fallback;
-  for (std::size_t i = 0; i < kLeverSpecs.size(); ++i) {
-    const LeverValue& value = runtime.levers().*kLeverSpecs[i].field;
-    metrale_runtime::Lever& lever = handle.levers[i];
-    lever.name = std::string(kLeverSpecs[i].toml_key);
-    lever.value = value.value;
-    if (overrides.values[i]) {
-      lever.provenance = "options";
-      lever.origin = fmt::format("metrale_runtime_options.{} = {}", kLeverSpecs[i].toml_key, *overrides.values[i]);
-    } else {
-      lever.provenance = std::string(to_string(value.provenance));
-      lever.origin = value.origin;
-    }
+  for (const Levers::Entry& entry : runtime.levers().entries()) {
+    handle.levers.push_back(metrale_runtime::Lever{entry.spec.toml_key, entry.value.value,
+                                                   std::string(to_string(entry.value.provenance)), entry.value.origin,
+                                                   entry.spec.environment_variable()});
+  }
+  for (const ops::OpDeclaration& op : runtime.ops().ops()) {
+    handle.ops.push_back(op_text(op));
   }
 }
 
 }  // namespace
 
+std::string_view c_text(const char* name, std::string_view what) {
+  require_non_null(name, what);
+  return name;
+}
+
 Runtime& runtime_of(metrale_runtime* handle) {
   require_non_null(handle, "runtime");
+  require_non_null(handle->runtime.get(), "runtime");
   return *handle->runtime;
 }
 
 const Runtime& runtime_of(const metrale_runtime* handle) {
   require_non_null(handle, "runtime");
+  require_non_null(handle->runtime.get(), "runtime");
   return *handle->runtime;
 }
 
@@ -142,9 +145,10 @@ GpuBackend& device_of(metrale_runtime* handle) {
   return *runtime.backend();
 }
 
-const metrale_runtime::Lever& lever_of(const metrale_runtime* handle, std::size_t index) {
-  require_non_null(handle, "runtime");
-  return handle->levers.at(index);
+FoundOp find_op(const metrale_runtime* handle, const char* name) {
+  const Runtime& runtime = runtime_of(handle);
+  const ops::OpDeclaration& op = runtime.ops().get(c_text(name, "op"));
+  return FoundOp{&op, static_cast<std::size_t>(&op - runtime.ops().ops().data())};
 }
 
 }  // namespace metrale::capi
@@ -165,13 +169,11 @@ metrale_status metrale_runtime_open(const metrale_runtime_options* options, metr
     metrale_runtime_options defaults;
     metrale_runtime_options_init(&defaults);
     if (options != nullptr) {
-      require_struct_since(options, "options", kRuntimeOptionsFirstSize);
+      require_struct(options, "options");
     }
-    const metrale_runtime_options& chosen = options != nullptr ? *options : defaults;
-    const LeverOverrides overrides = lever_overrides(chosen);
     auto handle = std::make_unique<metrale_runtime>();
-    handle->runtime = metrale::Runtime::open(runtime_options(chosen, overrides));
-    fill_description(*handle, overrides);
+    handle->runtime = metrale::Runtime::open(runtime_options(options != nullptr ? *options : defaults));
+    fill_description(*handle);
     *out = handle.release();
   });
 }
@@ -182,7 +184,11 @@ void metrale_runtime_close(metrale_runtime* runtime) {
   }
   // Background builds finish here, where their failure can become the last error, not in the
   // runtime's destructor, which may not throw.
-  (void)metrale::capi::capi_call("metrale_runtime_close", [&] { runtime->runtime->registry().wait_background(); });
+  (void)metrale::capi::capi_call("metrale_runtime_close", [&] {
+    if (runtime->runtime) {
+      runtime->runtime->registry().wait_background();
+    }
+  });
   delete runtime;
 }
 
@@ -196,23 +202,20 @@ void metrale_runtime_info_init(metrale_runtime_info* info) {
 metrale_status metrale_runtime_describe(const metrale_runtime* runtime, metrale_runtime_info* info) {
   using namespace metrale::capi;
   return capi_call("metrale_runtime_describe", [&] {
-    require_non_null(runtime, "runtime");
+    const metrale::Runtime& rt = runtime_of(runtime);
     require_struct(info, "info");
     metrale_runtime_info out;
     metrale_runtime_info_init(&out);
     out.struct_size = info->struct_size;
-    out.has_device = runtime->runtime->has_device() ? 1 : 0;
+    out.has_device = rt.has_device() ? 1 : 0;
     out.device = runtime->device.c_str();
     out.no_device_reason = runtime->no_device_reason.c_str();
     out.target = runtime->target.c_str();
     out.target_source = runtime->target_source.c_str();
     out.arch = runtime->arch.c_str();
     out.sm_count = runtime->sm_count;
-    for (std::size_t i = 0; i < METRALE_LEVER_COUNT; ++i) {
-      const metrale_runtime::Lever& lever = runtime->levers[i];
-      out.levers[i] =
-          metrale_lever_info{lever.name.c_str(), lever.value ? 1 : 0, lever.provenance.c_str(), lever.origin.c_str()};
-    }
+    out.lever_count = runtime->levers.size();
+    out.op_count = runtime->ops.size();
     *info = out;
   });
 }

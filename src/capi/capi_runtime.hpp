@@ -1,22 +1,35 @@
-// capi_runtime.hpp (private): what a metrale_runtime handle holds: the C++ runtime and the
-// strings metrale_runtime_describe hands out, which live as long as the handle.
-// Invariant: the strings are written once, at open, so describing needs no lock.
+// capi_runtime.hpp (private): what a metrale_runtime handle holds: the C++ runtime and every
+// string the describing functions hand out (the runtime's, its levers', its ops'), which live
+// as long as the handle.
+// Invariants: the strings are written once, at open, and never change, so describing needs no
+// lock; ops[i] describes runtime->ops().ops()[i], levers[i] runtime->levers().entries()[i].
 #pragma once
 
-#include <array>
+#include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "metrale/metrale.h"
 #include "metrale/runtime.hpp"
 
 struct metrale_runtime {
-  // One lever as the C caller sees it: "options" provenance when metrale_runtime_options set it.
+  // One lever as the C caller sees it.
   struct Lever {
     std::string name;
     bool value = false;
     std::string provenance;
     std::string origin;
+    std::string env_var;
+  };
+  // The strings of one op that its declaration does not hold as C strings: lists joined with
+  // commas (its aliases, each role's aliases, each tensor's dims) and the dtypes' names.
+  struct OpText {
+    std::string aliases;
+    std::vector<std::string> role_aliases;  // by role index
+    std::vector<std::string> arg_dims;      // by argument index
+    std::vector<std::string> arg_dtypes;    // by argument index
   };
 
   std::unique_ptr<metrale::Runtime> runtime;
@@ -26,22 +39,28 @@ struct metrale_runtime {
   std::string target_source;
   std::string arch;
   std::uint32_t sm_count = 0;
-  std::array<Lever, METRALE_LEVER_COUNT> levers;
+  std::vector<Lever> levers;
+  std::vector<OpText> ops;
 };
 
 namespace metrale::capi {
 
-// The runtime behind a handle; a CapiError (argument) when the handle is NULL.
+// The runtime behind a handle; a CapiError (argument, "runtime is NULL") when the handle is NULL
+// or holds no runtime.
 Runtime& runtime_of(metrale_runtime* handle);
 const Runtime& runtime_of(const metrale_runtime* handle);
 // The backend, or a CapiError (no device) naming why there is none.
 GpuBackend& device_of(metrale_runtime* handle);
-// The lever as described (index 0: ssm_ba_gates_hopper, 1: fp8_act_quant_hopper,
-// 2: ssm_ba_gates_tensor_core: the order of kLeverSpecs).
-const metrale_runtime::Lever& lever_of(const metrale_runtime* handle, std::size_t index);
-// Those indices by name (static_assert'ed against kLeverSpecs in capi_runtime.cpp).
-inline constexpr std::size_t kBaGatesTwinLever = 0;
-inline constexpr std::size_t kFp8TwinLever = 1;
-inline constexpr std::size_t kBaGatesTensorCoreLever = 2;
+
+// The op of that name or alias and its index in the runtime's op set; a CapiError (argument)
+// for a NULL name, a KernelChoiceError (argument) naming the known ops for an unknown one.
+struct FoundOp {
+  const ops::OpDeclaration* op = nullptr;
+  std::size_t index = 0;
+};
+FoundOp find_op(const metrale_runtime* handle, const char* name);
+
+// `name` (a C string) as a view; a CapiError (argument) naming `what` when it is NULL.
+std::string_view c_text(const char* name, std::string_view what);
 
 }  // namespace metrale::capi

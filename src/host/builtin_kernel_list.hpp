@@ -28,4 +28,8 @@
         std::string(::metrale::kFp8ActQuantHopper), ::metrale::KernelParams{0, 16, 8}));                             \
     (table).add(::metrale::make_host_kernel<&per_token_group_quant_fp8_hopper<4, 8>>(                                \
         std::string(::metrale::kFp8ActQuantHopper), ::metrale::KernelParams{0, 4, 8}));                              \
+    (table).add(::metrale::make_host_kernel<&silu_mul_bf16<256>>(std::string(::metrale::kSiluMulBf16),               \
+                                                                 ::metrale::KernelParams{256, 0, 0}));               \
+    (table).add(::metrale::make_host_kernel<&silu_mul_per_token_group_quant_fp8<4, 8>>(                              \
+        std::string(::metrale::kSiluMulFp8QuantFused), ::metrale::KernelParams{0, 4, 8}));                           \
   } while (false)

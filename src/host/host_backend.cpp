@@ -14,6 +14,7 @@
 #include "grid_sample.hpp"
 #include "ground/log.hpp"
 #include "host/builtin_kernels.hpp"
+#include "host/builtin_source.hpp"
 #include "host/launch_limits.hpp"
 #include "jit/cache_location.hpp"
 #include "launch_profiler.hpp"
@@ -50,9 +51,9 @@ HostBackend::HostBackend(HostBackendOptions options)
     : options_(resolved(options)),
       executor_(std::make_unique<host::GridExecutor>(options_.worker_threads, options_.fiber_stack_bytes)) {
   if (options_.profiled_kernels) {
-    register_profiled_builtin_host_kernels(table_);
+    register_profiled_builtin_host_kernels(builtins_);
   } else {
-    register_builtin_host_kernels(table_);
+    register_builtin_host_kernels(builtins_);
   }
 }
 
@@ -67,6 +68,10 @@ HostBackend::~HostBackend() = default;
 
 void HostBackend::add_kernel(HostKernelInfo kernel) {
   const std::lock_guard lock(kernels_mutex_);
+  if (builtins_.find(kernel.kernel, kernel.params) != nullptr) {
+    throw BackendError(
+        fmt::format("host kernel '{}' with params {} is registered twice", kernel.kernel, kernel.params.tag()));
+  }
   table_.add(std::move(kernel));
 }
 
@@ -77,25 +82,48 @@ std::string HostBackend::describe() const {
 
 KernelHandle HostBackend::load(const LoadRequest& request) {
   const std::lock_guard lock(kernels_mutex_);
+  // An engine's own instantiation (add_kernel) answers for its kernel; a built-in only for the
+  // source it was compiled from; anything else given as source is compiled from that source.
   const HostKernelInfo* entry = table_.find(request.kernel, request.params);
+  const std::optional<std::string> given = host::given_source_digest(request);
+  if (entry == nullptr) {
+    entry = builtins_.find(request.kernel, request.params);
+    if (entry != nullptr && given && *given != host::embedded_source_digest(request.source)) {
+      logger().info(
+          "host backend: {} is given another {} than the one its built-in instantiation was compiled "
+          "from (METRALE_TEMPLATE_DIR or an engine's override); the host JIT compiles the one given",
+          entry->display_name, request.source);
+      entry = nullptr;
+    }
+  }
+  std::string compiled_from;  // the given source's digest, for an entry the host JIT compiled
   if (entry == nullptr && request.sources != nullptr && !request.source.empty()) {
-    entry = compile_at_run_time(request);
+    compiled_from = given.value_or("");
+    entry = compile_at_run_time(request, compiled_from);
   }
   if (entry == nullptr) {
-    throw BackendError(fmt::format("host backend has no kernel '{}' with params {} (it has: {})", request.kernel,
-                                   request.params.tag(), table_.list()));
+    throw BackendError(fmt::format("host backend has no kernel '{}' with params {} (it has: {}{}{})", request.kernel,
+                                   request.params.tag(), builtins_.list(), table_.size() == 0 ? "" : ", ",
+                                   table_.size() == 0 ? "" : table_.list()));
   }
-  const auto known = std::find_if(loaded_.begin(), loaded_.end(), [&](const HostKernelInfo& loaded) {
-    return loaded.kernel == entry->kernel && loaded.params == entry->params;
+  const auto known = std::find_if(loaded_.begin(), loaded_.end(), [&](const LoadedKernel& loaded) {
+    return loaded.info.kernel == entry->kernel && loaded.info.params == entry->params &&
+           loaded.compiled_from == compiled_from;
   });
   if (known != loaded_.end()) {
     return KernelHandle{static_cast<std::uint64_t>(known - loaded_.begin()) + 1};
   }
-  loaded_.push_back(*entry);
+  loaded_.push_back(LoadedKernel{*entry, std::move(compiled_from)});
   return KernelHandle{loaded_.size()};
 }
 
-const HostKernelInfo* HostBackend::compile_at_run_time(const LoadRequest& request) {
+const HostKernelInfo* HostBackend::compile_at_run_time(const LoadRequest& request, const std::string& digest) {
+  for (const LoadedKernel& compiled : jit_kernels_) {
+    if (compiled.info.kernel == request.kernel && compiled.info.params == request.params &&
+        compiled.compiled_from == digest) {
+      return &compiled.info;
+    }
+  }
   if (!jit_) {
     std::optional<std::filesystem::path> dir = options_.jit_cache_dir;
     if (!dir) {
@@ -112,8 +140,8 @@ const HostKernelInfo* HostBackend::compile_at_run_time(const LoadRequest& reques
   }
   logger().debug("host JIT: {} {}", built.kernel->display_name,
                  built.from_cache ? "loaded from the cache" : "compiled");
-  table_.add(std::move(*built.kernel));
-  return table_.find(request.kernel, request.params);
+  jit_kernels_.push_back(LoadedKernel{std::move(*built.kernel), digest});
+  return &jit_kernels_.back().info;
 }
 
 host::HostJitStats HostBackend::jit_stats() const {
@@ -128,7 +156,7 @@ void HostBackend::launch(KernelHandle kernel, const LaunchConfig& config, std::s
     if (!kernel.present() || kernel.value > loaded_.size()) {
       throw BackendError(fmt::format("host backend: launch of unknown kernel handle {}", kernel.value));
     }
-    entry = loaded_[kernel.value - 1];
+    entry = loaded_[kernel.value - 1].info;
   }
   check_kernel_args(entry, args);
   if (auto problem = host::launch_config_problem(config, options_.compute_capability)) {

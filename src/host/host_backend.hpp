@@ -1,7 +1,10 @@
 // host/host_backend.hpp: a GpuBackend that runs the kernel templates on the CPU. Kernels
 // come from a HostKernelTable (the builtin variants, plus any added), a block's threads run as
 // fibers, blocks on a few worker threads, and memory is tracked host memory.
-// Invariants: load() hands out nonzero handles only for kernels in the table; launch() is
+// Invariants: load() hands out nonzero handles only for kernels in the table; a built-in
+// instantiation answers a load only when the source the load gives (with what it includes) is the
+// embedded template it was compiled from (host/builtin_source.hpp), any other given source is
+// compiled by the host JIT, so what an engine gives is what runs; launch() is
 // synchronous and throws a BackendError naming the kernel, block and thread for anything a GPU
 // would hide (divergent barrier, shuffle with absent lanes, deadlock), never hangs.
 // Profiling: a backend opened with profiled_kernels loads the recording instantiations
@@ -14,10 +17,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "host/host_jit.hpp"
@@ -104,14 +109,25 @@ class HostBackend final : public GpuBackend {
   [[nodiscard]] host::HostJitStats jit_stats() const;
 
  private:
-  // A variant the table lacks, compiled by the system compiler and added; called with
-  // kernels_mutex_ held. BackendError with the reason (the compiler's log) when it cannot be.
-  const HostKernelInfo* compile_at_run_time(const LoadRequest& request);
+  // A kernel and, when the host JIT compiled it, the digest of the source it was compiled from
+  // ("" for a built-in or an added kernel; source_set.hpp's source_digest otherwise).
+  struct LoadedKernel {
+    HostKernelInfo info;
+    std::string compiled_from;
+  };
+
+  // The request's variant compiled from its source (the one whose digest is `digest`) by the
+  // system compiler, once per (kernel, params, digest); called with kernels_mutex_ held.
+  // BackendError with the reason (the compiler's log) when it cannot be.
+  const HostKernelInfo* compile_at_run_time(const LoadRequest& request, const std::string& digest);
 
   HostBackendOptions options_;
   mutable std::mutex kernels_mutex_;
-  HostKernelTable table_;
-  std::vector<HostKernelInfo> loaded_;  // handle value - 1 -> the entry it was loaded from
+  HostKernelTable builtins_;  // the library's instantiations of its embedded templates
+  HostKernelTable table_;     // the kernels add_kernel gave
+  // What the host JIT compiled; a deque, so an entry stays where it is while others arrive.
+  std::deque<LoadedKernel> jit_kernels_;
+  std::vector<LoadedKernel> loaded_;    // handle value - 1 -> the entry it was loaded from
   std::unique_ptr<host::HostJit> jit_;  // made on the first variant the table lacks
   host::HostMemory memory_;
   std::unique_ptr<host::GridExecutor> executor_;

@@ -26,6 +26,7 @@
 
 #include "ground/log.hpp"
 #include "host/host_compiler.hpp"
+#include "host/host_include_dir.hpp"
 #include "host/prelude_table.hpp"
 #include "host/profiled_host_flags.hpp"
 #include "jit/cache_key.hpp"
@@ -38,7 +39,8 @@ namespace {
 
 constexpr const char* kEntry = "metrale_host_kernel_v2";
 constexpr std::size_t kMaxParameters = 64;
-constexpr std::string_view kPrelude = "metrale/host/cuda_host_prelude.hpp";
+constexpr std::string_view kPrelude = kPreludeHeader;
+constexpr std::string_view kCudaStandIns = "metrale/host/cuda_include";
 // The flags the library's own host unit is built with (CMakeLists.txt: C++20, position
 // independent, vector words moved as CUDA code moves them), then the object's isolation: every
 // symbol but the entry hidden, and no symbol left for the loading process to provide.
@@ -188,26 +190,6 @@ std::vector<std::string> host_jit_flags(std::string_view compiler_identity, bool
   return flags;
 }
 
-std::optional<std::filesystem::path> host_jit_include_dir(const EnvLookup& env) {
-  std::vector<std::filesystem::path> candidates;
-  if (const auto dir = env("METRALE_INCLUDE_DIR"); dir && !dir->empty()) {
-    candidates.emplace_back(*dir);
-  }
-#ifdef METRALE_SOURCE_DIR
-  candidates.emplace_back(std::filesystem::path(METRALE_SOURCE_DIR) / "include");
-#endif
-#ifdef METRALE_INSTALL_INCLUDE_DIR
-  candidates.emplace_back(METRALE_INSTALL_INCLUDE_DIR);
-#endif
-  for (const auto& candidate : candidates) {
-    std::error_code error;
-    if (std::filesystem::is_regular_file(candidate / kPrelude, error)) {
-      return candidate;
-    }
-  }
-  return std::nullopt;
-}
-
 HostJit::HostJit(std::optional<std::filesystem::path> cache_dir, EnvLookup env)
     : requested_dir_(std::move(cache_dir)), env_(std::move(env)) {}
 
@@ -259,8 +241,12 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
   }
   const std::optional<std::filesystem::path> include_dir = host_jit_include_dir(env_);
   if (!include_dir) {
-    return refuse(
-        fmt::format("no folder holds {} (set METRALE_INCLUDE_DIR to the installed include folder)", kPrelude));
+    std::string tried;
+    for (const std::filesystem::path& candidate : host_jit_include_candidates(env_)) {
+      tried += (tried.empty() ? "" : ", ") + candidate.string();
+    }
+    return refuse(fmt::format("no folder holds {} (tried {}; set METRALE_INCLUDE_DIR to the installed include folder)",
+                              kPrelude, tried.empty() ? std::string("none") : tried));
   }
   if (!compiler_) {  // once per HostJit: `--version` is a process start
     compiler_ = find_system_compiler(env_);
@@ -321,6 +307,9 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.push_back("-I" + work.string());
   argv.push_back("-I" + include_dir->string());
+  // The host's stand-ins for toolkit headers (<cooperative_groups.h>, ...): an -I folder, so they
+  // come before the toolkit's own, which the -isystem below still gives for everything else.
+  argv.push_back("-I" + (*include_dir / kCudaStandIns).string());
   if (const auto& cuda = cuda_include_dir()) {
     argv.push_back("-isystem" + *cuda);
   }

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "host/host_compiler.hpp"
+#include "host/host_include_dir.hpp"
 #include "metrale/environment.hpp"
 #include "metrale/host/host_kernel.hpp"
 
@@ -68,11 +69,6 @@ std::vector<std::string> host_jit_flags(std::string_view compiler_identity, bool
 // the family the library's profiled built-ins were built with, or the two would record different
 // traffic for the same kernel. Pure.
 std::string host_jit_profiled_refusal(std::string_view compiler_identity);
-
-// The folder holding metrale/host/cuda_host_prelude.hpp: METRALE_INCLUDE_DIR, else the source
-// tree's include/ recorded at build time, else the installed include folder; nullopt when none
-// holds it.
-std::optional<std::filesystem::path> host_jit_include_dir(const EnvLookup& env);
 
 class HostJit {
  public:

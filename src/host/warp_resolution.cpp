@@ -117,6 +117,7 @@ std::optional<std::string> complete_group(Warp& warp, std::uint32_t leader, cons
         break;
       case WarpOp::kSyncWarp:
       case WarpOp::kTile:
+      case WarpOp::kActiveMask:  // resolved by resolve_active_masks, never here
         thread.result = 0;
         break;
     }
@@ -127,6 +128,33 @@ std::optional<std::string> complete_group(Warp& warp, std::uint32_t leader, cons
     }
   }
   return std::nullopt;
+}
+
+// The lanes of `warp` waiting at kActiveMask, grouped by site: each group is released with its
+// own mask. Called only when no other collective of the warp completed, so every lane that can
+// still reach a site with the others (it was released by a collective of this pass) has.
+bool resolve_active_masks(Warp& warp) {
+  bool progress = false;
+  for (std::uint32_t lane = 0; lane < warp.lanes.size(); ++lane) {
+    const ThreadSync& first = warp.lanes[lane];
+    if (first.state != ThreadState::kAtWarpSync || first.warp.op != WarpOp::kActiveMask) {
+      continue;
+    }
+    const WarpSyncRequest request = first.warp;
+    std::uint32_t mask = 0;
+    for (std::uint32_t other = lane; other < warp.lanes.size(); ++other) {
+      const ThreadSync& thread = warp.lanes[other];
+      mask |= thread.state == ThreadState::kAtWarpSync && same_collective(thread.warp, request) ? 1U << other : 0U;
+    }
+    for (std::uint32_t other = lane; other < warp.lanes.size(); ++other) {
+      if ((mask >> other & 1U) != 0) {
+        warp.lanes[other].result = mask;
+        warp.lanes[other].state = ThreadState::kRunnable;
+      }
+    }
+    progress = true;
+  }
+  return progress;
 }
 
 std::string why_lane_is_missing(std::span<const ThreadSync> threads, std::uint32_t thread_index) {
@@ -171,6 +199,8 @@ std::string_view warp_op_name(WarpOp op) {
       return "__syncwarp";
     case WarpOp::kTile:
       return "wmma tile operation";
+    case WarpOp::kActiveMask:
+      return "__activemask";
   }
   return "warp collective";
 }
@@ -198,6 +228,10 @@ std::optional<std::string> warp_request_problem(const WarpSyncRequest& request, 
   }
   if (request.op == WarpOp::kTile && (request.mask != 0xffffffffU || request.tile == nullptr)) {
     return fmt::format("{} at {} must be executed by the whole warp (mask {:#010x})", warp_op_name(request.op),
+                       describe_site(request.site), request.mask);
+  }
+  if (request.op == WarpOp::kActiveMask && request.mask != 0xffffffffU) {
+    return fmt::format("{} at {} must name the whole warp as its candidates (mask {:#010x})", warp_op_name(request.op),
                        describe_site(request.site), request.mask);
   }
   if ((request.mask >> lane & 1U) == 0) {
@@ -240,17 +274,22 @@ WarpResolution resolve_warp_collectives(std::span<ThreadSync> threads, const Dim
   const auto warps = static_cast<std::uint32_t>((threads.size() + kWarpLanes - 1) / kWarpLanes);
   for (std::uint32_t w = 0; w < warps; ++w) {
     Warp warp = warp_of(threads, w);
+    bool warp_progress = false;
     for (std::uint32_t lane = 0; lane < warp.lanes.size(); ++lane) {
       const ThreadSync& thread = warp.lanes[lane];
-      if (thread.state != ThreadState::kAtWarpSync || !group_complete(warp, thread.warp)) {
+      if (thread.state != ThreadState::kAtWarpSync || thread.warp.op == WarpOp::kActiveMask ||
+          !group_complete(warp, thread.warp)) {
         continue;
       }
       if (auto error = complete_group(warp, lane, block_dim)) {
         out.error = std::move(error);
         return out;
       }
-      out.progress = true;
+      warp_progress = true;
     }
+    // Convergence is decided last: lanes a collective just released may still join a group.
+    warp_progress = warp_progress || resolve_active_masks(warp);
+    out.progress = out.progress || warp_progress;
   }
   return out;
 }

@@ -48,7 +48,8 @@ struct WarpResolution {
 };
 
 // Resolves every warp collective whose named lanes all arrived at the same site with the same
-// op, mask and width: writes their results and makes them runnable.
+// op, mask and width: writes their results and makes them runnable. In a warp where none did,
+// the lanes at one kActiveMask site are released together, each with their mask.
 WarpResolution resolve_warp_collectives(std::span<ThreadSync> threads, const Dim3& block_dim);
 
 // Releases the barrier when every thread of the block waits at the same __syncthreads site.

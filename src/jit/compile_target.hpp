@@ -1,5 +1,5 @@
 // jit/compile_target.hpp: which architecture NVRTC compiles for on a given device,
-// and where the CUDA headers that templates #include live. Both are pure decisions.
+// and which sources are compiled against the CUDA toolkit's headers (jit/cuda_toolkit.hpp).
 // Invariant: a CUBIN is only ever built for an SM the NVRTC in use lists; otherwise PTX for
 // the newest compute_XY at or below the device, which the driver JIT-finishes at load.
 #pragma once
@@ -8,7 +8,10 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "jit/cuda_toolkit.hpp"
 #include "metrale/gpu/compute_capability.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
 #include "metrale/jit/source_set.hpp"
@@ -25,21 +28,16 @@ struct CompileTarget {
 // listed arch is newer than the device (the NVRTC in use cannot target it at all).
 std::optional<CompileTarget> choose_compile_target(ComputeCapability device, std::span<const int> supported);
 
-// The first candidate directory that holds cuda_bf16.h, in this order: METRALE_CUDA_INCLUDE_DIR,
-// $CUDA_HOME/include, $CUDA_PATH/include, the build-time toolkit include dir,
-// /usr/local/cuda/include. `getenv` and `has_headers` are parameters so the choice is testable.
-std::optional<std::string> choose_cuda_include_dir(const std::function<const char*(const char*)>& getenv,
-                                                   std::string_view build_time_dir,
-                                                   const std::function<bool(const std::string&)>& has_headers);
-// The same with the process environment and the file system; cached after the first call.
-const std::optional<std::string>& cuda_include_dir();
-
-// The include directory NVRTC gets for `source`: none when its includes stay inside the set (the
-// library's templates: metrale_types.cuh stands in for the toolkit's headers, so neither the
-// toolkit's presence nor its path enters their compile or their key), else `toolkit_dir` (an
-// engine's source that asks for <cuda_bf16.h>). Pure.
-std::string include_dir_for(const SourceSet& sources, std::string_view source, std::string_view toolkit_dir);
-// The same with cuda_include_dir().
-std::string include_dir_for(const SourceSet& sources, std::string_view source);
+// The toolkit NVRTC compiles `source` against: none (null) when its includes stay inside the set
+// (the library's templates: metrale_types.cuh stands in for the toolkit's headers, so neither the
+// toolkit's presence nor its path enters their compile or their key; `toolkit` is then not even
+// asked, so no NVRTC is loaded for them), else `toolkit()`'s (an engine's source that asks for
+// <cuda_bf16.h> or <cooperative_groups.h>), null when there is none. Pure given `toolkit`.
+const CudaToolkit* toolkit_for(const SourceSet& sources, std::string_view source,
+                               const std::function<const std::optional<CudaToolkit>&()>& toolkit);
+// The same with cuda_toolkit().
+const CudaToolkit* toolkit_for(const SourceSet& sources, std::string_view source);
+// toolkit_for's include folders (none without a toolkit).
+std::vector<std::string> include_dirs_for(const SourceSet& sources, std::string_view source);
 
 }  // namespace metrale

@@ -47,12 +47,12 @@ const KernelResources* CompileResult::resources_for(std::string_view lowered_nam
   return nullptr;
 }
 
-std::vector<std::string> nvrtc_options(std::string_view arch, std::string_view cuda_include,
+std::vector<std::string> nvrtc_options(std::string_view arch, std::span<const std::string> include_dirs,
                                        const std::vector<std::string>& extra_options) {
   std::vector<std::string> options{"-std=c++17", "--fmad=false", "-default-device",
                                    "--gpu-architecture=" + std::string(arch)};
-  if (!cuda_include.empty()) {
-    options.push_back("-I" + std::string(cuda_include));
+  for (const std::string& dir : include_dirs) {
+    options.push_back("-I" + dir);
   }
   // ptxas only runs for a real SM; the resource report comes from its -v output.
   if (arch.starts_with("sm_")) {
@@ -76,7 +76,7 @@ CompileResult compile_with_nvrtc(const CompileRequest& request) {
   }
   const NvrtcApi& api = *library.api;
   result.options =
-      nvrtc_options(request.arch, include_dir_for(*request.sources, request.source_name), request.extra_options);
+      nvrtc_options(request.arch, include_dirs_for(*request.sources, request.source_name), request.extra_options);
 
   // Every other source is a header, so templates can #include each other by name. Each text
   // carries its include marker (its index; the main source's is the header count), so the log

@@ -3,11 +3,13 @@
 // PTX, CUBIN (real sm_XY only), lowered names, the log with its errors quoted, resources per
 // entry function, compile time. Invariants: a compile error is data (ok == false), never an
 // exception, and so is a missing NVRTC; the options always carry -std=c++17, --fmad=false (kernels use explicit fma so
-// GPU, host and CPU reference agree bit for bit), -default-device, the arch, and -I<cuda include>
-// only for a source that includes a file outside its set (compile_target.hpp's include_dir_for).
+// GPU, host and CPU reference agree bit for bit), -default-device, the arch, and the toolkit's
+// include folders (-I<cuda>/include, and -I<cuda>/include/cccl on CUDA 13, as nvcc adds them) only
+// for a source that includes a file outside its set (compile_target.hpp's toolkit_for).
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,8 +44,8 @@ struct CompileResult {
   [[nodiscard]] const KernelResources* resources_for(std::string_view lowered_name) const;
 };
 
-// The full option list for one arch (pure apart from `cuda_include`, which is passed in).
-std::vector<std::string> nvrtc_options(std::string_view arch, std::string_view cuda_include,
+// The full option list for one arch, with one -I per include folder, in order. Pure.
+std::vector<std::string> nvrtc_options(std::string_view arch, std::span<const std::string> include_dirs,
                                        const std::vector<std::string>& extra_options);
 
 CompileResult compile_with_nvrtc(const CompileRequest& request);

@@ -75,47 +75,63 @@ std::vector<std::string> SourceSet::names() const {
   return out;
 }
 
-SourceSet::Closure SourceSet::closure(std::string_view name) const {
+namespace {
+
+using SourceMap = std::map<std::string, std::string, std::less<>>;
+
+struct Closure {
+  std::set<std::string, std::less<>> members;  // `name` and the members it includes
+  bool reaches_outside = false;
+};
+
+Closure closure_of(const SourceMap& sources, std::string_view name) {
   Closure out;
   std::vector<std::string> pending{std::string(name)};
   while (!pending.empty()) {
     std::string current = std::move(pending.back());
     pending.pop_back();
-    const std::string* text = find(current);
-    if (text == nullptr) {
+    const auto found = sources.find(current);
+    if (found == sources.end()) {
       out.reaches_outside = true;
       continue;
     }
     if (!out.members.insert(current).second) {
       continue;
     }
-    for (std::string& included : included_names(*text)) {
+    for (std::string& included : included_names(found->second)) {
       pending.push_back(std::move(included));
     }
   }
   return out;
 }
 
-bool SourceSet::reaches_outside(std::string_view name) const { return contains(name) && closure(name).reaches_outside; }
+}  // namespace
+
+bool SourceSet::reaches_outside(std::string_view name) const {
+  return contains(name) && closure_of(sources_, name).reaches_outside;
+}
 
 std::vector<std::string> SourceSet::digested_members(std::string_view name) const {
   if (!contains(name)) {
     return {};
   }
-  const std::set<std::string, std::less<>> members = closure(name).members;
+  const std::set<std::string, std::less<>> members = closure_of(sources_, name).members;
   return {members.begin(), members.end()};
 }
 
-std::optional<std::string> SourceSet::digest(std::string_view name) const {
-  if (!contains(name)) {
+std::optional<std::string> SourceSet::digest(std::string_view name) const { return source_digest(sources_, name); }
+
+std::optional<std::string> source_digest(const std::map<std::string, std::string, std::less<>>& sources,
+                                         std::string_view name) {
+  if (sources.find(name) == sources.end()) {
     return std::nullopt;
   }
   // The closure is sorted by name so the digest does not depend on include order.
-  const std::set<std::string, std::less<>> closure = this->closure(name).members;
+  const std::set<std::string, std::less<>> closure = closure_of(sources, name).members;
   XXH3_state_t* state = XXH3_createState();
   XXH3_128bits_reset(state);
   for (const std::string& member : closure) {
-    const std::string& text = *find(member);
+    const std::string& text = sources.find(member)->second;
     const std::uint64_t sizes[2] = {member.size(), text.size()};
     XXH3_128bits_update(state, sizes, sizeof(sizes));
     XXH3_128bits_update(state, member.data(), member.size());

@@ -160,14 +160,26 @@ std::vector<std::string> unkeyed_includes(const CompileResult& result, const Sou
 }
 
 EntryKey make_entry_key(const KernelVariant& variant, std::string_view arch, const SourceSet& sources,
-                        const std::vector<std::string>& extra_options) {
+                        const std::vector<std::string>& extra_options,
+                        const std::function<const std::optional<CudaToolkit>&()>& toolkit) {
+  const CudaToolkit* used = toolkit_for(sources, variant.source, toolkit);
+  const std::vector<std::string> include_dirs = used != nullptr ? used->include_dirs : std::vector<std::string>{};
+  std::string digest = sources.digest(variant.source).value_or("");
+  if (used != nullptr) {
+    digest += "+" + used->identity;  // the toolkit's headers are part of what the source includes
+  }
   return EntryKey{variant.kernel,
                   variant.params.tag(),
                   std::string(arch),
                   {},
-                  join_options(nvrtc_options(arch, include_dir_for(sources, variant.source), extra_options)),
-                  sources.digest(variant.source).value_or(""),
+                  join_options(nvrtc_options(arch, include_dirs, extra_options)),
+                  std::move(digest),
                   variant.name_expression};
+}
+
+EntryKey make_entry_key(const KernelVariant& variant, std::string_view arch, const SourceSet& sources,
+                        const std::vector<std::string>& extra_options) {
+  return make_entry_key(variant, arch, sources, extra_options, cuda_toolkit);
 }
 
 EntryKey with_compiler(EntryKey key) {
@@ -181,7 +193,7 @@ BundleKeyFields make_bundle_key(const KernelVariant& variant, std::string_view a
                          variant.params.tag(),
                          std::string(arch),
                          variant.name_expression,
-                         join_options(nvrtc_options(arch, "", extra_options)),
+                         join_options(nvrtc_options(arch, {}, extra_options)),
                          sources.digest(variant.source).value_or("")};
 }
 

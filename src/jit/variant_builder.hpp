@@ -1,14 +1,17 @@
 // variant_builder.hpp (private): memory cache -> bundles -> entry store -> NVRTC for a list
 // of variants. NVRTC is asked for nothing (not even its version, which keys the disk cache)
 // until a variant misses memory and the bundles, so a process served from bundles never
-// loads it.
+// loads it (unless a source includes the toolkit's headers: which toolkit is the loaded
+// NVRTC's, so its key asks nvrtc_library() where that is, jit/cuda_toolkit.hpp).
 // Invariants: every claimed memory-cache key is fulfilled, even when compiling throws; the
 // misses of one source share one NVRTC program, and when that program fails with several
 // name expressions each is retried alone, so one bad instantiation cannot take down its
 // siblings; a failed compile is logged here, once, by the one thread that compiled it.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,6 +20,7 @@
 #include "jit/bundle.hpp"
 #include "jit/compiled_entry.hpp"
 #include "jit/compiled_memory_cache.hpp"
+#include "jit/cuda_toolkit.hpp"
 #include "jit/entry_store.hpp"
 #include "jit/nvrtc_compiler.hpp"
 #include "metrale/jit/kernel_registry.hpp"
@@ -59,6 +63,13 @@ std::vector<std::string> unkeyed_includes(const CompileResult& result, const Sou
 
 // The key of one variant for `arch` (the option list and source digest included). Its
 // nvrtc_version is left empty: with_compiler() fills it when the disk or NVRTC is consulted.
+// A source compiled against the toolkit (toolkit_for) has the toolkit's include folders in its
+// options and its identity appended to its source digest ("<digest>+cuda13000-cccl...+<hex>"),
+// so another toolkit recompiles; `toolkit` is asked only for such a source. Pure given `toolkit`.
+EntryKey make_entry_key(const KernelVariant& variant, std::string_view arch, const SourceSet& sources,
+                        const std::vector<std::string>& extra_options,
+                        const std::function<const std::optional<CudaToolkit>&()>& toolkit);
+// The same with cuda_toolkit() (which loads NVRTC, once, for a source that needs the toolkit).
 EntryKey make_entry_key(const KernelVariant& variant, std::string_view arch, const SourceSet& sources,
                         const std::vector<std::string>& extra_options);
 

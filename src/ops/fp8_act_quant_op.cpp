@@ -133,6 +133,8 @@ Fp8QuantPick fp8_act_quant(const OpHost& host, const Fp8QuantArgs& args, std::ui
   return run_typed(context, args, stream, forced);
 }
 
+Fp8QuantKernels fp8_quant_kernels(const OpHost& host) { return kernels_of(host.op_context(kOpName), false); }
+
 Pick to_pick(const Fp8QuantPick& pick, bool forced) { return generic_pick(pick, forced); }
 
 OpDeclaration fp8_act_quant_declaration() {

@@ -1,5 +1,6 @@
-// op_kernels.cpp: the library's five kernels declared to a KernelCatalog, and a target entry's
-// variant through a catalog (declaring them to a registry: op_kernel_declare.cpp).
+// op_kernels.cpp: the library's kernels declared to a KernelCatalog (the SiLU-and-mul FP8 op's
+// in ops/silu_mul_fp8_quant_kernels.cpp), and a target entry's variant through a catalog
+// (declaring them to a registry: op_kernel_declare.cpp).
 #include "ops/op_kernels.hpp"
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 #include "metrale/error.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "ops/op_kernel_rules.hpp"
+#include "ops/silu_mul_fp8_quant_kernels.hpp"
 #include "target/kernel_catalog.hpp"
 
 namespace metrale::ops {
@@ -59,6 +61,7 @@ KernelCatalog make_library_catalog() {
                .same_shape = false,
                .background = true,
                .rule = check_fp8_act_quant_hopper});
+  add_silu_mul_fp8_quant_kernels(catalog);
   return catalog;
 }
 

@@ -212,6 +212,8 @@ BaGatesPick ssm_ba_gates(const OpHost& host, const BaGatesArgs& args, std::uint6
   return run_typed(context, args, stream, forced);
 }
 
+BaGatesKernels ba_gates_kernels(const OpHost& host) { return kernels_of(host.op_context(kOpName), false); }
+
 Pick to_pick(const BaGatesPick& pick, bool forced) { return generic_pick(pick, forced); }
 
 OpDeclaration ssm_ba_gates_declaration() {

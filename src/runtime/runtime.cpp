@@ -23,7 +23,13 @@ HardwareTarget choose_target(const std::vector<HardwareTarget>& targets, const R
   if (options.target) {
     const HardwareTarget* named = find_target(targets, *options.target);
     if (named == nullptr) {
-      throw ConfigError(fmt::format("target '{}' is not one of the HARDWARE.toml targets", *options.target));
+      // The valid names in the message: a typo is fixed from the error alone.
+      std::string known;
+      for (const HardwareTarget& target : targets) {
+        known += (known.empty() ? "" : ", ") + target.name;
+      }
+      throw ConfigError(
+          fmt::format("target '{}' is not one of the HARDWARE.toml targets (known: {})", *options.target, known));
     }
     HardwareTarget chosen = *named;
     if (chosen.arch.empty() && backend != nullptr && backend->compute_capability()) {
@@ -117,7 +123,11 @@ void Runtime::initialise(RuntimeOptions& options) {
   for (const auto& [key, value] : options.levers) {
     LeverValue* lever = levers_.find(key);
     if (lever == nullptr) {
-      throw ConfigError(fmt::format("RuntimeOptions::levers: no op declares the lever '{}'", key));
+      std::string known;
+      for (const Levers::Entry& entry : levers_.entries()) {
+        known += (known.empty() ? "" : ", ") + entry.spec.toml_key;
+      }
+      throw ConfigError(fmt::format("RuntimeOptions::levers: no op declares the lever '{}' (known: {})", key, known));
     }
     *lever = LeverValue{value, Provenance::kOptions, fmt::format("{} = {}", key, value ? "on" : "off")};
   }

@@ -90,8 +90,8 @@ std::vector<HardwareTarget> load_targets_from_files(std::span<const EmbeddedFile
   std::vector<detail::ParsedHardware> parsed;
   for (const auto& file : files) {
     const std::string_view folder = folder_of(file.name, origin);
-    auto& current =
-        parsed.emplace_back(detail::parse_hardware_file(file.text, fmt::format("{}/{}", origin, file.name), catalog.levers()));
+    auto& current = parsed.emplace_back(
+        detail::parse_hardware_file(file.text, fmt::format("{}/{}", origin, file.name), catalog.levers()));
     if (current.target.name != folder) {
       throw ConfigError(fmt::format("{}: target.name: \"{}\" must equal its folder's name \"{}\"",
                                     at_line(current, current.name_line), current.target.name, folder));

@@ -1,10 +1,13 @@
 /* capi_check.h: the C tests' one check: a failed condition prints where, what and why, and is
- * counted in `failures` (each test exits non-zero when it is not 0); and their seeded inputs. */
+ * counted in `failures` (each test exits non-zero when it is not 0); their seeded inputs; and
+ * the small helpers of the op tests (bf16 bits, aligned buffers, addresses as op arguments). */
 #ifndef METRALE_TESTS_CAPI_CHECK_H
 #define METRALE_TESTS_CAPI_CHECK_H
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static int failures = 0;
 
@@ -26,5 +29,32 @@ static inline float uniform(float lo, float hi) {
   rng_state ^= rng_state >> 27;
   return lo + (hi - lo) * (float)((rng_state * 0x2545F4914F6CDD1DULL) >> 40) / (float)(1 << 24);
 }
+
+/* A buffer's address as an op argument's value (host addresses on the host backend). */
+#define PTR(p) ((uint64_t)(uintptr_t)(p))
+/* The number of elements of an array (of named op arguments). */
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+/* A C string that may be NULL, for messages. */
+#define TEXT(s) ((s) != NULL ? (s) : "(null)")
+
+static inline uint16_t bf16_bits(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, sizeof bits);
+  return (uint16_t)(bits >> 16);
+}
+static inline float bf16_value(uint16_t bits) {
+  uint32_t wide = (uint32_t)bits << 16;
+  float value;
+  memcpy(&value, &wide, sizeof value);
+  return value;
+}
+/* 256-byte aligned, as device allocations are (posix_memalign: the includer defines
+ * _POSIX_C_SOURCE). */
+static inline void* aligned(size_t bytes) {
+  void* p = NULL;
+  return posix_memalign(&p, 256, bytes) == 0 ? p : NULL;
+}
+/* Whether a C string holds `part` (a NULL string holds nothing). */
+static inline int contains(const char* text, const char* part) { return text != NULL && strstr(text, part) != NULL; }
 
 #endif

@@ -1,7 +1,9 @@
 /* capi_host_ops.c: a C99 engine's view of metrale.h (nothing else of the library): opens a
- * runtime on the host backend, runs both ops against small references computed here, checks
- * that refusals are named and write nothing, and gets the named reason of a variant that fails
- * to compile. Exit 0 when every check holds; each failed check prints what differed. */
+ * runtime on the host backend, runs both seed ops by name (metrale_op_run, named arguments)
+ * against small references computed here, forces kernels by role name and alias, checks that
+ * every refusal (unknown op, argument or role, a missing argument, a scalar out of range, a bad
+ * shape, a NULL runtime) is named and writes nothing, and gets the named reason of a variant
+ * that fails to compile. Exit 0 when every check holds; each failed check prints what differed. */
 #define _POSIX_C_SOURCE 200112L
 
 #include <math.h>
@@ -13,21 +15,6 @@
 #include "capi_check.h"
 #include "metrale/metrale.h"
 
-static uint16_t bf16_bits(float value) {
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof bits);
-  return (uint16_t)(bits >> 16);
-}
-static float bf16_value(uint16_t bits) {
-  uint32_t wide = (uint32_t)bits << 16;
-  float value;
-  memcpy(&value, &wide, sizeof value);
-  return value;
-}
-static void* aligned(size_t bytes) {
-  void* p = NULL;
-  return posix_memalign(&p, 256, bytes) == 0 ? p : NULL;
-}
 static const uint32_t kPoison = 0x7fc00bad; /* a NaN no kernel writes */
 
 /* ---- README: C example ---- */
@@ -41,19 +28,28 @@ static int run_ba_gates_example(const uint16_t* x, const uint16_t* w, const floa
     fprintf(stderr, "open: %s\n", metrale_last_error());
     return 1;
   }
-  metrale_ba_gates_args args;
-  metrale_ba_gates_args_init(&args);
-  args.x = (uint64_t)(uintptr_t)x; /* device addresses; host ones on the host backend */
-  args.weight = (uint64_t)(uintptr_t)w;
-  args.a_log = (uint64_t)(uintptr_t)a_log;
-  args.dt_bias = (uint64_t)(uintptr_t)dt_bias;
-  args.gate_out = (uint64_t)(uintptr_t)gate_out;
-  args.m = m, args.n = 8, args.k = 256, args.k_stride = 256, args.gate_stride = 8;
-  args.nv = 4, args.vheads_per_group = 2;
-  metrale_pick pick;
-  const metrale_status status = metrale_ssm_ba_gates(rt, &args, 0 /* stream */, &pick);
+  /* Arguments by the names the op declares (metrale_op_arg_get lists them); addresses are
+     device addresses, host ones on the host backend. */
+  const metrale_op_arg args[] = {
+      {"x", (uint64_t)(uintptr_t)x},
+      {"weight", (uint64_t)(uintptr_t)w},
+      {"a_log", (uint64_t)(uintptr_t)a_log},
+      {"dt_bias", (uint64_t)(uintptr_t)dt_bias},
+      {"gate_out", (uint64_t)(uintptr_t)gate_out},
+      {"m", m},
+      {"n", 8},
+      {"k", 256},
+      {"vheads_per_group", 2},
+  };
+  metrale_op_pick pick;
+  metrale_op_pick_init(&pick);
+  const metrale_status status =
+      metrale_op_run(rt, "ssm_ba_gates", args, sizeof args / sizeof args[0], 0 /* stream */, &pick);
   if (status == METRALE_OK) {
-    printf("ran %s (%s)\n", pick.kernel, pick.twin ? "the twin" : pick.reason);
+    printf("ran %s (role %s)\n", pick.kernel, pick.role);
+    for (uint32_t i = 0; i < pick.verdict_count; ++i) {
+      printf("  %s: %s\n", pick.verdicts[i].role, pick.verdicts[i].reason ? pick.verdicts[i].reason : "taken");
+    }
   } else {
     fprintf(stderr, "ssm_ba_gates: %s\n", metrale_last_error());
   }
@@ -63,18 +59,40 @@ static int run_ba_gates_example(const uint16_t* x, const uint16_t* w, const floa
 /* ---- README: end ---- */
 
 enum { M = 5, N = 8, K = 256, NV = 4, VPG = 2, FP8_M = 3, FP8_K = 256, FP8_STRIDE = 264 };
+enum { GATES = M * 2 * NV };
+
+static void poison(float* out, int count) {
+  for (int i = 0; i < count; ++i) memcpy(&out[i], &kPoison, 4);
+}
+static int untouched(const float* out, int count) {
+  for (int i = 0; i < count; ++i) {
+    if (memcmp(&out[i], &kPoison, 4) != 0) return 0;
+  }
+  return 1;
+}
+
+/* A refused call: the status, a message holding `part`, and the pick left as it was. */
+#define CHECK_REFUSED(call, want_status, part, pick)                                                                \
+  do {                                                                                                              \
+    (pick).verdict_count = 77;                                                                                      \
+    const metrale_status got_ = (call);                                                                             \
+    CHECK(got_ == (want_status), "%s: status %s: %s", #call, metrale_status_name(got_), metrale_last_error());      \
+    CHECK(contains(metrale_last_error(), part), "%s: message '%s' does not name '%s'", #call, metrale_last_error(), \
+          part);                                                                                                    \
+    CHECK((pick).verdict_count == 77, "%s: the pick was written on a refusal", #call);                              \
+  } while (0)
 
 static void check_ba_gates(metrale_runtime* rt) {
   uint16_t* x = aligned(sizeof(uint16_t) * M * K);
   uint16_t* w = aligned(sizeof(uint16_t) * N * K);
   float* a_log = aligned(sizeof(float) * NV);
   float* dt_bias = aligned(sizeof(float) * NV);
-  float* out = aligned(sizeof(float) * M * 2 * NV);
-  float* twin_out = aligned(sizeof(float) * M * 2 * NV);
+  float* out = aligned(sizeof(float) * GATES);
+  float* forced = aligned(sizeof(float) * GATES);
   for (int i = 0; i < M * K; ++i) x[i] = bf16_bits(uniform(-1.0f, 1.0f));
   for (int i = 0; i < N * K; ++i) w[i] = bf16_bits(uniform(-0.2f, 0.2f));
   for (int i = 0; i < NV; ++i) a_log[i] = uniform(-1.0f, 1.0f), dt_bias[i] = uniform(-1.0f, 1.0f);
-  for (int i = 0; i < M * 2 * NV; ++i) memcpy(&out[i], &kPoison, 4), memcpy(&twin_out[i], &kPoison, 4);
+  poison(out, GATES);
 
   CHECK(run_ba_gates_example(x, w, a_log, dt_bias, out, M) == 0, "the README example failed");
   for (int t = 0; t < M; ++t) {
@@ -89,60 +107,110 @@ static void check_ba_gates(metrale_runtime* rt) {
       CHECK(fabs(got - want) <= 1e-4 * (1.0 + fabs(want)), "gate_out[%d][n=%d] = %g, reference %g", t, n, got, want);
     }
   }
-  /* The forced twin computes the same bytes as the parent. */
-  metrale_ba_gates_args args;
-  metrale_ba_gates_args_init(&args);
-  args.x = (uint64_t)(uintptr_t)x, args.weight = (uint64_t)(uintptr_t)w;
-  args.a_log = (uint64_t)(uintptr_t)a_log, args.dt_bias = (uint64_t)(uintptr_t)dt_bias;
-  args.gate_out = (uint64_t)(uintptr_t)twin_out;
-  args.m = M, args.n = N, args.k = K, args.k_stride = K, args.gate_stride = 2 * NV, args.nv = NV;
-  args.vheads_per_group = VPG, args.kernel = METRALE_KERNEL_TWIN;
-  metrale_pick pick = {NULL, -1, NULL, -1, NULL};
-  CHECK(metrale_ssm_ba_gates(rt, &args, 0, &pick) == METRALE_OK, "%s", metrale_last_error());
-  CHECK(pick.twin == 1 && pick.kernel && strcmp(pick.kernel, "ssm_ba_gates_hopper") == 0, "forced twin: %s",
-        pick.kernel ? pick.kernel : "(null)");
-  CHECK(memcmp(out, twin_out, sizeof(float) * M * 2 * NV) == 0, "the twin's bytes differ from the parent's");
+  /* Every argument spelled out, through the op's alias; gate_out is `forced` (args[4]). */
+  metrale_op_arg args[] = {{"x", PTR(x)},
+                           {"weight", PTR(w)},
+                           {"a_log", PTR(a_log)},
+                           {"dt_bias", PTR(dt_bias)},
+                           {"gate_out", PTR(forced)},
+                           {"m", M},
+                           {"n", N},
+                           {"k", K},
+                           {"k_stride", K},
+                           {"gate_stride", 2 * NV},
+                           {"nv", NV},
+                           {"vheads_per_group", VPG}};
+  metrale_op_pick pick;
+  metrale_op_pick_init(&pick);
 
-  /* The forced tensor-core kernel: other bytes (another summation order), the same gates. */
-  for (int i = 0; i < M * 2 * NV; ++i) memcpy(&twin_out[i], &kPoison, 4);
-  args.kernel = METRALE_KERNEL_MMA;
-  CHECK(metrale_ssm_ba_gates(rt, &args, 0, &pick) == METRALE_OK, "%s", metrale_last_error());
-  CHECK(pick.tensor_core == 1 && pick.twin == 0 && pick.kernel && strcmp(pick.kernel, "ssm_ba_gates_mma") == 0,
-        "forced mma: %s", pick.kernel ? pick.kernel : "(null)");
-  for (int i = 0; i < M * 2 * NV; ++i) {
-    CHECK(fabs(twin_out[i] - out[i]) <= 1e-4 * (1.0 + fabs(out[i])), "mma gate_out[%d] = %g, parent %g", i, twin_out[i],
+  /* The guards' pick at M = 5: both fast kernels refused, the tensor-core guard first. */
+  poison(forced, GATES);
+  CHECK(metrale_op_run(rt, "ba-gates", args, COUNT(args), 0, &pick) == METRALE_OK, "%s", metrale_last_error());
+  CHECK(strcmp(pick.op, "ssm_ba_gates") == 0 && strcmp(pick.role, "parent") == 0 &&
+            strcmp(pick.kernel, "ssm_ba_gates") == 0 && pick.forced == 0,
+        "guarded pick: op %s role %s kernel %s forced %d", pick.op, pick.role, pick.kernel, pick.forced);
+  CHECK(pick.verdict_count == 2, "%u verdicts", pick.verdict_count);
+  CHECK(strcmp(pick.verdicts[0].role, "tensor_core") == 0 && contains(pick.verdicts[0].reason, "a twelfth of the SMs"),
+        "verdict 0: %s: %s", pick.verdicts[0].role, TEXT(pick.verdicts[0].reason));
+  CHECK(strcmp(pick.verdicts[1].role, "twin") == 0 && contains(pick.verdicts[1].reason, "one CTA per token"),
+        "verdict 1: %s: %s", pick.verdicts[1].role, TEXT(pick.verdicts[1].reason));
+  CHECK(memcmp(out, forced, sizeof(float) * GATES) == 0, "the guarded run's bytes differ from the README run's");
+
+  /* Forced by role name: the twin computes the parent's bytes. */
+  poison(forced, GATES);
+  CHECK(metrale_op_run_role(rt, "ssm_ba_gates", "twin", args, COUNT(args), 0, &pick) == METRALE_OK, "%s",
+        metrale_last_error());
+  CHECK(strcmp(pick.role, "twin") == 0 && strcmp(pick.kernel, "ssm_ba_gates_hopper") == 0 && pick.forced == 1 &&
+            pick.verdict_count == 1 && strcmp(pick.verdicts[0].role, "twin") == 0 && pick.verdicts[0].reason == NULL,
+        "forced twin: role %s kernel %s forced %d, %u verdicts", pick.role, pick.kernel, pick.forced,
+        pick.verdict_count);
+  CHECK(memcmp(out, forced, sizeof(float) * GATES) == 0, "the twin's bytes differ from the parent's");
+
+  /* Forced parent: the pick says the caller forced it. */
+  poison(forced, GATES);
+  CHECK(metrale_op_run_role(rt, "ssm_ba_gates", "parent", args, COUNT(args), 0, &pick) == METRALE_OK, "%s",
+        metrale_last_error());
+  CHECK(strcmp(pick.kernel, "ssm_ba_gates") == 0 && pick.forced == 1 && pick.verdict_count == 1 &&
+            contains(pick.verdicts[0].reason, "forced"),
+        "forced parent: %s, reason %s", pick.kernel, TEXT(pick.verdicts[0].reason));
+  CHECK(memcmp(out, forced, sizeof(float) * GATES) == 0, "the forced parent's bytes differ");
+
+  /* Forced by the role's alias "mma": other bytes (another summation order), the same gates. */
+  poison(forced, GATES);
+  CHECK(metrale_op_run_role(rt, "ssm_ba_gates", "mma", args, COUNT(args), 0, &pick) == METRALE_OK, "%s",
+        metrale_last_error());
+  CHECK(strcmp(pick.role, "tensor_core") == 0 && strcmp(pick.kernel, "ssm_ba_gates_mma") == 0,
+        "forced mma: role %s kernel %s", pick.role, pick.kernel);
+  for (int i = 0; i < GATES; ++i) {
+    CHECK(fabs(forced[i] - out[i]) <= 1e-4 * (1.0 + fabs(out[i])), "mma gate_out[%d] = %g, parent %g", i, forced[i],
           out[i]);
   }
 
-  /* Refusals are named and write nothing. */
-  for (int i = 0; i < M * 2 * NV; ++i) memcpy(&twin_out[i], &kPoison, 4);
-  args.kernel = METRALE_KERNEL_AUTO;
-  args.k = 100, args.k_stride = 100; /* K % 8 != 0 */
-  CHECK(metrale_ssm_ba_gates(rt, &args, 0, &pick) == METRALE_ERROR_ARGUMENT, "K = 100 was not refused");
-  CHECK(strstr(metrale_last_error(), "K") != NULL, "message: %s", metrale_last_error());
-  args.k = K, args.k_stride = K, args.weight = 0;
-  CHECK(metrale_ssm_ba_gates(rt, &args, 0, &pick) == METRALE_ERROR_ARGUMENT, "a null weight was not refused");
-  CHECK(strstr(metrale_last_error(), "weight") != NULL, "message: %s", metrale_last_error());
-  for (int i = 0; i < M * 2 * NV; ++i) CHECK(memcmp(&twin_out[i], &kPoison, 4) == 0, "gate_out[%d] written", i);
-  args.struct_size = 8;
-  CHECK(metrale_ssm_ba_gates(rt, &args, 0, &pick) == METRALE_ERROR_VERSION, "a short struct was not refused");
-
-  /* explain agrees with what the op ran: M = 5 is below the twin's token floor. */
-  metrale_explanation why;
-  metrale_explanation_init(&why);
-  CHECK(metrale_explain_ssm_ba_gates(rt, M, N, K, 0, &why) == METRALE_OK, "%s", metrale_last_error());
-  CHECK(why.pick.twin == 0 && why.pick.reason && strstr(why.pick.reason, "too few tokens"), "explain: %s",
-        why.pick.reason ? why.pick.reason : "(null)");
-  CHECK(why.twin_min_m == 2 * why.sm_count, "twin_min_m %u at %u SMs", why.twin_min_m, why.sm_count);
-  CHECK(
-      why.pick.tensor_core == 0 && why.pick.tensor_core_reason && strstr(why.pick.tensor_core_reason, "too few tokens"),
-      "explain's tensor-core verdict: %s", why.pick.tensor_core_reason ? why.pick.tensor_core_reason : "(null)");
-  /* Tiles of 128 tokens; K = 256 is 4 chunks of 64, so a tile splits over at most 4 CTAs and
-     a twelfth of the SMs takes ceil(ceil(SMs / 12) / 4) tiles. */
-  CHECK(why.tensor_core_requested == 1 && why.tensor_core_present == 1 &&
-            why.tensor_core_min_m == 128 * (((why.sm_count + 11) / 12 + 3) / 4),
-        "tensor_core_min_m %u at %u SMs", why.tensor_core_min_m, why.sm_count);
-  free(x), free(w), free(a_log), free(dt_bias), free(out), free(twin_out);
+  /* Refusals are named, launch nothing and leave the pick as it was. */
+  poison(forced, GATES);
+  CHECK_REFUSED(metrale_op_run(rt, "no_such_op", args, COUNT(args), 0, &pick), METRALE_ERROR_ARGUMENT, "ssm_ba_gates",
+                pick); /* the known ops are listed */
+  CHECK(contains(metrale_last_error(), "no_such_op"), "message: %s", metrale_last_error());
+  CHECK_REFUSED(metrale_op_run_role(rt, "ssm_ba_gates", "warp_specialised", args, COUNT(args), 0, &pick),
+                METRALE_ERROR_ARGUMENT, "warp_specialised", pick);
+  CHECK(contains(metrale_last_error(), "tensor_core"), "the roles are not listed: %s", metrale_last_error());
+  args[2].name = "a_logs";
+  CHECK_REFUSED(metrale_op_run(rt, "ssm_ba_gates", args, COUNT(args), 0, &pick), METRALE_ERROR_ARGUMENT, "a_logs",
+                pick);
+  CHECK(contains(metrale_last_error(), "no argument named"), "message: %s", metrale_last_error());
+  args[2].name = "a_log";
+  CHECK_REFUSED(metrale_op_run(rt, "ssm_ba_gates", args + 1, COUNT(args) - 1, 0, &pick), METRALE_ERROR_ARGUMENT, "'x'",
+                pick); /* x, the first argument, is missing */
+  CHECK(contains(metrale_last_error(), "missing"), "message: %s", metrale_last_error());
+  args[7].value = 100, args[8].value = 100; /* K % 8 != 0 */
+  CHECK_REFUSED(metrale_op_run(rt, "ssm_ba_gates", args, COUNT(args), 0, &pick), METRALE_ERROR_ARGUMENT, "K", pick);
+  args[7].value = K, args[8].value = K;
+  args[1].value = 0; /* a NULL weight */
+  CHECK_REFUSED(metrale_op_run(rt, "ssm_ba_gates", args, COUNT(args), 0, &pick), METRALE_ERROR_ARGUMENT, "weight",
+                pick);
+  args[1].value = PTR(w);
+  args[5].value = (uint64_t)1 << 32; /* m beyond its declared range */
+  CHECK_REFUSED(metrale_op_run(rt, "ssm_ba_gates", args, COUNT(args), 0, &pick), METRALE_ERROR_ARGUMENT, "outside",
+                pick);
+  CHECK(contains(metrale_last_error(), "m=4294967296"), "message: %s", metrale_last_error());
+  args[5].value = M;
+  CHECK_REFUSED(metrale_op_run(NULL, "ssm_ba_gates", args, COUNT(args), 0, &pick), METRALE_ERROR_ARGUMENT,
+                "runtime is NULL", pick);
+  CHECK_REFUSED(metrale_op_run(rt, NULL, args, COUNT(args), 0, &pick), METRALE_ERROR_ARGUMENT, "op is NULL", pick);
+  CHECK_REFUSED(metrale_op_run(rt, "ssm_ba_gates", NULL, 3, 0, &pick), METRALE_ERROR_ARGUMENT, "args is NULL", pick);
+  args[3].name = NULL;
+  CHECK_REFUSED(metrale_op_run(rt, "ssm_ba_gates", args, COUNT(args), 0, &pick), METRALE_ERROR_ARGUMENT,
+                "args[3].name is NULL", pick);
+  args[3].name = "dt_bias";
+  CHECK(untouched(forced, GATES), "gate_out was written by a refused call");
+  pick.struct_size = 8;
+  CHECK(metrale_op_run(rt, "ssm_ba_gates", args, COUNT(args), 0, &pick) == METRALE_ERROR_VERSION,
+        "a short pick struct was not refused");
+  CHECK(untouched(forced, GATES), "gate_out was written with a short pick struct");
+  /* The pick is optional. */
+  CHECK(metrale_op_run(rt, "ssm_ba_gates", args, COUNT(args), 0, NULL) == METRALE_OK, "%s", metrale_last_error());
+  CHECK(memcmp(out, forced, sizeof(float) * GATES) == 0, "a run without a pick differs");
+  free(x), free(w), free(a_log), free(dt_bias), free(out), free(forced);
 }
 
 /* The nearest e4m3fn code to v (ties to the even code), saturating at +-448. */
@@ -160,44 +228,95 @@ static uint8_t e4m3_nearest(float v) {
   return (uint8_t)(sign | best);
 }
 
+static void check_fp8_reference(const uint16_t* x, const uint8_t* q, const float* scales, const char* run) {
+  for (int t = 0; t < FP8_M; ++t) {
+    for (int g = 0; g < FP8_K / 128; ++g) {
+      float amax = 0.0f;
+      for (int i = 0; i < 128; ++i) amax = fmaxf(amax, fabsf(bf16_value(x[t * FP8_STRIDE + g * 128 + i])));
+      const float scale = fmaxf(amax, 1e-10f) / 448.0f;
+      CHECK(scales[t * (FP8_K / 128) + g] == scale, "%s: scale[%d][%d] = %g, reference %g", run, t, g,
+            scales[t * (FP8_K / 128) + g], scale);
+      for (int i = 0; i < 128; ++i) {
+        const uint8_t want = e4m3_nearest(bf16_value(x[t * FP8_STRIDE + g * 128 + i]) / scale);
+        const uint8_t got = q[t * FP8_K + g * 128 + i];
+        CHECK(got == want, "%s: q[%d][%d] = 0x%02x, reference 0x%02x", run, t, g * 128 + i, got, want);
+      }
+    }
+  }
+}
+
 static void check_fp8_quant(metrale_runtime* rt) {
   uint16_t* x = aligned(sizeof(uint16_t) * FP8_M * FP8_STRIDE);
   uint8_t* q = aligned(FP8_M * FP8_K);
   float* scales = aligned(sizeof(float) * FP8_M * (FP8_K / 128));
   for (int i = 0; i < FP8_M * FP8_STRIDE; ++i) x[i] = bf16_bits(uniform(-3.0f, 3.0f));
   memset(q, 0xA5, FP8_M * FP8_K);
-  for (int i = 0; i < FP8_M * (FP8_K / 128); ++i) memcpy(&scales[i], &kPoison, 4);
-  metrale_fp8_quant_args args;
-  metrale_fp8_quant_args_init(&args);
-  args.x = (uint64_t)(uintptr_t)x, args.q = (uint64_t)(uintptr_t)q, args.scales = (uint64_t)(uintptr_t)scales;
-  args.m = FP8_M, args.k = FP8_K, args.x_row_stride = FP8_STRIDE;
-  metrale_pick pick = {NULL, -1, NULL, -1, NULL};
-  CHECK(metrale_fp8_act_quant(rt, &args, 0, &pick) == METRALE_OK, "%s", metrale_last_error());
-  CHECK(pick.kernel != NULL && pick.reason != NULL, "the pick names a kernel and a reason");
-  for (int t = 0; t < FP8_M; ++t) {
-    for (int g = 0; g < FP8_K / 128; ++g) {
-      float amax = 0.0f;
-      for (int i = 0; i < 128; ++i) amax = fmaxf(amax, fabsf(bf16_value(x[t * FP8_STRIDE + g * 128 + i])));
-      const float scale = fmaxf(amax, 1e-10f) / 448.0f;
-      CHECK(scales[t * (FP8_K / 128) + g] == scale, "scale[%d][%d] = %g, reference %g", t, g,
-            scales[t * (FP8_K / 128) + g], scale);
-      for (int i = 0; i < 128; ++i) {
-        const uint8_t want = e4m3_nearest(bf16_value(x[t * FP8_STRIDE + g * 128 + i]) / scale);
-        const uint8_t got = q[t * FP8_K + g * 128 + i];
-        CHECK(got == want, "q[%d][%d] = 0x%02x, reference 0x%02x", t, g * 128 + i, got, want);
-      }
-    }
-  }
+  poison(scales, FP8_M * (FP8_K / 128));
+  metrale_op_arg args[] = {{"x", PTR(x)}, {"q", PTR(q)}, {"scales", PTR(scales)},
+                           {"m", FP8_M},  {"k", FP8_K},  {"x_row_stride", FP8_STRIDE}};
+  metrale_op_pick pick;
+  metrale_op_pick_init(&pick);
+  /* The twin's lever is off (main's options): the shared kernel runs, and the verdict says why. */
+  CHECK(metrale_op_run(rt, "fp8_act_quant", args, COUNT(args), 0, &pick) == METRALE_OK, "%s", metrale_last_error());
+  CHECK(strcmp(pick.role, "parent") == 0 && strcmp(pick.kernel, "fp8_act_quant") == 0 && pick.verdict_count == 1 &&
+            strcmp(pick.verdicts[0].role, "twin") == 0 && contains(pick.verdicts[0].reason, "not requested"),
+        "pick: role %s kernel %s, %u verdicts, reason %s", pick.role, pick.kernel, pick.verdict_count,
+        TEXT(pick.verdicts[0].reason));
+  check_fp8_reference(x, q, scales, "guarded");
+
+  /* The twin forced through the op's alias: the same bytes, against the same reference. */
   memset(q, 0xA5, FP8_M * FP8_K);
-  args.kernel = METRALE_KERNEL_MMA; /* FP8 has no tensor-core kernel */
-  CHECK(metrale_fp8_act_quant(rt, &args, 0, &pick) == METRALE_ERROR_ARGUMENT, "MMA for FP8 was not refused");
-  CHECK(strstr(metrale_last_error(), "tensor-core") != NULL, "message: %s", metrale_last_error());
-  args.kernel = METRALE_KERNEL_AUTO;
-  args.k = 200; /* not a multiple of 128 */
-  CHECK(metrale_fp8_act_quant(rt, &args, 0, &pick) == METRALE_ERROR_ARGUMENT, "K = 200 was not refused");
-  CHECK(strstr(metrale_last_error(), "128") != NULL, "message: %s", metrale_last_error());
+  poison(scales, FP8_M * (FP8_K / 128));
+  CHECK(metrale_op_run_role(rt, "fp8-quant", "twin", args, COUNT(args), 0, &pick) == METRALE_OK, "%s",
+        metrale_last_error());
+  CHECK(strcmp(pick.op, "fp8_act_quant") == 0 && strcmp(pick.kernel, "fp8_act_quant_hopper") == 0,
+        "forced twin: op %s kernel %s", pick.op, pick.kernel);
+  check_fp8_reference(x, q, scales, "twin");
+  /* The parent by its alias "shared". */
+  CHECK(metrale_op_run_role(rt, "fp8_act_quant", "shared", args, COUNT(args), 0, &pick) == METRALE_OK, "%s",
+        metrale_last_error());
+  CHECK(strcmp(pick.role, "parent") == 0 && pick.forced == 1, "forced shared: role %s", pick.role);
+
+  memset(q, 0xA5, FP8_M * FP8_K);
+  /* FP8 has no tensor-core kernel: the refusal names the role asked for and the op's roles. */
+  CHECK_REFUSED(metrale_op_run_role(rt, "fp8_act_quant", "mma", args, COUNT(args), 0, &pick), METRALE_ERROR_ARGUMENT,
+                "'mma'", pick);
+  CHECK(contains(metrale_last_error(), "parent (shared), twin"), "message: %s", metrale_last_error());
+  args[4].value = 200; /* not a multiple of 128 */
+  CHECK_REFUSED(metrale_op_run(rt, "fp8_act_quant", args, COUNT(args), 0, &pick), METRALE_ERROR_ARGUMENT, "128", pick);
+  args[4].value = FP8_K;
+  const metrale_op_arg layout[] = {{"x", PTR(x)},      {"q", PTR(q)}, {"scales", PTR(scales)},
+                                   {"m", FP8_M},       {"k", FP8_K},  {"x_row_stride", FP8_STRIDE},
+                                   {"scale_layout", 2}}; /* 0 or 1 */
+  CHECK_REFUSED(metrale_op_run(rt, "fp8_act_quant", layout, COUNT(layout), 0, &pick), METRALE_ERROR_ARGUMENT,
+                "scale_layout=2 is outside [0, 1]", pick);
+  const metrale_op_arg twice[] = {{"x", PTR(x)}, {"q", PTR(q)}, {"scales", PTR(scales)},
+                                  {"m", FP8_M},  {"k", FP8_K},  {"m", FP8_M}};
+  CHECK_REFUSED(metrale_op_run(rt, "fp8_act_quant", twice, COUNT(twice), 0, &pick), METRALE_ERROR_ARGUMENT,
+                "'m' is given twice", pick);
   for (int i = 0; i < FP8_M * FP8_K; ++i) CHECK(q[i] == 0xA5, "q[%d] written on a refusal", i);
   free(x), free(q), free(scales);
+}
+
+static void check_no_device(void) {
+  /* CUDA asked for: without a GPU (no libcuda, or no device) the runtime opens with no device
+     and an op call says so before it reads its arguments; with a GPU there is nothing to check. */
+  metrale_runtime_options options;
+  metrale_runtime_options_init(&options);
+  options.backend = METRALE_BACKEND_CUDA;
+  metrale_runtime* rt = NULL;
+  CHECK(metrale_runtime_open(&options, &rt) == METRALE_OK, "%s", metrale_last_error());
+  metrale_runtime_info info;
+  metrale_runtime_info_init(&info);
+  CHECK(metrale_runtime_describe(rt, &info) == METRALE_OK, "%s", metrale_last_error());
+  if (info.has_device) {
+    printf("a CUDA device is present: the no-device checks are skipped\n");
+  } else {
+    metrale_op_pick pick;
+    metrale_op_pick_init(&pick);
+    CHECK_REFUSED(metrale_op_run(rt, "fp8_act_quant", NULL, 0, 0, &pick), METRALE_ERROR_NO_DEVICE, "no device", pick);
+  }
+  metrale_runtime_close(rt);
 }
 
 static void check_registry(metrale_runtime* rt) {
@@ -213,29 +332,33 @@ static void check_registry(metrale_runtime* rt) {
   metrale_build_result_init(&result);
   CHECK(metrale_registry_compile(rt, id, "sm_90", &result) == METRALE_OK, "%s", metrale_last_error());
   CHECK(result.ok == 0 && result.reason != NULL, "a broken variant compiled");
-  CHECK(result.reason && strstr(result.reason, "compile failed") && strstr(result.reason, "undefined_name"),
-        "reason: %s", result.reason ? result.reason : "(null)");
+  CHECK(contains(result.reason, "compile failed") && contains(result.reason, "undefined_name"), "reason: %s",
+        TEXT(result.reason));
   /* On the host backend the host JIT's compile of the broken kernel fails: absent, with the reason. */
   CHECK(metrale_registry_build(rt) == METRALE_OK, "%s", metrale_last_error());
   uint64_t handle = 1;
   const char* reason = NULL;
   CHECK(metrale_registry_handle(rt, id, &handle, &reason) == METRALE_OK, "%s", metrale_last_error());
-  CHECK(handle == 0 && reason != NULL && strstr(reason, "load failed"), "handle %llu, reason %s",
-        (unsigned long long)handle, reason ? reason : "(null)");
+  CHECK(handle == 0 && contains(reason, "load failed"), "handle %llu, reason %s", (unsigned long long)handle,
+        TEXT(reason));
   CHECK(metrale_registry_handle(rt, id + 100, &handle, &reason) == METRALE_ERROR_ARGUMENT, "an unknown id");
+  CHECK(metrale_registry_handle(NULL, id, &handle, &reason) == METRALE_ERROR_ARGUMENT &&
+            contains(metrale_last_error(), "runtime is NULL"),
+        "a NULL runtime: %s", metrale_last_error());
   metrale_launch_config config;
   metrale_launch_config_init(&config);
   CHECK(metrale_launch(rt, 0, &config, NULL, 0, 0) == METRALE_ERROR_BACKEND, "launching handle 0 was not refused");
-  CHECK(strstr(metrale_last_error(), "absent") != NULL, "message: %s", metrale_last_error());
+  CHECK(contains(metrale_last_error(), "absent"), "message: %s", metrale_last_error());
 }
 
 int main(void) {
   CHECK(strcmp(metrale_version(), "") != 0 && metrale_abi_version() == METRALE_ABI_VERSION, "versions");
+  const metrale_lever_override levers[] = {{"fp8_act_quant_hopper", 0}};
   metrale_runtime_options options;
   metrale_runtime_options_init(&options);
   options.backend = METRALE_BACKEND_HOST;
   options.target = "hopper";
-  options.fp8_act_quant_hopper = METRALE_LEVER_OFF;
+  options.levers = levers, options.lever_count = COUNT(levers);
   metrale_runtime* rt = NULL;
   if (metrale_runtime_open(&options, &rt) != METRALE_OK) {
     fprintf(stderr, "open: %s\n", metrale_last_error());
@@ -246,20 +369,10 @@ int main(void) {
   CHECK(metrale_runtime_describe(rt, &info) == METRALE_OK, "%s", metrale_last_error());
   CHECK(info.has_device == 1 && strcmp(info.target, "hopper") == 0 && info.sm_count == 132, "%s on %s, %u SMs",
         info.device, info.target, info.sm_count);
-  CHECK(strcmp(info.levers[1].name, "fp8_act_quant_hopper") == 0 && info.levers[1].value == 0 &&
-            strcmp(info.levers[1].provenance, "options") == 0,
-        "lever %s = %d from %s", info.levers[1].name, info.levers[1].value, info.levers[1].provenance);
-  CHECK(strcmp(info.levers[0].provenance, "options") != 0, "lever 0 from %s", info.levers[0].provenance);
-
-  metrale_runtime_options bad;
-  metrale_runtime_options_init(&bad);
-  bad.backend = METRALE_BACKEND_HOST, bad.target = "no-such-target";
-  metrale_runtime* none = NULL;
-  CHECK(metrale_runtime_open(&bad, &none) == METRALE_ERROR_CONFIG && none == NULL, "an unknown target opened");
-  CHECK(strstr(metrale_last_error(), "no-such-target") != NULL, "message: %s", metrale_last_error());
 
   check_ba_gates(rt);
   check_fp8_quant(rt);
+  check_no_device();
   check_registry(rt);
   metrale_runtime_close(rt);
   if (failures != 0) {

@@ -28,6 +28,8 @@
 #include "jit/compiled_memory_cache.hpp"
 #include "jit/disk_entry_store.hpp"
 #include "jit/nvrtc_compiler.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
+#include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/runtime.hpp"
 #include "support/temp_dir.hpp"
 #include "unit/jit_test_support.hpp"

@@ -8,3 +8,10 @@ add_test(NAME python_pytest COMMAND ${Python_EXECUTABLE} -m pytest -q -p no:cach
 set_tests_properties(
   python_pytest PROPERTIES ENVIRONMENT
                            "PYTHONPATH=${PROJECT_BINARY_DIR}/python;METRALE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache")
+
+# The package as its wheel lays it out (the "python" install component and python/metrale), run
+# from a fresh folder with no METRALE_* variable: the host JIT finds its headers in the package.
+add_test(NAME python_wheel_layout
+         COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DBINARY_DIR=${PROJECT_BINARY_DIR}
+                 -DWORK_DIR=${PROJECT_BINARY_DIR}/python-wheel-test -DPYTHON=${Python_EXECUTABLE} -P
+                 ${PROJECT_SOURCE_DIR}/tests/python_wheel/run.cmake)

@@ -34,15 +34,18 @@ float first_group_scale(const std::vector<std::uint16_t>& x) {
   auto runtime = metrale::Runtime::open(options);  // selects the target, resolves levers, builds
 
   metrale::GpuBackend& gpu = *runtime->backend();
-  const auto k = static_cast<std::uint32_t>(x.size());
+  const std::uint64_t k = x.size();
   const metrale::DevicePtr dx = gpu.alloc(x.size() * 2);
   const metrale::DevicePtr dq = gpu.alloc(x.size());
   const metrale::DevicePtr ds = gpu.alloc(k / 128 * sizeof(float));
   gpu.copy_to_device(dx, x.data(), x.size() * 2);
-  // Validates, runs the guard, picks the kernel, logs the verdict once, launches.
-  const metrale::ops::Fp8QuantPick pick = runtime->fp8_act_quant(
-      metrale::ops::Fp8QuantArgs{.x = dx, .q = dq, .scales = ds, .m = 1, .k = k, .x_row_stride = k});
-  std::printf("target %s ran %s\n", runtime->target().name.c_str(), pick.twin ? "the twin" : "the shared kernel");
+  // Any op by name, its arguments by the names it declares (runtime->ops()); validates, runs
+  // the guard, picks the kernel, logs the verdict once, launches.
+  const metrale::ops::NamedArg args[] = {
+      {"x", dx.address}, {"q", dq.address}, {"scales", ds.address}, {"m", 1}, {"k", k}};
+  const metrale::ops::Pick pick = runtime->run("fp8_act_quant", args);
+  std::printf("target %s ran %.*s (role %.*s)\n", runtime->target().name.c_str(), static_cast<int>(pick.kernel.size()),
+              pick.kernel.data(), static_cast<int>(pick.role.size()), pick.role.data());
   float scale = 0.0F;
   gpu.copy_to_host(&scale, ds, sizeof scale);
   gpu.free(dx);

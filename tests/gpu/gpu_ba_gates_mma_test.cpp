@@ -20,12 +20,12 @@ TEST_CASE("GPU: the tensor-core BA kernel within 1e-5 of the float64 oracle, eve
           "[gpu][ba_gates_mma]") {
   auto runtime = Runtime::open(kernels_test::runtime_options(BackendChoice::kCuda));
   REQUIRE(runtime->has_device());
-  const ops::BaGatesKernels kernels = runtime->ba_gates_kernels();
+  const ops::BaGatesKernels kernels = ops::ba_gates_kernels(*runtime);
   if (!kernels.mma.present()) {
     WARN("target " << runtime->target().name << " does not ship ssm_ba_gates_mma: nothing to test");
     return;
   }
-  REQUIRE(runtime->levers().ssm_ba_gates_tensor_core.value);
+  REQUIRE(runtime->levers().on("ssm_ba_gates_tensor_core"));
   GpuBackend& gpu = *runtime->backend();
   const ref::BaGatesRefShape shapes[] = {
       {1, 96, 5120, 5120, 96, 48, 3},       // one token: a tile of 127 idle rows, K over a cluster of 8

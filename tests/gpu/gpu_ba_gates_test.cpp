@@ -20,12 +20,12 @@ using kernels_test::BaRun;
 TEST_CASE("GPU: BA gates twin == parent over the issue's shape grid, close to the reference", "[gpu][ba_gates]") {
   auto runtime = Runtime::open(kernels_test::runtime_options_seeds_only(BackendChoice::kCuda));
   REQUIRE(runtime->has_device());
-  const ops::BaGatesKernels kernels = runtime->ba_gates_kernels();
+  const ops::BaGatesKernels kernels = ops::ba_gates_kernels(*runtime);
   REQUIRE(kernels.parent.present());
   REQUIRE(kernels.twin.present());
-  REQUIRE(runtime->levers().ssm_ba_gates_hopper.value);
+  REQUIRE(runtime->levers().on("ssm_ba_gates_hopper"));
   const std::uint32_t min_tokens = ops::ba_gates_min_tokens(
-      ops::device_sm_count(*runtime->backend(), runtime->ba_gates_kernels().fallback_sm_count));
+      ops::device_sm_count(*runtime->backend(), ops::ba_gates_kernels(*runtime).fallback_sm_count));
   std::uint64_t seed = 5000;
   std::size_t cases = 0;
   for (const std::uint32_t k : {2048u, 5120u}) {

@@ -44,12 +44,12 @@ void check_case(Runtime& runtime, const Fp8Case& c, std::uint32_t floor) {
 TEST_CASE("GPU: FP8 twin == shared around the floor at the real K, equal to the reference", "[gpu][fp8]") {
   auto runtime = Runtime::open(kernels_test::runtime_options(BackendChoice::kCuda));
   REQUIRE(runtime->has_device());
-  const ops::Fp8QuantKernels kernels = runtime->fp8_quant_kernels();
+  const ops::Fp8QuantKernels kernels = ops::fp8_quant_kernels(*runtime);
   REQUIRE(kernels.shared.present());
   REQUIRE(kernels.twin.present());
-  REQUIRE(runtime->levers().fp8_act_quant_hopper.value);
+  REQUIRE(runtime->levers().on("fp8_act_quant_hopper"));
   const std::uint32_t sm_count =
-      ops::device_sm_count(*runtime->backend(), runtime->fp8_quant_kernels().fallback_sm_count);
+      ops::device_sm_count(*runtime->backend(), ops::fp8_quant_kernels(*runtime).fallback_sm_count);
   std::uint64_t seed = 7000;
   for (const std::uint32_t k : {5120u, 6144u, 17408u}) {
     const std::uint32_t floor = ops::fp8_quant_hopper_min_m(k, sm_count);

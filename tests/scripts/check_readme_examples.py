@@ -10,6 +10,7 @@ EXAMPLES = [
     ("C", "tests/capi/capi_host_ops.c"),
     ("Python", "python/tests/test_host_ops.py"),
     ("Rust", "examples/rust-engine/tests/host_ops.rs"),
+    ("C++ host CI", "tests/unit/corpus_cg_readme_test.cpp"),
 ]
 
 

@@ -1,5 +1,5 @@
 // jit_compile_report_test.cpp: the pure decisions and parsers of the JIT: ptxas resource
-// lines, diagnostics with quoted lines, the compile-arch choice, the CUDA include dir.
+// lines, diagnostics with quoted lines, the compile-arch choice, which sources get the toolkit.
 #include <catch2/catch.hpp>
 #include <map>
 
@@ -74,38 +74,14 @@ TEST_CASE("the compile arch is the device's SM when NVRTC lists it, else the new
   CHECK(choose_compile_target({9, 0}, std::vector<int>{}) == std::nullopt);
 }
 
-TEST_CASE("the CUDA include dir follows the documented order", "[jit][arch]") {
-  std::map<std::string, std::string> env;
-  const auto getenv = [&](const char* name) -> const char* {
-    auto it = env.find(name);
-    return it == env.end() ? nullptr : it->second.c_str();
-  };
-  std::vector<std::string> existing;
-  const auto has = [&](const std::string& dir) {
-    return std::find(existing.begin(), existing.end(), dir) != existing.end();
-  };
-  existing = {"/usr/local/cuda/include", "/build/include", "/cp/include", "/ch/include", "/explicit"};
-  CHECK(choose_cuda_include_dir(getenv, "/build/include;/other", has) == "/build/include");
-  env["CUDA_PATH"] = "/cp";
-  CHECK(choose_cuda_include_dir(getenv, "/build/include", has) == "/cp/include");
-  env["CUDA_HOME"] = "/ch";
-  CHECK(choose_cuda_include_dir(getenv, "/build/include", has) == "/ch/include");
-  env["METRALE_CUDA_INCLUDE_DIR"] = "/explicit";
-  CHECK(choose_cuda_include_dir(getenv, "/build/include", has) == "/explicit");
-  env["METRALE_CUDA_INCLUDE_DIR"] = "/missing";  // a wrong setting falls through
-  CHECK(choose_cuda_include_dir(getenv, "/build/include", has) == "/ch/include");
-  existing.clear();
-  CHECK(choose_cuda_include_dir(getenv, "", has) == std::nullopt);
-  CHECK(cuda_include_dir().has_value());  // this machine has the toolkit
-}
-
 TEST_CASE("NVRTC options always carry the invariants", "[jit][arch]") {
-  const auto options = nvrtc_options("sm_90", "/cuda/include", {"-DX=1"});
+  const std::vector<std::string> cuda{"/cuda/include"};
+  const auto options = nvrtc_options("sm_90", cuda, {"-DX=1"});
   for (const std::string required : {"-std=c++17", "--fmad=false", "-default-device", "--gpu-architecture=sm_90",
                                      "-I/cuda/include", "--ptxas-options=-v", "-DX=1"}) {
     CHECK(std::find(options.begin(), options.end(), required) != options.end());
   }
-  const auto ptx_only = nvrtc_options("compute_89", "", {});
+  const auto ptx_only = nvrtc_options("compute_89", {}, {});
   CHECK(std::find(ptx_only.begin(), ptx_only.end(), "--ptxas-options=-v") == ptx_only.end());
   CHECK(std::find(ptx_only.begin(), ptx_only.end(), "--fmad=false") != ptx_only.end());
   CHECK(nvrtc_version().find('-') != std::string::npos);
@@ -115,17 +91,19 @@ TEST_CASE("only a source that includes a file outside its set gets the toolkit's
   metrale::SourceSet sources;
   sources.add_embedded_templates([](const char*) -> std::optional<std::string> { return std::nullopt; });
   REQUIRE_FALSE(sources.names().empty());
+  const std::optional<metrale::CudaToolkit> toolkit = metrale::CudaToolkit{{"/cuda/include"}, "cuda13000+0"};
+  const auto toolkit_fn = [&]() -> const std::optional<metrale::CudaToolkit>& { return toolkit; };
   // Every shipped template compiles without the toolkit (metrale_types.cuh stands in for it), so
   // neither the toolkit's presence nor its path is in their options or keys.
   for (const std::string& name : sources.names()) {
     INFO(name);
     REQUIRE_FALSE(sources.reaches_outside(name));
-    REQUIRE(metrale::include_dir_for(sources, name, "/cuda/include").empty());
+    REQUIRE(metrale::toolkit_for(sources, name, toolkit_fn) == nullptr);
   }
   sources.add_source("engine.cuh", "#include \"middle.cuh\"\n");
   sources.add_source("middle.cuh", "#include <cuda_bf16.h>\n#include \"metrale_arith.cuh\"\n");
   REQUIRE(sources.reaches_outside("engine.cuh"));  // transitively, through middle.cuh
-  REQUIRE(metrale::include_dir_for(sources, "engine.cuh", "/cuda/include") == "/cuda/include");
-  REQUIRE(metrale::include_dir_for(sources, "metrale_arith.cuh", "/cuda/include").empty());
+  REQUIRE(metrale::toolkit_for(sources, "engine.cuh", toolkit_fn) == &*toolkit);
+  REQUIRE(metrale::toolkit_for(sources, "metrale_arith.cuh", toolkit_fn) == nullptr);
   REQUIRE_FALSE(sources.reaches_outside("not_a_member.cuh"));
 }

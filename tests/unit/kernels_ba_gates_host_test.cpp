@@ -46,7 +46,7 @@ TEST_CASE("BA gates on the host: Qwen3.5-27B shape M=264 K=5120 N=96, twin == pa
           "[kernels][ba_gates][slow]") {
   auto runtime = Runtime::open(kernels_test::runtime_options_seeds_only(BackendChoice::kHost, 132));
   REQUIRE(runtime->has_device());
-  const ops::BaGatesKernels kernels = runtime->ba_gates_kernels();
+  const ops::BaGatesKernels kernels = ops::ba_gates_kernels(*runtime);
   REQUIRE(kernels.parent.present());
   REQUIRE(kernels.twin.present());
   // At 132 SMs the op itself would pick the twin at exactly this M (the seed's 264 tokens).

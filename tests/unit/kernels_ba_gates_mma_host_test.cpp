@@ -35,7 +35,7 @@ std::vector<float> check_mma(Runtime& runtime, const BaCase& c) {
   INFO(describe(c.shape));
   const std::uint64_t before = host::tile_mma_count();
   const kernels_test::BaResult run = kernels_test::run_ba(runtime, c, BaRun::kMma);
-  CHECK(host::tile_mma_count() - before == expected_mmas(c.shape, runtime.ba_gates_kernels().mma_params.lanes));
+  CHECK(host::tile_mma_count() - before == expected_mmas(c.shape, ops::ba_gates_kernels(runtime).mma_params.lanes));
   const kernels_test::BaCoverage coverage = kernels_test::ba_coverage(c.shape, run.out);
   CHECK(coverage.unwritten == 0);
   CHECK(coverage.padding_written == 0);
@@ -52,7 +52,7 @@ TEST_CASE("BA gates on tensor cores (host): Qwen3.5-27B shape M=264 K=5120 N=96 
           "[kernels][ba_gates_mma][slow]") {
   auto runtime = Runtime::open(kernels_test::runtime_options(BackendChoice::kHost, 132));
   REQUIRE(runtime->has_device());
-  REQUIRE(runtime->ba_gates_kernels().mma.present());
+  REQUIRE(ops::ba_gates_kernels(*runtime).mma.present());
   // 264 = 4 x 64 + 8: the last block owns 8 tokens.
   check_mma(*runtime, BaCase::normal({264, 96, 5120, 5120, 96, 48, 3}, 7000));
 }
@@ -94,14 +94,14 @@ TEST_CASE("BA gates on tensor cores (host): K split over clusters of 1 to 8 CTAs
     std::vector<std::vector<float>> outs;
     for (const std::uint32_t sms : {24u, 12u, 6u, 3u}) {
       auto runtime = Runtime::open(kernels_test::runtime_options(BackendChoice::kHost, sms));
-      REQUIRE(runtime->ba_gates_kernels().mma_params == KernelParams{256, 128, 6});
+      REQUIRE(ops::ba_gates_kernels(*runtime).mma_params == KernelParams{256, 128, 6});
       const std::uint32_t chunks = (s.k + 63) / 64;
       const std::uint32_t want = std::min(std::min(sms / 3, 8u), chunks >= 4 ? (chunks >= 8 ? 8u : 4u) : chunks);
       INFO("SMs " << sms);
       ops::BaGatesArgs args;
       args.m = s.m;
       args.k = s.k;
-      CHECK(ops::ba_gates_mma_cluster(*runtime->backend(), runtime->ba_gates_kernels().mma_params, args) == want);
+      CHECK(ops::ba_gates_mma_cluster(*runtime->backend(), ops::ba_gates_kernels(*runtime).mma_params, args) == want);
       outs.push_back(check_mma(*runtime, c));
       if (sms == 24) {
         const std::vector<float> again = check_mma(*runtime, c);
@@ -117,7 +117,7 @@ TEST_CASE("BA gates on tensor cores (host): gb10's 3-stage ring within 1e-5 of t
   // Fewer stages than chunks and more: the ring wraps many times at K 5120 and not at all at K 64.
   auto runtime = Runtime::open(metrale::test::isolated_runtime_options(BackendChoice::kHost, 48, "gb10"));
   REQUIRE(runtime->has_device());
-  REQUIRE(runtime->ba_gates_kernels().mma_params == KernelParams{256, 64, 3});
+  REQUIRE(ops::ba_gates_kernels(*runtime).mma_params == KernelParams{256, 64, 3});
   const ref::BaGatesRefShape shapes[] = {
       {70, 96, 5120, 5120, 96, 48, 3},   // 80 chunks through 3 stages
       {33, 128, 200, 208, 128, 64, 64},  // 4 chunks, the last one partial; N = 128
@@ -133,7 +133,7 @@ TEST_CASE("BA gates on tensor cores (host): the op runs ssm_ba_gates_mma exactly
           "[kernels][ba_gates_mma]") {
   // sm_count 2: the tensor-core kernel takes M >= 128 (one tile, split in two), the twin M >= 4.
   auto runtime = Runtime::open(kernels_test::runtime_options(BackendChoice::kHost, 2));
-  REQUIRE(runtime->levers().ssm_ba_gates_tensor_core.value);
+  REQUIRE(runtime->levers().on("ssm_ba_gates_tensor_core"));
   REQUIRE(ops::ba_gates_mma_min_tokens(2, 128, 8) == 128);
   for (const std::uint32_t m : {127u, 128u, 260u}) {
     const BaCase c = BaCase::normal({m, 96, 512, 512, 96, 48, 3}, 7300 + m);
@@ -151,13 +151,13 @@ TEST_CASE("BA gates on tensor cores (host): the op runs ssm_ba_gates_mma exactly
 TEST_CASE("BA gates on tensor cores (host): the lever off leaves every pick to the seeds' twin guard",
           "[kernels][ba_gates_mma]") {
   auto runtime = Runtime::open(kernels_test::runtime_options_seeds_only(BackendChoice::kHost, 2));
-  REQUIRE_FALSE(runtime->levers().ssm_ba_gates_tensor_core.value);
-  REQUIRE(runtime->ba_gates_kernels().mma.present());
+  REQUIRE_FALSE(runtime->levers().on("ssm_ba_gates_tensor_core"));
+  REQUIRE(ops::ba_gates_kernels(*runtime).mma.present());
   for (const std::uint32_t m : {3u, 64u, 130u}) {
     const BaCase c({m, 96, 512, 512, 96, 48, 3}, 7400 + m);
     const kernels_test::BaResult op = kernels_test::run_ba(*runtime, c, BaRun::kOp);
     REQUIRE(op.pick.has_value());
-    const ops::BaGatesKernels k = runtime->ba_gates_kernels();
+    const ops::BaGatesKernels k = ops::ba_gates_kernels(*runtime);
     const ops::BaGatesPick seeds = ops::ba_gates_pick(true, k.parent, k.twin, m, 96, 512, 512, 2);
     CHECK_FALSE(op.pick->mma);
     CHECK(op.pick->twin == seeds.twin);

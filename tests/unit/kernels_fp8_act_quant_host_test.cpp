@@ -74,8 +74,8 @@ TEST_CASE("FP8 quant on the host: real K around the twin's floor, twin == shared
   const std::uint32_t sm_count = 16;
   auto runtime = Runtime::open(kernels_test::runtime_options(BackendChoice::kHost, sm_count));
   REQUIRE(runtime->has_device());
-  REQUIRE(runtime->levers().fp8_act_quant_hopper.value);
-  const ops::Fp8QuantKernels kernels = runtime->fp8_quant_kernels();
+  REQUIRE(runtime->levers().on("fp8_act_quant_hopper"));
+  const ops::Fp8QuantKernels kernels = ops::fp8_quant_kernels(*runtime);
   REQUIRE(kernels.shared.present());
   REQUIRE(kernels.twin.present());
   std::uint64_t seed = 3000;

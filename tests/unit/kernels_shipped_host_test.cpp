@@ -7,6 +7,8 @@
 
 #include "host/builtin_kernels.hpp"
 #include "host/host_kernel_table.hpp"
+#include "metrale/ops/fp8_act_quant.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
 #include "metrale/runtime.hpp"
 #include "ops/op_kernels.hpp"
 #include "support/isolated_runtime.hpp"
@@ -45,10 +47,10 @@ TEST_CASE("a host runtime on every target loads every kernel it ships", "[kernel
       REQUIRE(record.has_value());
       CHECK(record->ok());
     }
-    const ops::BaGatesKernels ba = runtime->ba_gates_kernels();
+    const ops::BaGatesKernels ba = ops::ba_gates_kernels(*runtime);
     CHECK(ba.parent.present());
     CHECK(ba.twin.present() == (target.find_kernel(ops::kBaGatesTwinKernel) != nullptr));
-    const ops::Fp8QuantKernels fp8 = runtime->fp8_quant_kernels();
+    const ops::Fp8QuantKernels fp8 = ops::fp8_quant_kernels(*runtime);
     CHECK(fp8.shared.present());
     CHECK(fp8.twin.present() == (target.find_kernel(ops::kFp8QuantTwinKernel) != nullptr));
   }

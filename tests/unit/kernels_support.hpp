@@ -167,7 +167,7 @@ inline BaResult run_ba(metrale::Runtime& runtime, const BaCase& c, BaRun which) 
   DeviceBuffer out(gpu, std::vector<float>(c.out_size() + guard, poison_float()));
   const metrale::ops::BaGatesArgs args{x.ptr(), w.ptr(), a_log.ptr(), dt_bias.ptr(), out.ptr(), s.m,
                                        s.n,     s.k,     s.k_stride,  s.gate_stride, s.nv,      s.vheads_per_group};
-  const metrale::ops::BaGatesKernels kernels = runtime.ba_gates_kernels();
+  const metrale::ops::BaGatesKernels kernels = metrale::ops::ba_gates_kernels(runtime);
   BaResult result;
   switch (which) {
     case BaRun::kParent:
@@ -177,7 +177,7 @@ inline BaResult run_ba(metrale::Runtime& runtime, const BaCase& c, BaRun which) 
       metrale::ops::launch_ba_gates_twin(gpu, kernels.twin, kernels.twin_params, args);
       break;
     case BaRun::kOp:
-      result.pick = runtime.ssm_ba_gates(args);
+      result.pick = metrale::ops::ssm_ba_gates(runtime, args);
       break;
     case BaRun::kMma:
       metrale::ops::launch_ba_gates_mma(gpu, kernels.mma, kernels.mma_params, args);
@@ -293,8 +293,8 @@ inline Fp8Result run_fp8(metrale::Runtime& runtime, const Fp8Case& c, Fp8Run whi
   DeviceBuffer q(gpu, std::vector<std::uint8_t>(std::size_t{c.m} * c.k, kPoisonCode));
   DeviceBuffer scales(gpu, std::vector<float>(c.scale_slots(), poison_float()));
   const metrale::ops::Fp8QuantArgs args = c.args(x.ptr(), q.ptr(), scales.ptr());
-  metrale::ops::Fp8QuantKernels kernels = runtime.fp8_quant_kernels();
-  const bool lever = runtime.levers().fp8_act_quant_hopper.value;
+  metrale::ops::Fp8QuantKernels kernels = metrale::ops::fp8_quant_kernels(runtime);
+  const bool lever = runtime.levers().on("fp8_act_quant_hopper");
   Fp8Result result;
   switch (which) {
     case Fp8Run::kShared:
@@ -306,7 +306,7 @@ inline Fp8Result run_fp8(metrale::Runtime& runtime, const Fp8Case& c, Fp8Run whi
       result.pick = metrale::ops::fp8_act_quant(gpu, kernels, lever, args);
       break;
     case Fp8Run::kOp:
-      result.pick = runtime.fp8_act_quant(args);
+      result.pick = metrale::ops::fp8_act_quant(runtime, args);
       break;
   }
   result.q = q.read<std::uint8_t>(std::size_t{c.m} * c.k);

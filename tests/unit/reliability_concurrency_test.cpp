@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "metrale/ops/fp8_act_quant.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
 #include "metrale/runtime.hpp"
 #include "ops/log_once.hpp"
 #include "ref/bf16.hpp"
@@ -51,7 +53,7 @@ bool ba_matches(Runtime& runtime, std::uint32_t m, std::uint64_t seed) {
                               2 * nv,
                               nv,
                               vpg};
-  runtime.ssm_ba_gates(args);
+  ops::ssm_ba_gates(runtime, args);
   std::vector<float> expected(out_count, 0.0f);
   ref::ssm_ba_gates_reference({x, w, a_log, dt_bias}, {m, n, k, k, 2 * nv, nv, vpg}, expected);
   const auto out = download<float>(gpu, args.gate_out, out_count);
@@ -73,7 +75,7 @@ bool fp8_matches(Runtime& runtime, std::uint32_t m, std::uint64_t seed) {
   args.m = m;
   args.k = k;
   args.x_row_stride = k;
-  runtime.fp8_act_quant(args);
+  ops::fp8_act_quant(runtime, args);
   const auto expected = ref::fp8_act_quant_reference(x, {m, k, k, false});
   const bool same = download<std::uint8_t>(gpu, args.q, std::size_t{m} * k) == expected.q &&
                     download<float>(gpu, args.scales, std::size_t{m} * (k / 128)) == expected.scales;

@@ -1,7 +1,7 @@
-// The runtime's forced dispatch (Runtime::ssm_ba_gates / fp8_act_quant with a KernelChoice) on
+// The ops' forced dispatch (ops::ssm_ba_gates / fp8_act_quant on a runtime with a role name) on
 // the host backend: each forced kernel is the one that runs and computes the op's result (twin
 // bytes == parent bytes == the reference's; the tensor-core kernel within the Frobenius bound of
-// the float64 oracle); a kernel the target lacks, and kMma for FP8, are KernelChoiceErrors naming
+// the float64 oracle); a kernel the target lacks, and "mma" for FP8, are KernelChoiceErrors naming
 // what is missing, and the poisoned outputs stay untouched.
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "metrale/error.hpp"
+#include "metrale/ops/fp8_act_quant.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
 #include "metrale/runtime.hpp"
 #include "ops/op_kernels.hpp"
 #include "ref/bf16.hpp"
@@ -102,27 +104,27 @@ TEST_CASE("forced BA-gates kernels run that kernel: parent and twin to the refer
   std::vector<float> expected(p.poisoned.size(), 0.0f);
   ref::ssm_ba_gates_reference({p.x, p.w, p.a_log, p.dt_bias}, p.shape(), expected);
 
-  const ops::BaGatesPick parent = runtime->ssm_ba_gates(p.args, 0, KernelChoice::kParent);
+  const ops::BaGatesPick parent = ops::ssm_ba_gates(*runtime, p.args, 0, "parent");
   CHECK_FALSE(parent.twin);
   CHECK_FALSE(parent.mma);
   CHECK(parent.reject == kForcedKernelReason);
-  CHECK(parent.kernel == runtime->ba_gates_kernels().parent);
+  CHECK(parent.kernel == ops::ba_gates_kernels(*runtime).parent);
   const std::vector<float> parent_out = p.out();
   CHECK(std::memcmp(parent_out.data(), expected.data(), expected.size() * sizeof(float)) == 0);
 
   p.poison();
-  const ops::BaGatesPick twin = runtime->ssm_ba_gates(p.args, 0, KernelChoice::kTwin);
+  const ops::BaGatesPick twin = ops::ssm_ba_gates(*runtime, p.args, 0, "twin");
   CHECK(twin.twin);
   CHECK_FALSE(twin.reject.has_value());
-  CHECK(twin.kernel == runtime->ba_gates_kernels().twin);
+  CHECK(twin.kernel == ops::ba_gates_kernels(*runtime).twin);
   const std::vector<float> twin_out = p.out();
   CHECK(std::memcmp(twin_out.data(), parent_out.data(), parent_out.size() * sizeof(float)) == 0);
 
   p.poison();
-  const ops::BaGatesPick mma = runtime->ssm_ba_gates(p.args, 0, KernelChoice::kMma);
+  const ops::BaGatesPick mma = ops::ssm_ba_gates(*runtime, p.args, 0, "mma");
   CHECK(mma.mma);
   CHECK_FALSE(mma.twin);
-  CHECK(mma.kernel == runtime->ba_gates_kernels().mma);
+  CHECK(mma.kernel == ops::ba_gates_kernels(*runtime).mma);
   const std::vector<double> oracle = ref::ssm_ba_gates_oracle({p.x, p.w, p.a_log, p.dt_bias}, p.shape());
   std::vector<std::uint32_t> rows(BaProblem::m);
   for (std::uint32_t t = 0; t < BaProblem::m; ++t) {
@@ -137,7 +139,7 @@ TEST_CASE("forced BA-gates kernels run that kernel: parent and twin to the refer
 
   // kGuard is the op's own pick (the tensor-core guard declines M = 5: too few tokens).
   p.poison();
-  const ops::BaGatesPick guard = runtime->ssm_ba_gates(p.args, 0, KernelChoice::kGuard);
+  const ops::BaGatesPick guard = ops::ssm_ba_gates(*runtime, p.args, 0, "");
   CHECK_FALSE(guard.mma);
   CHECK(guard.reject != kForcedKernelReason);
   const std::vector<float> guard_out = p.out();
@@ -149,14 +151,14 @@ TEST_CASE("forced FP8 kernels run that kernel with the op's grid, to the referen
   Fp8Problem p{*runtime->backend()};
   const auto expected = ref::fp8_act_quant_reference(p.x, {Fp8Problem::m, Fp8Problem::k, Fp8Problem::k, false});
 
-  const ops::Fp8QuantPick guard = runtime->fp8_act_quant(p.args, 0, KernelChoice::kGuard);
+  const ops::Fp8QuantPick guard = ops::fp8_act_quant(*runtime, p.args, 0, "");
   CHECK_FALSE(guard.twin);  // 3 x 1 twin CTAs are under the floor of 2 x 2 SMs
 
   p.poison();
-  const ops::Fp8QuantPick twin = runtime->fp8_act_quant(p.args, 0, KernelChoice::kTwin);
+  const ops::Fp8QuantPick twin = ops::fp8_act_quant(*runtime, p.args, 0, "twin");
   CHECK(twin.twin);
   CHECK_FALSE(twin.reject.has_value());
-  CHECK(twin.kernel == runtime->fp8_quant_kernels().twin);
+  CHECK(twin.kernel == ops::fp8_quant_kernels(*runtime).twin);
   const KernelEntry* twin_entry = runtime->target().find_kernel(kFp8ActQuantHopper);
   REQUIRE(twin_entry != nullptr);
   CHECK(twin.block.x == twin_entry->params.lanes * twin_entry->params.groups);
@@ -164,20 +166,20 @@ TEST_CASE("forced FP8 kernels run that kernel with the op's grid, to the referen
   CHECK(p.scales() == expected.scales);
 
   p.poison();
-  const ops::Fp8QuantPick shared = runtime->fp8_act_quant(p.args, 0, KernelChoice::kParent);
+  const ops::Fp8QuantPick shared = ops::fp8_act_quant(*runtime, p.args, 0, "parent");
   CHECK_FALSE(shared.twin);
   CHECK(shared.reject == kForcedKernelReason);
-  CHECK(shared.kernel == runtime->fp8_quant_kernels().shared);
+  CHECK(shared.kernel == ops::fp8_quant_kernels(*runtime).shared);
   CHECK(shared.grid.x == guard.grid.x);
   CHECK(p.q() == expected.q);
   CHECK(p.scales() == expected.scales);
 
   // FP8 has no tensor-core kernel: refused before anything runs.
   p.poison();
-  const std::string message = choice_error([&] { runtime->fp8_act_quant(p.args, 0, KernelChoice::kMma); });
+  const std::string message = choice_error([&] { ops::fp8_act_quant(*runtime, p.args, 0, "mma"); });
   CHECK(message.find("only the BA-gates op has a tensor-core kernel") != std::string::npos);
   CHECK(p.q() == p.q_poison);
-  CHECK_THROWS_AS(runtime->fp8_act_quant(p.args, 0, KernelChoice::kMma), ArgumentError);
+  CHECK_THROWS_AS(ops::fp8_act_quant(*runtime, p.args, 0, "mma"), ArgumentError);
 }
 
 TEST_CASE("a forced kernel the target does not ship is an ArgumentError naming both, and writes nothing",
@@ -185,26 +187,26 @@ TEST_CASE("a forced kernel the target does not ship is an ArgumentError naming b
   // generic ships only the portable parents: no twin, no tensor-core kernel.
   auto runtime = Runtime::open(test::isolated_runtime_options(BackendChoice::kHost, 2, "generic"));
   REQUIRE(runtime->has_device());
-  REQUIRE_FALSE(runtime->ba_gates_kernels().twin.present());
+  REQUIRE_FALSE(ops::ba_gates_kernels(*runtime).twin.present());
   BaProblem ba{*runtime->backend()};
-  for (const auto& [choice, kernel] : {std::pair{KernelChoice::kTwin, ops::kBaGatesTwinKernel},
-                                       std::pair{KernelChoice::kMma, ops::kBaGatesMmaKernel}}) {
-    const std::string message = choice_error([&] { runtime->ssm_ba_gates(ba.args, 0, choice); });
+  for (const auto& [choice, kernel] :
+       {std::pair{"twin", ops::kBaGatesTwinKernel}, std::pair{"mma", ops::kBaGatesMmaKernel}}) {
+    const std::string message = choice_error([&] { ops::ssm_ba_gates(*runtime, ba.args, 0, choice); });
     INFO(message);
     CHECK(message.find("target generic") != std::string::npos);
     CHECK(message.find(std::string(kernel)) != std::string::npos);
     CHECK(ba.out() == ba.poisoned);
   }
-  CHECK_THROWS_AS(runtime->ssm_ba_gates(ba.args, 0, KernelChoice::kTwin), ArgumentError);
+  CHECK_THROWS_AS(ops::ssm_ba_gates(*runtime, ba.args, 0, "twin"), ArgumentError);
 
   Fp8Problem fp8{*runtime->backend()};
-  const std::string message = choice_error([&] { runtime->fp8_act_quant(fp8.args, 0, KernelChoice::kTwin); });
+  const std::string message = choice_error([&] { ops::fp8_act_quant(*runtime, fp8.args, 0, "twin"); });
   CHECK(message.find("target generic") != std::string::npos);
   CHECK(message.find(std::string(ops::kFp8QuantTwinKernel)) != std::string::npos);
   CHECK(fp8.q() == fp8.q_poison);
 
   // The parents it does ship still run when forced.
-  const ops::BaGatesPick parent = runtime->ssm_ba_gates(ba.args, 0, KernelChoice::kParent);
+  const ops::BaGatesPick parent = ops::ssm_ba_gates(*runtime, ba.args, 0, "parent");
   CHECK(parent.reject == kForcedKernelReason);
   std::vector<float> expected(ba.poisoned.size(), 0.0f);
   ref::ssm_ba_gates_reference({ba.x, ba.w, ba.a_log, ba.dt_bias}, ba.shape(), expected);

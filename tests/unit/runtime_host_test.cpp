@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "metrale/error.hpp"
+#include "metrale/ops/fp8_act_quant.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
 #include "metrale/runtime.hpp"
 #include "ops/fp8_act_quant_floor.hpp"
 #include "ref/bf16.hpp"
@@ -49,7 +51,7 @@ TEST_CASE("runtime on the host backend runs the BA-gates twin and parent to the 
                           2 * nv,
                           nv,
                           vpg};
-    const ops::BaGatesPick pick = runtime->ssm_ba_gates(args);
+    const ops::BaGatesPick pick = ops::ssm_ba_gates(*runtime, args);
     CHECK(pick.twin == (m == 5u));
     gpu.copy_to_host(out.data(), args.gate_out, out.size() * sizeof(float));
     std::vector<float> expected(out.size(), 0.0f);
@@ -66,7 +68,7 @@ TEST_CASE("runtime on the host backend quantises to the reference's bytes", "[ru
   std::vector<std::uint8_t> q(static_cast<std::size_t>(m) * k, 0xAB);
   std::vector<float> scales(static_cast<std::size_t>(m) * (k / 128), -1.0f);
   ops::Fp8QuantArgs args{upload(gpu, x), upload(gpu, q), upload(gpu, scales), m, k, k};
-  const ops::Fp8QuantPick pick = runtime->fp8_act_quant(args);
+  const ops::Fp8QuantPick pick = ops::fp8_act_quant(*runtime, args);
   CHECK_FALSE(pick.twin);  // the twin's grid is 3 x 1 CTAs, under the floor of 2 x 2 SMs
   CHECK(pick.reject == ops::kFp8QuantTooFewCtas);
   gpu.copy_to_host(q.data(), args.q, q.size());
@@ -86,10 +88,10 @@ TEST_CASE("a runtime with no device says why, and its ops refuse", "[runtime]") 
   CHECK_FALSE(runtime->no_device_reason().empty());
   CHECK(runtime->backend() == nullptr);
   CHECK(runtime->target().name == "hopper");
-  CHECK_FALSE(runtime->ba_gates_kernels().parent.present());
-  CHECK_THROWS_WITH(runtime->fp8_act_quant(ops::Fp8QuantArgs{}),
+  CHECK_FALSE(ops::ba_gates_kernels(*runtime).parent.present());
+  CHECK_THROWS_WITH(ops::fp8_act_quant(*runtime, ops::Fp8QuantArgs{}),
                     Catch::Matchers::Contains(runtime->no_device_reason()));
-  CHECK_THROWS_AS(runtime->ssm_ba_gates(ops::BaGatesArgs{}), BackendError);
+  CHECK_THROWS_AS(ops::ssm_ba_gates(*runtime, ops::BaGatesArgs{}), BackendError);
 }
 
 TEST_CASE("a runtime opened with background twins picks the parent until the twin arrives", "[runtime]") {
@@ -99,19 +101,19 @@ TEST_CASE("a runtime opened with background twins picks the parent until the twi
   options.registry->background_gate = gate.hold();
   auto runtime = Runtime::open(std::move(options));
   // open() has returned with the gate shut: the parents are loaded, the twins are not.
-  CHECK(runtime->ba_gates_kernels().parent.present());
-  CHECK(runtime->fp8_quant_kernels().shared.present());
-  CHECK_FALSE(runtime->ba_gates_kernels().twin.present());
-  const ops::Fp8QuantKernels early = runtime->fp8_quant_kernels();
+  CHECK(ops::ba_gates_kernels(*runtime).parent.present());
+  CHECK(ops::fp8_quant_kernels(*runtime).shared.present());
+  CHECK_FALSE(ops::ba_gates_kernels(*runtime).twin.present());
+  const ops::Fp8QuantKernels early = ops::fp8_quant_kernels(*runtime);
   REQUIRE_FALSE(early.twin.present());
   const ops::Fp8QuantPick early_pick = ops::fp8_quant_pick(true, early, 64, 1024, 2);
   CHECK_FALSE(early_pick.twin);
   CHECK(early_pick.reject == ops::kFp8QuantRejects[1]);  // kernel absent
   gate.open();
   runtime->registry().wait_background();
-  CHECK(runtime->ba_gates_kernels().twin.present());
-  CHECK(runtime->fp8_quant_kernels().twin.present());
-  CHECK(ops::fp8_quant_pick(true, runtime->fp8_quant_kernels(), 64, 1024, 2).twin);
+  CHECK(ops::ba_gates_kernels(*runtime).twin.present());
+  CHECK(ops::fp8_quant_kernels(*runtime).twin.present());
+  CHECK(ops::fp8_quant_pick(true, ops::fp8_quant_kernels(*runtime), 64, 1024, 2).twin);
 }
 
 TEST_CASE("a runtime whose background build failed closes without terminating", "[runtime]") {
@@ -119,8 +121,8 @@ TEST_CASE("a runtime whose background build failed closes without terminating", 
   options.load_mode = LoadMode::kBackgroundTwins;
   options.registry->background_gate = [] { throw BackendError("injected background failure"); };
   auto runtime = Runtime::open(std::move(options));
-  CHECK(runtime->ba_gates_kernels().parent.present());
-  CHECK_FALSE(runtime->ba_gates_kernels().twin.present());
+  CHECK(ops::ba_gates_kernels(*runtime).parent.present());
+  CHECK_FALSE(ops::ba_gates_kernels(*runtime).twin.present());
   // ~Runtime waits for the failed build; before the fix it rethrew from a destructor (terminate).
   runtime.reset();
   CHECK(runtime == nullptr);
@@ -132,13 +134,13 @@ TEST_CASE("wait_background reports a failed background build", "[runtime]") {
   options.registry->background_gate = [] { throw BackendError("injected background failure"); };
   auto runtime = Runtime::open(std::move(options));
   CHECK_THROWS_WITH(runtime->registry().wait_background(), Catch::Matchers::Contains("injected background failure"));
-  CHECK_FALSE(runtime->fp8_quant_kernels().twin.present());
+  CHECK_FALSE(ops::fp8_quant_kernels(*runtime).twin.present());
 }
 
 TEST_CASE("the ops' SM fallback is the target's sm_count, not a constant", "[runtime]") {
   auto gb10 = Runtime::open(test::isolated_runtime_options(BackendChoice::kHost, 2, "gb10"));
-  CHECK(gb10->ba_gates_kernels().fallback_sm_count == 48);
-  CHECK(gb10->fp8_quant_kernels().fallback_sm_count == 48);
+  CHECK(ops::ba_gates_kernels(*gb10).fallback_sm_count == 48);
+  CHECK(ops::fp8_quant_kernels(*gb10).fallback_sm_count == 48);
   auto b200 = Runtime::open(test::isolated_runtime_options(BackendChoice::kHost, 2, "b200"));
-  CHECK(b200->ba_gates_kernels().fallback_sm_count == 148);
+  CHECK(ops::ba_gates_kernels(*b200).fallback_sm_count == 148);
 }

@@ -67,12 +67,13 @@ TEST_CASE("levers resolve through an injected environment", "[target][levers]") 
         env["METRALE_SSM_BA_GATES_HOPPER"] = *s.env;
         env["METRALE_FP8_ACT_QUANT_HOPPER"] = *s.env;
       }
-      const auto levers = metrale::resolve_levers(target, [&](const char* var) -> std::optional<std::string> {
-        auto it = env.find(var);
-        return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
-      });
-      check_lever(levers.ssm_ba_gates_hopper, s, file_value, "METRALE_SSM_BA_GATES_HOPPER", target.source);
-      check_lever(levers.fp8_act_quant_hopper, s, file_value, "METRALE_FP8_ACT_QUANT_HOPPER", target.source);
+      const auto levers = metrale::resolve_levers(
+          target, metrale::ops::library_catalog().levers(), [&](const char* var) -> std::optional<std::string> {
+            auto it = env.find(var);
+            return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
+          });
+      check_lever(*levers.find("ssm_ba_gates_hopper"), s, file_value, "METRALE_SSM_BA_GATES_HOPPER", target.source);
+      check_lever(*levers.find("fp8_act_quant_hopper"), s, file_value, "METRALE_FP8_ACT_QUANT_HOPPER", target.source);
     }
   }
 }
@@ -85,12 +86,14 @@ TEST_CASE("the tensor-core lever resolves on its own variable, the other levers 
     CHECK(file_value == (std::string(name) == "hopper"));
     for (const auto& s : kSpellings) {
       INFO(name << " env=" << s.env.value_or("(unset)"));
-      const auto levers = metrale::resolve_levers(target, [&](const char* var) -> std::optional<std::string> {
-        return std::string(var) == "METRALE_SSM_BA_GATES_TENSOR_CORE" ? s.env : std::nullopt;
-      });
-      check_lever(levers.ssm_ba_gates_tensor_core, s, file_value, "METRALE_SSM_BA_GATES_TENSOR_CORE", target.source);
-      CHECK(levers.ssm_ba_gates_hopper.provenance == Provenance::kFile);
-      CHECK(levers.fp8_act_quant_hopper.provenance == Provenance::kFile);
+      const auto levers = metrale::resolve_levers(
+          target, metrale::ops::library_catalog().levers(), [&](const char* var) -> std::optional<std::string> {
+            return std::string(var) == "METRALE_SSM_BA_GATES_TENSOR_CORE" ? s.env : std::nullopt;
+          });
+      check_lever(*levers.find("ssm_ba_gates_tensor_core"), s, file_value, "METRALE_SSM_BA_GATES_TENSOR_CORE",
+                  target.source);
+      CHECK((*levers.find("ssm_ba_gates_hopper")).provenance == Provenance::kFile);
+      CHECK((*levers.find("fp8_act_quant_hopper")).provenance == Provenance::kFile);
     }
   }
 }
@@ -102,9 +105,9 @@ TEST_CASE("levers resolve through the real process environment, restored after e
     {
       metrale::test::ScopedEnv ba("METRALE_SSM_BA_GATES_HOPPER", s.env);
       metrale::test::ScopedEnv fp8("METRALE_FP8_ACT_QUANT_HOPPER", s.env);
-      const auto levers = metrale::resolve_levers(target);
-      check_lever(levers.ssm_ba_gates_hopper, s, true, "METRALE_SSM_BA_GATES_HOPPER", target.source);
-      check_lever(levers.fp8_act_quant_hopper, s, false, "METRALE_FP8_ACT_QUANT_HOPPER", target.source);
+      const auto levers = metrale::resolve_levers(target, metrale::ops::library_catalog().levers());
+      check_lever(*levers.find("ssm_ba_gates_hopper"), s, true, "METRALE_SSM_BA_GATES_HOPPER", target.source);
+      check_lever(*levers.find("fp8_act_quant_hopper"), s, false, "METRALE_FP8_ACT_QUANT_HOPPER", target.source);
     }
   }
 }
@@ -127,17 +130,22 @@ TEST_CASE("a target without a [defaults] key gets the built-in off, and each lev
           "[target][levers]") {
   metrale::HardwareTarget bare;
   bare.name = "bare";
-  const auto levers = metrale::resolve_levers(bare, [](const char* var) -> std::optional<std::string> {
-    return std::string(var) == "METRALE_FP8_ACT_QUANT_HOPPER" ? std::optional<std::string>("on") : std::nullopt;
-  });
-  CHECK_FALSE(levers.ssm_ba_gates_hopper.value);
-  CHECK(levers.ssm_ba_gates_hopper.provenance == Provenance::kBuiltIn);
-  CHECK(levers.fp8_act_quant_hopper.value);
-  CHECK(levers.fp8_act_quant_hopper.provenance == Provenance::kEnvironment);
+  const auto levers = metrale::resolve_levers(
+      bare, metrale::ops::library_catalog().levers(), [](const char* var) -> std::optional<std::string> {
+        return std::string(var) == "METRALE_FP8_ACT_QUANT_HOPPER" ? std::optional<std::string>("on") : std::nullopt;
+      });
+  CHECK_FALSE((*levers.find("ssm_ba_gates_hopper")).value);
+  CHECK((*levers.find("ssm_ba_gates_hopper")).provenance == Provenance::kBuiltIn);
+  CHECK((*levers.find("fp8_act_quant_hopper")).value);
+  CHECK((*levers.find("fp8_act_quant_hopper")).provenance == Provenance::kEnvironment);
   CHECK(metrale::to_string(Provenance::kBuiltIn) == "built-in");
   CHECK(metrale::to_string(Provenance::kFile) == "file");
   CHECK(metrale::to_string(Provenance::kEnvironment) == "environment");
-  REQUIRE(metrale::find_lever("fp8_act_quant_hopper") != nullptr);
-  CHECK(std::string(metrale::find_lever("fp8_act_quant_hopper")->env_var) == "METRALE_FP8_ACT_QUANT_HOPPER");
-  CHECK(metrale::find_lever("nope") == nullptr);
+  CHECK(metrale::to_string(Provenance::kOptions) == "options");
+  const metrale::KernelCatalog& catalog = metrale::ops::library_catalog();
+  REQUIRE(catalog.find_lever("fp8_act_quant_hopper") != nullptr);
+  CHECK(catalog.find_lever("fp8_act_quant_hopper")->environment_variable() == "METRALE_FP8_ACT_QUANT_HOPPER");
+  CHECK(catalog.find_lever("nope") == nullptr);
+  CHECK(levers.find("nope") == nullptr);
+  CHECK_FALSE(levers.on("nope"));
 }

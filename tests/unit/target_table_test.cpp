@@ -87,12 +87,12 @@ TEST_CASE("the shipped targets match DESIGN.md's table cell by cell", "[target]"
     CHECK(std::is_sorted(target->kernels.begin(), target->kernels.end(),
                          [](const auto& a, const auto& b) { return a.name < b.name; }));
 
-    const auto levers = metrale::resolve_levers(*target, no_env);
-    CHECK(levers.ssm_ba_gates_hopper.value == row.ba_lever);
-    CHECK(levers.fp8_act_quant_hopper.value == row.fp8_lever);
-    CHECK(levers.ssm_ba_gates_tensor_core.value == row.tensor_core);
-    CHECK(levers.ssm_ba_gates_hopper.provenance == metrale::Provenance::kFile);
-    CHECK(levers.fp8_act_quant_hopper.origin == target->source);
+    const auto levers = metrale::resolve_levers(*target, metrale::ops::library_catalog().levers(), no_env);
+    CHECK((*levers.find("ssm_ba_gates_hopper")).value == row.ba_lever);
+    CHECK((*levers.find("fp8_act_quant_hopper")).value == row.fp8_lever);
+    CHECK((*levers.find("ssm_ba_gates_tensor_core")).value == row.tensor_core);
+    CHECK((*levers.find("ssm_ba_gates_hopper")).provenance == metrale::Provenance::kFile);
+    CHECK((*levers.find("fp8_act_quant_hopper")).origin == target->source);
   }
 }
 

@@ -115,6 +115,9 @@ TensorFiles read_inputs(const ops::OpDeclaration& op, const std::filesystem::pat
           fmt::format("run {}: input '{}' declares no dims, so its file cannot be checked", op.name, arg.name));
     }
     const std::string file = arg.name + ".npy";
+    if (arg.optional && !std::filesystem::exists(dir / file)) {
+      continue;  // an optional input left out: the op does without
+    }
     NpyArray array = read_tensor(dir, file, npy_dtype(arg), arg.dims.size());
     for (std::size_t axis = 0; axis < arg.dims.size(); ++axis) {
       const std::uint64_t extent = array.shape[axis];
@@ -156,6 +159,9 @@ DeviceTensors::DeviceTensors(GpuBackend& gpu, const ops::OpDeclaration& op, cons
     for (const ops::ArgDecl& arg : op.args) {
       if (!arg.tensor()) {
         continue;
+      }
+      if (arg.optional && (arg.kind == ops::ArgKind::kOutput || !inputs.contains(arg.name))) {
+        continue;  // left out (0): an optional output is the op's own business (its scratch)
       }
       Tensor tensor{&arg, DevicePtr{}, {}, npy_dtype(arg)};
       if (arg.kind == ops::ArgKind::kInput) {

@@ -1,16 +1,26 @@
-//! A safe layer over metrale-jit's C ABI for a Rust engine: open a runtime on the host
-//! backend, run both ops on slices (host memory is the host backend's device memory), read
-//! which kernel ran and why. Invariants: every failed call is an `Error` carrying the
-//! library's own message; the runtime is closed on drop; slices are checked for length here
-//! and the library checks every shape before anything runs, so a refusal writes nothing.
+//! A safe layer over metrale-jit's C ABI for a Rust engine: open a runtime (on the host
+//! backend here), call any op it serves by name with named arguments (`Runtime::run`,
+//! `Runtime::run_role`), list its ops and levers and explain a pick (`catalog`), and read which
+//! kernel ran and the ordered verdicts that led there. The two seed ops also have thin typed
+//! helpers over `run` (`seed_ops`). Invariants: every failed call is an `Error` carrying the
+//! library's own status and message; every string is copied out of the library before the call
+//! returns; the runtime is closed on drop (or by `close`, after which every call is the
+//! library's "runtime is NULL" error); the library checks every argument before anything runs,
+//! so a refusal writes nothing.
+pub mod catalog;
 pub mod ffi;
+pub mod seed_ops;
+
+pub use catalog::{ArgInfo, ArgKind, Explanation, Lever, OpInfo, RoleExplanation, RoleInfo};
+pub use seed_ops::BaGates;
 
 use std::ffi::{CStr, CString};
 use std::fmt;
 use std::mem::MaybeUninit;
+use std::os::raw::c_char;
 use std::ptr;
 
-/// A failed call: the C ABI's status and `metrale_last_error()`.
+/// A failed call: the C ABI's status (`ffi::METRALE_ERROR_*`) and `metrale_last_error()`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Error {
     pub status: i32,
@@ -25,24 +35,32 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-fn text(p: *const std::os::raw::c_char) -> Option<String> {
+pub type Result<T> = std::result::Result<T, Error>;
+
+pub(crate) fn text(p: *const c_char) -> Option<String> {
     (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
 }
 
-fn check(status: ffi::metrale_status) -> Result<(), Error> {
+pub(crate) fn check(status: ffi::metrale_status) -> Result<()> {
     if status == ffi::METRALE_OK {
         return Ok(());
     }
     Err(Error { status, message: text(unsafe { ffi::metrale_last_error() }).unwrap_or_default() })
 }
 
-fn refuse(message: String) -> Error {
-    Error { status: 1, message }
+/// A refusal of this crate's own (a slice of the wrong length, a NUL in a name), with the
+/// status the library gives bad arguments.
+pub(crate) fn refuse(message: String) -> Error {
+    Error { status: ffi::METRALE_ERROR_ARGUMENT, message }
+}
+
+pub(crate) fn c_string(text: &str, what: &str) -> Result<CString> {
+    CString::new(text).map_err(|_| refuse(format!("{what} '{text}' contains a NUL byte")))
 }
 
 /// A C struct filled by its `*_init`, after checking that the library and this crate agree
 /// on its size (its first field is `struct_size`).
-fn init<T>(init_fn: unsafe extern "C" fn(*mut T)) -> T {
+pub(crate) fn init<T>(init_fn: unsafe extern "C" fn(*mut T)) -> T {
     let mut value = MaybeUninit::<T>::zeroed();
     unsafe { init_fn(value.as_mut_ptr()) };
     let value = unsafe { value.assume_init() };
@@ -51,35 +69,65 @@ fn init<T>(init_fn: unsafe extern "C" fn(*mut T)) -> T {
     value
 }
 
-/// Which kernel an op ran; `reason` (the twin guard's) is None when the twin or the
-/// tensor-core kernel ran; `tensor_core_reason` is the tensor-core guard's (BA gates only).
+/// Named arguments as the C ABI takes them; the names live in `_names` while `args` is used.
+pub(crate) struct CArgs {
+    _names: Vec<CString>,
+    pub args: Vec<ffi::metrale_op_arg>,
+}
+
+pub(crate) fn c_args(named: &[(&str, u64)]) -> Result<CArgs> {
+    let names = named.iter().map(|(name, _)| c_string(name, "argument")).collect::<Result<Vec<_>>>()?;
+    let args =
+        names.iter().zip(named).map(|(name, (_, value))| ffi::metrale_op_arg { name: name.as_ptr(), value: *value });
+    Ok(CArgs { args: args.collect(), _names: names })
+}
+
+/// The address of a slice as an op argument (host memory is the host backend's device memory).
+pub fn addr<T>(slice: &[T]) -> u64 {
+    slice.as_ptr() as u64
+}
+
+/// The address of a slice the op writes.
+pub fn addr_mut<T>(slice: &mut [T]) -> u64 {
+    slice.as_mut_ptr() as u64
+}
+
+/// One guard's word on a role: `reason` None when the role was taken.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub role: String,
+    pub reason: Option<String>,
+}
+
+/// Which kernel an op call ran (the op's name even when called by alias, the role and its
+/// kernel) and the verdicts that led there, the first guard first.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Pick {
+    pub op: String,
+    pub role: String,
     pub kernel: String,
-    pub twin: bool,
-    pub reason: Option<String>,
-    pub tensor_core: bool,
-    pub tensor_core_reason: Option<String>,
+    pub forced: bool,
+    pub verdicts: Vec<Verdict>,
 }
 
-/// A pick for the library to fill in.
-fn no_pick() -> ffi::metrale_pick {
-    ffi::metrale_pick {
-        kernel: ptr::null(),
-        twin: 0,
-        reason: ptr::null(),
-        tensor_core: 0,
-        tensor_core_reason: ptr::null(),
+impl Pick {
+    /// The verdict on `role`, if a guard spoke of it.
+    pub fn verdict(&self, role: &str) -> Option<&Verdict> {
+        self.verdicts.iter().find(|v| v.role == role)
     }
-}
 
-fn pick(p: &ffi::metrale_pick) -> Pick {
-    Pick {
-        kernel: text(p.kernel).unwrap_or_default(),
-        twin: p.twin != 0,
-        reason: text(p.reason),
-        tensor_core: p.tensor_core != 0,
-        tensor_core_reason: text(p.tensor_core_reason),
+    fn from_c(p: &ffi::metrale_op_pick) -> Pick {
+        let count = (p.verdict_count as usize).min(ffi::METRALE_MAX_VERDICTS);
+        Pick {
+            op: text(p.op).unwrap_or_default(),
+            role: text(p.role).unwrap_or_default(),
+            kernel: text(p.kernel).unwrap_or_default(),
+            forced: p.forced != 0,
+            verdicts: p.verdicts[..count]
+                .iter()
+                .map(|v| Verdict { role: text(v.role).unwrap_or_default(), reason: text(v.reason) })
+                .collect(),
+        }
     }
 }
 
@@ -88,78 +136,102 @@ pub fn version() -> String {
     text(unsafe { ffi::metrale_version() }).unwrap_or_default()
 }
 
-/// The BA-gates problem: x bf16 bits [m][k], weight bf16 bits [n][k], a_log and dt_bias
-/// [n / 2]; gate_out [m][n] (gate in the first n / 2 columns, beta after).
-pub struct BaGates<'a> {
-    pub x: &'a [u16],
-    pub weight: &'a [u16],
-    pub a_log: &'a [f32],
-    pub dt_bias: &'a [f32],
-    pub m: u32,
-    pub n: u32,
-    pub k: u32,
-    pub vheads_per_group: u32,
+/// The ABI version of the library loaded; this crate is written against `ffi::METRALE_ABI_VERSION`.
+pub fn abi_version() -> u32 {
+    unsafe { ffi::metrale_abi_version() }
 }
 
 pub struct Runtime {
-    raw: *mut ffi::metrale_runtime,
+    pub(crate) raw: *mut ffi::metrale_runtime,
 }
 
 impl Runtime {
     /// A runtime on the host backend (the kernel templates run on the CPU) for `target`.
-    pub fn open_host(target: &str) -> Result<Runtime, Error> {
-        let target = CString::new(target).map_err(|_| refuse("target: contains a NUL byte".into()))?;
+    pub fn open_host(target: &str) -> Result<Runtime> {
+        Runtime::open_host_with(target, &[])
+    }
+
+    /// The same with levers set by [defaults] key ("fp8_act_quant_hopper", on or off), over the
+    /// target file and the environment: they report provenance "options". A key no op declares
+    /// fails the open with the library's config error naming it.
+    pub fn open_host_with(target: &str, levers: &[(&str, bool)]) -> Result<Runtime> {
+        if abi_version() != ffi::METRALE_ABI_VERSION {
+            return Err(refuse(format!(
+                "libmetrale.so speaks ABI {}, this crate {}",
+                abi_version(),
+                ffi::METRALE_ABI_VERSION
+            )));
+        }
+        let target = c_string(target, "target")?;
+        let names = levers.iter().map(|(name, _)| c_string(name, "lever")).collect::<Result<Vec<_>>>()?;
+        let overrides: Vec<ffi::metrale_lever_override> = names
+            .iter()
+            .zip(levers)
+            .map(|(name, (_, on))| ffi::metrale_lever_override { name: name.as_ptr(), value: i32::from(*on) })
+            .collect();
         let mut options = init(ffi::metrale_runtime_options_init);
         options.backend = ffi::METRALE_BACKEND_HOST;
         options.target = target.as_ptr();
+        options.levers = if overrides.is_empty() { ptr::null() } else { overrides.as_ptr() };
+        options.lever_count = overrides.len();
         let mut raw = ptr::null_mut();
         check(unsafe { ffi::metrale_runtime_open(&options, &mut raw) })?;
         Ok(Runtime { raw })
     }
 
-    pub fn ssm_ba_gates(&mut self, p: &BaGates, gate_out: &mut [f32]) -> Result<Pick, Error> {
-        let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
-        let lengths = [("x", p.x.len(), m * k), ("weight", p.weight.len(), n * k), ("gate_out", gate_out.len(), m * n)];
-        for (name, got, want) in lengths {
-            if got != want {
-                return Err(refuse(format!("{name}: {got} elements, the shape needs {want}")));
-            }
+    /// Closes the runtime now (waiting for background builds, whose failure is the error);
+    /// every later call fails with the library's "runtime is NULL".
+    pub fn close(&mut self) -> Result<()> {
+        let raw = std::mem::replace(&mut self.raw, ptr::null_mut());
+        if raw.is_null() {
+            return Ok(());
         }
-        if p.a_log.len() != n / 2 || p.dt_bias.len() != n / 2 {
-            return Err(refuse(format!("a_log and dt_bias: need n / 2 = {} elements each", n / 2)));
+        unsafe { ffi::metrale_runtime_close(raw) };
+        match text(unsafe { ffi::metrale_last_error() }) {
+            Some(message) if !message.is_empty() => Err(Error { status: ffi::METRALE_ERROR_BACKEND, message }),
+            _ => Ok(()),
         }
-        let mut args = init(ffi::metrale_ba_gates_args_init);
-        args.x = p.x.as_ptr() as u64;
-        args.weight = p.weight.as_ptr() as u64;
-        args.a_log = p.a_log.as_ptr() as u64;
-        args.dt_bias = p.dt_bias.as_ptr() as u64;
-        args.gate_out = gate_out.as_mut_ptr() as u64;
-        (args.m, args.n, args.k, args.k_stride, args.gate_stride) = (p.m, p.n, p.k, p.k, p.n);
-        (args.nv, args.vheads_per_group, args.kernel) = (p.n / 2, p.vheads_per_group, ffi::METRALE_KERNEL_AUTO);
-        let mut ran = no_pick();
-        check(unsafe { ffi::metrale_ssm_ba_gates(self.raw, &args, 0, &mut ran) })?;
-        Ok(pick(&ran))
     }
 
-    /// x bf16 bits [m][k] -> q (e4m3 bits [m][k]) and row-major scales [m][k / 128].
-    pub fn fp8_act_quant(&mut self, x: &[u16], m: u32, k: u32, q: &mut [u8], scales: &mut [f32]) -> Result<Pick, Error> {
-        let (mu, ku) = (m as usize, k as usize);
-        if x.len() != mu * ku || q.len() != mu * ku || scales.len() != mu * (ku / 128) {
-            return Err(refuse(format!("x, q: need {} elements, scales {}", mu * ku, mu * (ku / 128))));
-        }
-        let mut args = init(ffi::metrale_fp8_quant_args_init);
-        args.x = x.as_ptr() as u64;
-        args.q = q.as_mut_ptr() as u64;
-        args.scales = scales.as_mut_ptr() as u64;
-        (args.m, args.k, args.x_row_stride) = (m, k, k);
-        let mut ran = no_pick();
-        check(unsafe { ffi::metrale_fp8_act_quant(self.raw, &args, 0, &mut ran) })?;
-        Ok(pick(&ran))
+    /// Calls `op` (its name or an alias) with its arguments by the names it declares
+    /// (`catalog`'s `OpInfo::args`): tensors as addresses (`addr`, `addr_mut`), scalars as values.
+    /// The library binds them (every required one once, scalars inside their ranges), validates,
+    /// guards, picks, logs once per slot and launches on `stream`.
+    ///
+    /// # Safety
+    /// Every tensor address must point at memory of the runtime's device (host memory on the host
+    /// backend) that holds the extent the op's rules give it for these sizes, and the outputs must
+    /// not be read or written elsewhere until the launch has finished (on return, on the host
+    /// backend). The library checks shapes, strides, NULLs and alignment, not extents.
+    pub unsafe fn run(&mut self, op: &str, args: &[(&str, u64)], stream: u64) -> Result<Pick> {
+        self.run_role(op, "", args, stream)
+    }
+
+    /// `run` with a kernel forced by role name or alias ("parent", "twin", "shared", "mma", ...;
+    /// "" lets the guards pick). A role the op lacks, or one the target did not build, is refused
+    /// before anything launches.
+    ///
+    /// # Safety
+    /// As `run`.
+    pub unsafe fn run_role(&mut self, op: &str, role: &str, args: &[(&str, u64)], stream: u64) -> Result<Pick> {
+        let op = c_string(op, "op")?;
+        let named = c_args(args)?;
+        let role = c_string(role, "role")?;
+        let (args, count) = (named.args.as_ptr(), named.args.len());
+        let mut ran = init(ffi::metrale_op_pick_init);
+        check(if role.is_empty() {
+            ffi::metrale_op_run(self.raw, op.as_ptr(), args, count, stream, &mut ran)
+        } else {
+            ffi::metrale_op_run_role(self.raw, op.as_ptr(), role.as_ptr(), args, count, stream, &mut ran)
+        })?;
+        Ok(Pick::from_c(&ran))
     }
 }
 
 impl Drop for Runtime {
     fn drop(&mut self) {
-        unsafe { ffi::metrale_runtime_close(self.raw) };
+        if !self.raw.is_null() {
+            unsafe { ffi::metrale_runtime_close(self.raw) };
+        }
     }
 }

@@ -48,8 +48,22 @@ class CallSite {
 };
 
 // The warp collectives, one per CUDA intrinsic family; kTile is a whole-warp matrix-tile
-// operation (the wmma emulation, metrale/host/thread_context.hpp).
-enum class WarpOp : std::uint8_t { kShflIdx, kShflUp, kShflDown, kShflXor, kBallot, kAny, kAll, kSyncWarp, kTile };
+// operation (the wmma emulation, metrale/host/thread_context.hpp). kActiveMask (__activemask,
+// cooperative_groups::coalesced_threads) names no lanes to wait for: when no other collective of
+// its warp can complete, the lanes waiting at the same kActiveMask site are the converged ones,
+// and each receives their mask (the request's mask must be the full warp's).
+enum class WarpOp : std::uint8_t {
+  kShflIdx,
+  kShflUp,
+  kShflDown,
+  kShflXor,
+  kBallot,
+  kAny,
+  kAll,
+  kSyncWarp,
+  kTile,
+  kActiveMask
+};
 
 // A kTile collective's body: runs once, when all 32 lanes arrived, with each lane's operand
 // pointer (WarpSyncRequest::value) in lane order; returns "" or what the warp did wrong.

@@ -50,14 +50,12 @@ class SourceSet {
   [[nodiscard]] std::vector<std::string> digested_members(std::string_view name) const;
 
  private:
-  struct Closure {
-    std::set<std::string, std::less<>> members;  // `name` and the members it includes
-    bool reaches_outside = false;
-  };
-  [[nodiscard]] Closure closure(std::string_view name) const;
-
   std::map<std::string, std::string, std::less<>> sources_;
 };
+
+// SourceSet::digest over a plain map of named sources (a LoadRequest's), without copying it.
+std::optional<std::string> source_digest(const std::map<std::string, std::string, std::less<>>& sources,
+                                         std::string_view name);
 
 // The file names a source #includes ("x.cuh" from `#include "x.cuh"` or `#include <x.cuh>`),
 // in order of appearance. Pure; a textual scan (a commented-out include still counts, which

@@ -1,5 +1,5 @@
 // metrale/ops/fp8_act_quant.hpp: the per-token-group FP8 activation-quant op: validate,
-// guard, pick, log, launch. Math and layouts: DESIGN.md "Kernel B"; the kernels:
+// guard, pick, log, launch. Math and layouts: ARCHITECTURE.md "FP8 activation quantisation"; the kernels:
 // templates/fp8_act_quant.cuh.
 // Invariants: a shape no kernel can take is an ArgumentError before anything launches; the
 // grid launched is the pick's grid (fp8_quant_grid); both kernels take the same arguments.
@@ -98,5 +98,7 @@ Fp8QuantPick fp8_act_quant(const OpHost& host, const Fp8QuantArgs& args, std::ui
                            std::string_view role = {});
 // The generic pick (ops/op_declaration.hpp) of a typed one.
 Pick to_pick(const Fp8QuantPick& pick, bool forced);
+// The op's kernels on a runtime as loaded now, with the parameters the target ships them with.
+Fp8QuantKernels fp8_quant_kernels(const OpHost& host);
 
 }  // namespace metrale::ops

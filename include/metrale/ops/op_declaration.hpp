@@ -55,6 +55,7 @@ struct ArgDecl {
   std::uint64_t min = 0;          // scalars: the closed range a value must lie in
   std::uint64_t max = UINT32_MAX;
   std::optional<std::uint64_t> fallback;  // scalars: the value when not given; nullopt: required
+  bool optional = false;                  // tensors: may be left out (0), the op then does without
   // Scalars: the dim a value of 0 stands for ("k" for a row stride, "n/2"); empty: 0 is 0. Lets a
   // caller holding arrays size an output whose dims name a defaulted stride, and take a dense
   // size from a stride it filled from a shape.

@@ -1,5 +1,5 @@
 // metrale/ops/ssm_ba_gates.hpp: the SSM BA-gates op: validate, guard, pick, log, launch.
-// Kernel math and layouts: DESIGN.md "Kernel A"; the kernels: templates/ssm_ba_gates.cuh.
+// Kernel math and layouts: ARCHITECTURE.md "BA gates"; the kernels: templates/ssm_ba_gates.cuh.
 // Invariants: a shape no kernel can take is an ArgumentError before anything launches; the
 // launch uses the pick's kernel (the twin only when the guard says nullopt); both launchers
 // pass the kernels' arguments in the kernels' order, only the grids differ.
@@ -128,5 +128,8 @@ BaGatesPick ssm_ba_gates(const OpHost& host, const BaGatesArgs& args, std::uint6
                          std::string_view role = {});
 // The generic pick (ops/op_declaration.hpp) of a typed one: the role, the kernel, the verdicts.
 Pick to_pick(const BaGatesPick& pick, bool forced);
+// The op's kernels on a runtime as loaded now (absent while a background twin still builds),
+// with the parameters the target ships them with (the defaults above for one it does not ship).
+BaGatesKernels ba_gates_kernels(const OpHost& host);
 
 }  // namespace metrale::ops

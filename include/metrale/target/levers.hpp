@@ -1,20 +1,20 @@
 // metrale/target/levers.hpp: the levers (booleans, by [defaults] key, that request an op's fast
-// kernels: twins, tensor-core kernels), as the ops declare them, with where each value came from; and the guard helper that turns a lever, a twin's
-// handle and named conditions into a pick (the seeds' pattern, for the ops and for engines).
-// Invariant: a lever is the target's [defaults] value unless its environment variable is
-// set to a non-empty value; 0, false, off, no (any case, surrounding blanks ignored) turn it
-// off and every other non-empty value turns it on.
+// kernels: twins, tensor-core kernels), as the ops declare them, with where each value came from; and the guard helper
+// that turns a lever, a twin's handle and named conditions into a pick (the seeds' pattern, for the ops and for
+// engines). Invariant: a lever is the target's [defaults] value unless its environment variable is set to a non-empty
+// value; 0, false, off, no (any case, surrounding blanks ignored) turn it off and every other non-empty value turns it
+// on.
 #pragma once
 
 #include <array>
-#include <span>
-#include <vector>
 #include <cstddef>
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "metrale/environment.hpp"
 #include "metrale/gpu/kernel_handle.hpp"
@@ -64,7 +64,6 @@ std::optional<bool> parse_lever_override(std::string_view text);
 // variable when set to a non-empty value.
 Levers resolve_levers(const HardwareTarget& target, std::span<const LeverSpec> specs,
                       const EnvLookup& env = process_environment());
-
 
 // The reasons a guard gives before its own conditions.
 inline constexpr std::string_view kGuardLeverOff = "lever off";

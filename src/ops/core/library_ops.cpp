@@ -8,6 +8,7 @@ std::vector<OpDeclaration> library_op_declarations() {
   std::vector<OpDeclaration> ops;
   ops.push_back(ssm_ba_gates_declaration());
   ops.push_back(fp8_act_quant_declaration());
+  ops.push_back(silu_mul_fp8_quant_declaration());
   return ops;
 }
 

@@ -320,7 +320,7 @@ void bind(const OpDeclaration& op, std::span<const NamedArg> named, std::span<st
   for (std::size_t i = 0; i < op.args.size(); ++i) {
     const ArgDecl& decl = op.args[i];
     if (!given[i]) {
-      if (shape_only || (!decl.tensor() && decl.fallback)) {
+      if (shape_only || (!decl.tensor() && decl.fallback) || (decl.tensor() && decl.optional)) {
         out[i] = decl.tensor() ? 0 : decl.fallback.value_or(0);
         continue;
       }

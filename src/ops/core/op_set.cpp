@@ -25,8 +25,8 @@ void OpSet::add(OpDeclaration op) {
 }
 
 const OpDeclaration* OpSet::find(std::string_view name_or_alias) const {
-  auto it = std::find_if(ops_.begin(), ops_.end(),
-                         [&](const OpDeclaration& op) { return op.answers_to(name_or_alias); });
+  auto it =
+      std::find_if(ops_.begin(), ops_.end(), [&](const OpDeclaration& op) { return op.answers_to(name_or_alias); });
   return it == ops_.end() ? nullptr : &*it;
 }
 
@@ -54,8 +54,8 @@ std::vector<LeverSpec> OpSet::levers() const {
   std::vector<LeverSpec> levers;
   for (const OpDeclaration& op : ops_) {
     for (const LeverSpec& lever : op.levers) {
-      const bool known = std::any_of(levers.begin(), levers.end(),
-                                     [&](const LeverSpec& l) { return l.toml_key == lever.toml_key; });
+      const bool known =
+          std::any_of(levers.begin(), levers.end(), [&](const LeverSpec& l) { return l.toml_key == lever.toml_key; });
       if (!known) {
         levers.push_back(lever);
       }

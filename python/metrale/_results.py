@@ -1,0 +1,145 @@
+"""What the package hands back: the pick of an op call (one shape for every op), an op call's
+result (its outputs with the pick), an explanation, a lever with its provenance, a build result.
+Invariant: plain immutable data, built from what the C ABI returned; no call into the library.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One guard's word on one role: ``reason`` None when that role was taken."""
+
+    role: str
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class Pick:
+    """Which kernel an op call ran (its role and kernel), whether the caller forced it, and the
+    ordered verdicts that led there (the first guard first)."""
+
+    op: str
+    role: str
+    kernel: str
+    forced: bool
+    verdicts: tuple[Verdict, ...]
+
+    @staticmethod
+    def from_native(t: tuple[Any, ...]) -> Pick:
+        """The pick of NativeRuntime.run's (op, role, kernel, forced, verdicts) tuple."""
+        # Picks repeat (their strings are the declaration's): one object per distinct pick.
+        pick = _PICKS.get(t)
+        if pick is None:
+            op, role, kernel, forced, verdicts = t
+            pick = Pick(op, role, kernel, forced, tuple(Verdict(r, why) for r, why in verdicts))
+            if len(_PICKS) < 1024:
+                _PICKS[t] = pick
+        return pick
+
+    def reason(self, role: str) -> str | None:
+        """The verdict's reason on ``role`` (None when it was taken or no guard spoke of it)."""
+        return next((v.reason for v in self.verdicts if v.role == role), None)
+
+
+_PICKS: dict[tuple[Any, ...], Pick] = {}
+
+
+class Result:
+    """An op call's outputs, by name (``result.q``, ``result["q"]``) and in the op's order
+    (``q, scales = result``), and its ``pick``."""
+
+    __slots__ = ("outputs", "pick")
+
+    def __init__(self, outputs: dict[str, Any], pick: Pick) -> None:
+        self.outputs = outputs
+        self.pick = pick
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.outputs.values())
+
+    def __len__(self) -> int:
+        return len(self.outputs)
+
+    def __getitem__(self, key: int | str) -> Any:
+        if isinstance(key, str):
+            return self.outputs[key]
+        return list(self.outputs.values())[key]
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return object.__getattribute__(self, "outputs")[name]
+        except KeyError:
+            raise AttributeError(f"this op has no output {name!r} (outputs: {', '.join(self.outputs)})") from None
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(f"{k}={getattr(v, 'shape', '?')}" for k, v in self.outputs.items())
+        return f"Result({shapes}, pick={self.pick!r})"
+
+
+@dataclass(frozen=True)
+class RoleExplanation:
+    """One guarded role at a shape: present, whether it runs and why not, its lever and where
+    that came from, and the smallest M it takes at the shape's other sizes (or why never)."""
+
+    role: str
+    kernel: str
+    present: bool
+    runs: bool
+    reject: str | None
+    lever: str
+    requested: bool
+    lever_origin: str
+    min_m: int | None
+    min_reason: str | None
+    details: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """What an op would run for a shape on this runtime (``kernel`` and ``role``, "" without m),
+    the SM count the guards used, and each guarded role, the first guard first."""
+
+    op: str
+    kernel: str
+    role: str
+    sm_count: int
+    roles: tuple[RoleExplanation, ...]
+
+    @staticmethod
+    def from_native(d: dict[str, Any]) -> Explanation:
+        """The explanation of NativeRuntime.explain's dict."""
+        roles = tuple(RoleExplanation(**r) for r in d["roles"])
+        return Explanation(d["op"], d["kernel"], d["role"], d["sm_count"], roles)
+
+    def role_explanation(self, role: str) -> RoleExplanation:
+        """The row of ``role``; KeyError naming the guarded roles for another."""
+        for r in self.roles:
+            if r.role == role:
+                return r
+        raise KeyError(f"{role!r}: no guard of {self.op} speaks of it (guarded roles: "
+                       f"{', '.join(r.role for r in self.roles)})")
+
+
+@dataclass(frozen=True)
+class Lever:
+    """One lever: its [defaults] key, value, provenance ("built-in", "file", "environment",
+    "options"), where that came from, and the environment variable that sets it."""
+
+    name: str
+    value: bool
+    provenance: str
+    origin: str
+    env_var: str
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """One variant's compile: ``ok``, the reason when not, and the compiler's log."""
+
+    ok: bool
+    reason: str | None
+    log: str

@@ -1,0 +1,89 @@
+// capi_op_run.cpp: metrale_op_run / metrale_op_run_role: one op call by name with a named
+// argument array, over Runtime::run, and the one translation of its Pick into metrale_op_pick.
+// Invariants: knows no op; nothing launches before the op, the device, the pick struct and
+// every argument name are checked; the pick is written only after the launch returned, its
+// verdicts in the order the guards gave them and its strings interned (static, as metrale.h
+// promises, even for an engine's op whose declaration dies with the runtime). The call
+// allocates nothing for the arguments (a fixed array of views).
+#include <fmt/format.h>
+
+#include <array>
+
+#include "capi_call.hpp"
+#include "capi_runtime.hpp"
+
+namespace metrale::capi {
+namespace {
+
+static_assert(METRALE_MAX_VERDICTS == ops::kMaxVerdicts, "metrale_op_pick holds every verdict a Pick holds");
+
+metrale_op_pick c_pick(const ops::Pick& pick, std::size_t struct_size) {
+  metrale_op_pick out;
+  metrale_op_pick_init(&out);
+  out.struct_size = struct_size;
+  out.op = intern(pick.op);
+  out.role = intern(pick.role);
+  out.kernel = intern(pick.kernel);
+  out.forced = pick.forced ? 1 : 0;
+  for (const ops::Verdict& verdict : pick.ordered_verdicts()) {
+    out.verdicts[out.verdict_count++] =
+        metrale_verdict{intern(verdict.role), verdict.reason ? intern(*verdict.reason) : nullptr};
+  }
+  return out;
+}
+
+metrale_status run(const char* function, metrale_runtime* handle, const char* op, const char* role,
+                   const metrale_op_arg* args, std::size_t arg_count, std::uint64_t stream, metrale_op_pick* pick) {
+  return capi_call(function, [&] {
+    Runtime& runtime = runtime_of(handle);
+    const FoundOp found = find_op(handle, op);
+    device_of(handle);  // no device: METRALE_ERROR_NO_DEVICE, before the arguments are read
+    if (pick != nullptr) {
+      require_struct(pick, "pick");
+    }
+    if (arg_count > 0 && args == nullptr) {
+      throw CapiError(METRALE_ERROR_ARGUMENT, fmt::format("args is NULL but arg_count is {}", arg_count));
+    }
+    std::array<ops::NamedArg, ops::kMaxArgs> named{};
+    if (arg_count > named.size()) {
+      throw CapiError(METRALE_ERROR_ARGUMENT, fmt::format("arg_count {} is more than op {}'s {} arguments", arg_count,
+                                                          found.op->name, found.op->args.size()));
+    }
+    for (std::size_t i = 0; i < arg_count; ++i) {
+      if (args[i].name == nullptr) {
+        throw CapiError(METRALE_ERROR_ARGUMENT, fmt::format("args[{}].name is NULL", i));
+      }
+      named[i] = ops::NamedArg{args[i].name, args[i].value};
+    }
+    const std::string_view forced = role != nullptr ? std::string_view(role) : std::string_view();
+    const ops::Pick ran = runtime.run(found.op->name, std::span(named.data(), arg_count), stream, forced);
+    if (pick != nullptr) {
+      *pick = c_pick(ran, pick->struct_size);
+    }
+  });
+}
+
+}  // namespace
+}  // namespace metrale::capi
+
+extern "C" {
+
+void metrale_op_pick_init(metrale_op_pick* pick) {
+  if (pick != nullptr) {
+    *pick = metrale_op_pick{};
+    pick->struct_size = sizeof(metrale_op_pick);
+  }
+}
+
+metrale_status metrale_op_run(metrale_runtime* runtime, const char* op, const metrale_op_arg* args, size_t arg_count,
+                              uint64_t stream, metrale_op_pick* pick) {
+  return metrale::capi::run("metrale_op_run", runtime, op, nullptr, args, arg_count, stream, pick);
+}
+
+metrale_status metrale_op_run_role(metrale_runtime* runtime, const char* op, const char* role,
+                                   const metrale_op_arg* args, size_t arg_count, uint64_t stream,
+                                   metrale_op_pick* pick) {
+  return metrale::capi::run("metrale_op_run_role", runtime, op, role, args, arg_count, stream, pick);
+}
+
+}  // extern "C"

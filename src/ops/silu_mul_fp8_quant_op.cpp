@@ -1,0 +1,207 @@
+// silu_mul_fp8_quant_op.cpp: the fused SiLU-and-mul FP8 quant op as data
+// (ops/op_declaration.hpp): its three kernels by role (the parent's two steps, "parent" and
+// "quant", and the fused "twin"), its lever, its arguments, its call and its explanation. The
+// third op of the library, declared without a line in the runtime, the C ABI, the bindings or
+// the CLI.
+// Invariants: a forced role runs through the op's own pick with the other path blanked, so the
+// grids are the op's; the parent's bf16 scratch is the caller's `scratch` when given; without
+// one the op allocates it, runs, waits for the stream and frees it (a synchronous call: pass a
+// scratch of M x K bf16 for an asynchronous one, and inside a graph capture).
+#include <fmt/format.h>
+
+#include "metrale/error.hpp"
+#include "metrale/ops/op_declaration.hpp"
+#include "ops/core/library_ops.hpp"
+#include "ops/op_kernels.hpp"
+#include "ops/op_verdict.hpp"
+#include "ops/silu_mul_fp8_quant.hpp"
+
+namespace metrale::ops {
+namespace {
+
+constexpr std::string_view kOpName = "silu_mul_fp8_quant";
+constexpr std::string_view kParentRole = "parent";
+constexpr std::string_view kQuantRole = "quant";
+constexpr std::string_view kTwinRole = "twin";
+constexpr std::string_view kTwinLever = "silu_mul_fp8_quant_fused";
+
+enum Arg : std::size_t {
+  kGate,
+  kUp,
+  kQ,
+  kScales,
+  kScratch,
+  kM,
+  kK,
+  kGateRowStride,
+  kUpRowStride,
+  kScaleLayout,
+  kMAligned,
+  kPow2
+};
+
+SiluMulFp8QuantArgs unpack(OpArgValues v) {
+  SiluMulFp8QuantArgs a;
+  a.gate = DevicePtr{v[kGate]};
+  a.up = DevicePtr{v[kUp]};
+  a.q = DevicePtr{v[kQ]};
+  a.scales = DevicePtr{v[kScales]};
+  a.m = static_cast<std::uint32_t>(v[kM]);
+  a.k = static_cast<std::uint32_t>(v[kK]);
+  a.gate_row_stride = v[kGateRowStride] == 0 ? a.k : static_cast<std::uint32_t>(v[kGateRowStride]);
+  a.up_row_stride = v[kUpRowStride] == 0 ? a.k : static_cast<std::uint32_t>(v[kUpRowStride]);
+  a.scale_layout = v[kScaleLayout] == 1 ? Fp8ScaleLayout::kColumnMajor : Fp8ScaleLayout::kRowMajor;
+  a.m_aligned = static_cast<std::uint32_t>(v[kMAligned]);
+  a.scale_kind = v[kPow2] == 1 ? Fp8ScaleKind::kPow2 : Fp8ScaleKind::kFp32;
+  return a;
+}
+
+SiluMulFp8QuantKernels kernels_of(const OpContext& context, bool for_explain) {
+  const SiluMulFp8QuantKernels defaults;
+  const auto handle = [&](const OpKernel& kernel) {
+    return for_explain ? context.handle_or_shipped(kernel) : kernel.handle;
+  };
+  const OpKernel& silu = context.kernel(kParentRole);
+  const OpKernel& quant = context.kernel(kQuantRole);
+  const OpKernel& twin = context.kernel(kTwinRole);
+  SiluMulFp8QuantKernels kernels;
+  kernels.silu_mul = handle(silu);
+  kernels.quant = handle(quant);
+  kernels.twin = handle(twin);
+  kernels.silu_mul_params = silu.shipped ? silu.params : defaults.silu_mul_params;
+  kernels.quant_params = quant.shipped ? quant.params : defaults.quant_params;
+  kernels.twin_params = twin.shipped ? twin.params : defaults.twin_params;
+  kernels.fallback_sm_count = context.fallback_sm_count;
+  return kernels;
+}
+
+// The parent needs a scratch; a caller who gave none gets one for the call's duration.
+SiluMulFp8QuantPick run_with_scratch(GpuBackend& gpu, const SiluMulFp8QuantKernels& kernels, bool requested,
+                                     const SiluMulFp8QuantArgs& args, DevicePtr scratch, std::uint64_t stream) {
+  validate_silu_mul_fp8_quant_args(args);
+  const SiluMulFp8QuantPick pick =
+      silu_mul_fp8_quant_pick(requested, kernels, args.m, args.k, device_sm_count(gpu, kernels.fallback_sm_count));
+  if (pick.twin || scratch.address != 0) {
+    return silu_mul_fp8_quant(gpu, kernels, requested, args, scratch, stream);
+  }
+  const DevicePtr owned = gpu.alloc(silu_mul_scratch_bytes(args.m, args.k));
+  try {
+    const SiluMulFp8QuantPick ran = silu_mul_fp8_quant(gpu, kernels, requested, args, owned, stream);
+    gpu.synchronize(stream);
+    gpu.free(owned);
+    return ran;
+  } catch (...) {
+    gpu.free(owned);
+    throw;
+  }
+}
+
+Pick run(const OpContext& context, const OpCall& call) {
+  GpuBackend& gpu = context.device();
+  const SiluMulFp8QuantArgs args = unpack(call.args);
+  const DevicePtr scratch{call.args[kScratch]};
+  SiluMulFp8QuantKernels kernels = kernels_of(context, false);
+  bool requested = context.lever(kTwinLever);
+  const bool forced = !call.forced_role.empty();
+  if (forced) {
+    const bool twin = call.forced_role == kTwinRole;
+    const bool built = twin ? kernels.twin.present() : kernels.parent_present();
+    if (!built) {
+      throw KernelChoiceError(fmt::format("target {} does not ship {} (or it failed to build)", context.target,
+                                          twin ? kSiluMulTwinKernel : kSiluMulParentKernel));
+    }
+    if (twin) {
+      kernels.silu_mul = KernelHandle{};
+    } else {
+      kernels.twin = KernelHandle{};
+    }
+    requested = twin;
+  }
+  const SiluMulFp8QuantPick typed = run_with_scratch(gpu, kernels, requested, args, scratch, call.stream);
+  Pick pick;
+  pick.op = kOpName;
+  pick.forced = forced;
+  pick.role = typed.twin ? kTwinRole : kParentRole;
+  pick.kernel = typed.twin ? kSiluMulTwinKernel : kSiluMulParentKernel;
+  pick.handle = typed.twin ? kernels.twin : kernels.silu_mul;
+  const std::optional<std::string_view> reject = typed.twin ? std::nullopt : typed.reject;
+  pick.add_verdict(forced ? pick.role : kTwinRole, forced && !typed.twin ? kForcedKernelReason : reject);
+  return pick;
+}
+
+Explanation explain(const OpContext& context, const ExplainQuery& query) {
+  const SiluMulFp8QuantArgs shape = unpack(query.args);
+  const SiluMulFp8QuantKernels kernels = kernels_of(context, true);
+  const std::uint32_t sm_count = context.sm_count();
+  RoleExplanation twin = explain_role(context, kTwinRole, kTwinLever);
+  const std::uint32_t groups = kernels.twin_params.groups;
+  const std::uint32_t min_m = silu_mul_fused_min_m(shape.k, sm_count, groups);
+  const auto never = silu_mul_fp8_quant_fused_reject(twin.requested, kernels.twin.present(), kernels.parent_present(),
+                                                     min_m, shape.k, sm_count, groups);
+  twin.min_m = never ? std::nullopt : std::optional<std::uint32_t>(min_m);
+  if (never) {
+    twin.min_reason = std::string(*never);
+  }
+  Explanation out;
+  out.op = std::string(kOpName);
+  out.target = std::string(context.target);
+  out.sm_count = sm_count;
+  if (query.m_given) {
+    out.m = shape.m;
+    const SiluMulFp8QuantPick pick = silu_mul_fp8_quant_pick(twin.requested, kernels, shape.m, shape.k, sm_count);
+    out.kernel = std::string(pick.twin ? kSiluMulTwinKernel : kSiluMulParentKernel);
+    out.role = std::string(pick.twin ? kTwinRole : kParentRole);
+    twin.runs = pick.twin;
+    if (pick.reject) {
+      twin.reject = std::string(*pick.reject);
+    }
+  }
+  out.roles = {std::move(twin)};
+  return out;
+}
+
+}  // namespace
+
+OpDeclaration silu_mul_fp8_quant_declaration() {
+  OpDeclaration op;
+  op.name = std::string(kOpName);
+  op.aliases = {"silu-mul-fp8-quant"};
+  op.summary = "per-token-group FP8 e4m3 quantisation of bf16(silu(gate) * up) (the down projection's input)";
+  op.roles = {
+      RoleDecl{std::string(kParentRole),
+               std::string(kSiluMulParentKernel),
+               {"unfused"},
+               "h = bf16(silu(gate) * up) into a scratch, then the quant step",
+               ""},
+      RoleDecl{std::string(kQuantRole), std::string(kFp8QuantSharedKernel), {}, "the parent's quant step", ""},
+      RoleDecl{std::string(kTwinRole),
+               std::string(kSiluMulTwinKernel),
+               {"fused"},
+               "one fused kernel, the same bytes",
+               std::string(kTwinLever)},
+  };
+  // Optional in a file: HARDWARE.toml files written before this op stay valid (off when absent).
+  op.levers = {LeverSpec{std::string(kTwinLever), "METRALE_SILU_MUL_FP8_QUANT_FUSED", false, "the fused twin"}};
+  op.args = {
+      tensor_arg("gate", ArgKind::kInput, DType::kBf16, 16, {"m", "gate_row_stride"}, "gate rows"),
+      tensor_arg("up", ArgKind::kInput, DType::kBf16, 16, {"m", "up_row_stride"}, "up rows"),
+      tensor_arg("q", ArgKind::kOutput, DType::kE4m3, 8, {"m", "k"}, "e4m3fn codes"),
+      tensor_arg("scales", ArgKind::kOutput, DType::kFp32, 4, {"m", "k/128"},
+                 "[m][k/128], or column-major with m_aligned"),
+      tensor_arg("scratch", ArgKind::kOutput, DType::kBf16, 16, {"m", "k"},
+                 "the parent's h (optional: 0 allocates one per call, synchronously)"),
+      scalar_arg("m", std::nullopt, UINT32_MAX, "tokens"),
+      scalar_arg("k", std::nullopt, UINT32_MAX, "row length, a multiple of 128"),
+      scalar_arg("gate_row_stride", 0, UINT32_MAX, "gate's row stride in elements (0: k)").with_zero_means("k"),
+      scalar_arg("up_row_stride", 0, UINT32_MAX, "up's row stride in elements (0: k)").with_zero_means("k"),
+      scalar_arg("scale_layout", 0, 1, "0 row-major, 1 column-major"),
+      scalar_arg("m_aligned", 0, UINT32_MAX, "column-major scales' row count (a multiple of 4, >= m)"),
+      scalar_arg("pow2_scales", 0, 1, "1: power-of-two (UE8M0) scales"),
+  };
+  op.args[kScratch].optional = true;
+  op.run = run;
+  op.explain = explain;
+  return op;
+}
+
+}  // namespace metrale::ops

@@ -1,0 +1,181 @@
+// The op layer as data: declarations are checked, named arguments bound (every refusal naming
+// the op, the argument and the rule), the library's ops run by name and by alias through
+// Runtime::run with the bytes their references give, forced roles by name, levers by key with
+// provenance, and an engine's op declared in C++ served by the same call.
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "metrale/error.hpp"
+#include "metrale/ops/fp8_act_quant.hpp"
+#include "metrale/ops/op_declaration.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
+#include "metrale/runtime.hpp"
+#include "ref/bf16.hpp"
+#include "ref/fp8_act_quant_ref.hpp"
+#include "support/isolated_runtime.hpp"
+
+using namespace metrale;
+using metrale::test::upload;
+
+namespace {
+
+std::string error_of(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+ops::OpDeclaration tiny_op() {
+  ops::OpDeclaration op;
+  op.name = "tiny";
+  op.aliases = {"tiny-op"};
+  op.roles = {ops::RoleDecl{"parent", "tiny_kernel", {"plain"}, "", ""}};
+  op.args = {ops::tensor_arg("x", ops::ArgKind::kInput, ops::DType::kFp32, 4, {"n"}, "input"),
+             ops::scalar_arg("n", std::nullopt, 1024, "length"), ops::scalar_arg("mode", 2, 3, "a mode")};
+  op.run = [](const ops::OpContext&, const ops::OpCall& call) {
+    ops::Pick pick;
+    pick.op = "tiny";
+    pick.role = call.forced_role.empty() ? "parent" : call.forced_role;
+    pick.add_verdict("parent", std::nullopt);
+    return pick;
+  };
+  return op;
+}
+
+}  // namespace
+
+TEST_CASE("a declaration the surfaces cannot serve is refused by name", "[ops][declaration]") {
+  CHECK_NOTHROW(ops::check_declaration(tiny_op()));
+  ops::OpDeclaration op = tiny_op();
+  op.roles.push_back(op.roles.front());
+  CHECK(error_of([&] { ops::check_declaration(op); }).find("role 'parent' is declared twice") != std::string::npos);
+  op = tiny_op();
+  op.args[0].dims = {"rows"};
+  CHECK(error_of([&] { ops::check_declaration(op); }).find("dim 'rows' names no scalar") != std::string::npos);
+  op = tiny_op();
+  op.args[2].fallback = 9;
+  CHECK(error_of([&] { ops::check_declaration(op); }).find("scalar 'mode'") != std::string::npos);
+  op = tiny_op();
+  op.run = nullptr;
+  CHECK(error_of([&] { ops::check_declaration(op); }).find("no run function") != std::string::npos);
+  ops::OpSet set;
+  set.add(tiny_op());
+  ops::OpDeclaration other = tiny_op();
+  other.name = "other";
+  CHECK(error_of([&] { set.add(other); }).find("the name 'tiny-op' is taken by op 'tiny'") != std::string::npos);
+  CHECK(&set.get("tiny-op") == &set.get("tiny"));
+  CHECK(error_of([&] { (void)set.get("nope"); }).find("no op named 'nope' (known: tiny)") != std::string::npos);
+}
+
+TEST_CASE("named arguments bind in declaration order, with fallbacks, or are refused by name", "[ops][declaration]") {
+  const ops::OpDeclaration op = tiny_op();
+  std::vector<std::uint64_t> values(op.args.size(), 77);
+  const std::vector<ops::NamedArg> good{{"n", 100}, {"x", 0x1000}};
+  ops::bind_args(op, good, values);
+  CHECK(values == std::vector<std::uint64_t>{0x1000, 100, 2});
+  const auto refusal = [&](std::vector<ops::NamedArg> named) {
+    return error_of([&] { ops::bind_args(op, named, values); });
+  };
+  CHECK(refusal({{"n", 100}}).find("tiny: argument 'x' (input fp32) is missing") != std::string::npos);
+  CHECK(refusal({{"x", 1}, {"n", 2000}}).find("tiny: n=2000 is outside [0, 1024]") != std::string::npos);
+  CHECK(refusal({{"x", 1}, {"n", 1}, {"n", 2}}).find("argument 'n' is given twice") != std::string::npos);
+  CHECK(refusal({{"x", 1}, {"n", 1}, {"y", 2}}).find("no argument named 'y' (arguments: x, n, mode)") !=
+        std::string::npos);
+  // explain's shape binding needs no tensors.
+  ops::bind_shape(op, std::vector<ops::NamedArg>{{"n", 5}}, values);
+  CHECK(values == std::vector<std::uint64_t>{0, 5, 2});
+}
+
+TEST_CASE("the library's ops run by name and alias with their references' bytes", "[ops][declaration][runtime]") {
+  auto runtime = Runtime::open(test::isolated_runtime_options(BackendChoice::kHost, 2));
+  REQUIRE(runtime->has_device());
+  GpuBackend& gpu = *runtime->backend();
+  CHECK(runtime->ops().names() == std::vector<std::string>{"ssm_ba_gates", "fp8_act_quant"});
+
+  constexpr std::uint32_t m = 3, k = 1024;
+  const std::vector<std::uint16_t> x = ref::random_bf16(std::size_t{m} * k, 91, 3.0f);
+  const ref::Fp8RefResult expected = ref::fp8_act_quant_reference(x, ref::Fp8RefShape{m, k, k, false});
+  for (const char* name : {"fp8_act_quant", "fp8-quant"}) {
+    for (const char* role : {"", "parent", "shared", "twin"}) {
+      INFO(name << " role '" << role << "'");
+      std::vector<std::uint8_t> q(std::size_t{m} * k, 0xAB);
+      std::vector<float> scales(std::size_t{m} * (k / 128), -1.0f);
+      const DevicePtr dq = upload(gpu, q), ds = upload(gpu, scales);
+      const std::vector<ops::NamedArg> args{
+          {"x", upload(gpu, x).address}, {"q", dq.address}, {"scales", ds.address}, {"m", m}, {"k", k}};
+      const ops::Pick pick = runtime->run(name, args, 0, role);
+      gpu.copy_to_host(q.data(), dq, q.size());
+      gpu.copy_to_host(scales.data(), ds, scales.size() * sizeof(float));
+      CHECK(q == expected.q);
+      CHECK(std::memcmp(scales.data(), expected.scales.data(), scales.size() * sizeof(float)) == 0);
+      CHECK(pick.op == "fp8_act_quant");
+      CHECK(pick.forced == (std::string(role) != ""));
+      CHECK(pick.role == (std::string(role) == "twin" ? "twin" : "parent"));
+      CHECK(pick.kernel == (pick.role == "twin" ? "fp8_act_quant_hopper" : "fp8_act_quant"));
+      REQUIRE(pick.verdict_count == 1);
+      if (std::string(role).empty()) {
+        // 3 x 1 twin CTAs on 2 SMs: below the floor of 4.
+        CHECK(pick.verdicts[0].role == "twin");
+        CHECK(pick.verdicts[0].reason ==
+              std::optional<std::string_view>("too few CTAs to fill the device at 8 K-groups per CTA"));
+      }
+    }
+  }
+  const std::vector<ops::NamedArg> missing{{"x", 16}, {"q", 16}, {"m", m}, {"k", k}};
+  CHECK(error_of([&] { runtime->run("fp8_act_quant", missing); }).find("argument 'scales'") != std::string::npos);
+  const std::vector<ops::NamedArg> all{{"x", 16}, {"q", 16}, {"scales", 16}, {"m", m}, {"k", k}};
+  CHECK(error_of([&] {
+          runtime->run("fp8_act_quant", all, 0, "tensor_core");
+        }).find("no kernel role 'tensor_core' (roles: parent (shared), twin)") != std::string::npos);
+  CHECK(error_of([&] { runtime->run("gemm", all); }).find("no op named 'gemm'") != std::string::npos);
+}
+
+TEST_CASE("explain by name gives the guards' verdicts and smallest M per role", "[ops][declaration][runtime]") {
+  auto runtime = Runtime::open(test::isolated_runtime_options(BackendChoice::kHost, 132, "hopper"));
+  const std::vector<ops::NamedArg> shape{{"m", 8192}, {"n", 96}, {"k", 5120}, {"vheads_per_group", 3}};
+  const ops::Explanation at_m = runtime->explain("ba-gates", shape);
+  CHECK(at_m.kernel == "ssm_ba_gates_mma");
+  CHECK(at_m.role == "tensor_core");
+  REQUIRE(at_m.roles.size() == 2);
+  CHECK(at_m.roles[0].role == "tensor_core");
+  CHECK(at_m.roles[0].runs);
+  CHECK(at_m.roles[1].role == "twin");
+  const ops::Explanation minimum = runtime->explain("fp8_act_quant", std::vector<ops::NamedArg>{{"k", 5120}}, false);
+  REQUIRE(minimum.roles.size() == 1);
+  CHECK(minimum.roles[0].min_m == std::optional<std::uint32_t>(53));  // the seeds' table at 132 SMs
+  CHECK(minimum.kernel.empty());
+}
+
+TEST_CASE("levers are found by key and set by the caller's options with provenance", "[ops][declaration][levers]") {
+  RuntimeOptions options = test::isolated_runtime_options(BackendChoice::kHost, 2, "hopper");
+  options.levers = {{"fp8_act_quant_hopper", false}};
+  auto runtime = Runtime::open(options);
+  const LeverValue* fp8 = runtime->levers().find("fp8_act_quant_hopper");
+  REQUIRE(fp8 != nullptr);
+  CHECK_FALSE(fp8->value);
+  CHECK(fp8->provenance == Provenance::kOptions);
+  CHECK(runtime->levers().find("ssm_ba_gates_hopper")->provenance == Provenance::kFile);
+  CHECK(runtime->levers().size() == 3);
+  RuntimeOptions unknown = test::isolated_runtime_options(BackendChoice::kHost, 2);
+  unknown.levers = {{"warp_speed", true}};
+  CHECK(error_of([&] { Runtime::open(unknown); }).find("no op declares the lever 'warp_speed'") != std::string::npos);
+}
+
+TEST_CASE("an engine's op is served by name beside the library's", "[ops][declaration][runtime]") {
+  RuntimeOptions options = test::isolated_runtime_options(BackendChoice::kHost, 2);
+  options.ops.push_back(tiny_op());
+  auto runtime = Runtime::open(options);
+  CHECK(runtime->ops().names().back() == "tiny");
+  const std::vector<ops::NamedArg> args{{"x", 64}, {"n", 8}};
+  const ops::Pick pick = runtime->run("tiny-op", args, 0, "plain");
+  CHECK(pick.role == "parent");  // the alias resolved to the role's own name
+  const ops::OpContext context = runtime->op_context("tiny");
+  CHECK_FALSE(context.kernel("parent").shipped);  // no target ships tiny_kernel
+  CHECK(error_of([&] { runtime->run("tiny", args, 0, "fast"); }).find("no kernel role 'fast'") != std::string::npos);
+}
