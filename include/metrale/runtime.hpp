@@ -31,6 +31,7 @@ enum class BackendChoice {
   kAuto,  // the CUDA device when there is one, else "no device"
   kCuda,  // the CUDA device; "no device" when there is none
   kHost,  // the host backend: the same templates, run on the CPU
+  kNone,  // no device even when there is one: explain and compile for a target (the CLI's explain)
 };
 
 using ops::kForcedKernelReason;

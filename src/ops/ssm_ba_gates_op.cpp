@@ -186,9 +186,11 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
     if (pick.reject) {
       twin.reject = std::string(*pick.reject);
     }
-    tensor_core.details = {{"tokens_per_tile", at_m.tokens_per_block},
-                           {"cluster_blocks", ba_gates_mma_cluster_blocks(shape.m, at_m.tokens_per_block, shape.k,
-                                                                          sm_count, at_m.compute_capability)}};
+    const std::uint32_t cluster =
+        ba_gates_mma_cluster_blocks(shape.m, at_m.tokens_per_block, shape.k, sm_count, at_m.compute_capability);
+    tensor_core.details = {{"tokens_per_tile", at_m.tokens_per_block}, {"cluster_blocks", cluster}};
+    tensor_core.note = fmt::format("tiles of {} tokens, each tile's K split over {} CTA{} (a thread-block cluster)",
+                                   at_m.tokens_per_block, cluster, cluster == 1 ? "" : "s");
   }
   out.roles = {std::move(tensor_core), std::move(twin)};
   return out;
@@ -238,9 +240,9 @@ OpDeclaration ssm_ba_gates_declaration() {
       scalar_arg("m", std::nullopt, UINT32_MAX, "tokens"),
       scalar_arg("n", std::nullopt, UINT32_MAX, "outputs (2 nv)"),
       scalar_arg("k", std::nullopt, UINT32_MAX, "reduction length"),
-      scalar_arg("k_stride", 0, UINT32_MAX, "x's row stride in elements (0: k)"),
-      scalar_arg("gate_stride", 0, UINT32_MAX, "gate_out's row stride in elements (0: n)"),
-      scalar_arg("nv", 0, UINT32_MAX, "v-heads (0: n / 2)"),
+      scalar_arg("k_stride", 0, UINT32_MAX, "x's row stride in elements (0: k)").with_zero_means("k"),
+      scalar_arg("gate_stride", 0, UINT32_MAX, "gate_out's row stride in elements (0: n)").with_zero_means("n"),
+      scalar_arg("nv", 0, UINT32_MAX, "v-heads (0: n / 2)").with_zero_means("n/2"),
       scalar_arg("vheads_per_group", std::nullopt, UINT32_MAX, "v-heads per key group"),
   };
   op.run = [](const OpContext& context, const OpCall& call) {
@@ -248,6 +250,7 @@ OpDeclaration ssm_ba_gates_declaration() {
                         !call.forced_role.empty());
   };
   op.explain = explain;
+  op.check = ssm_ba_gates_check;  // ops/ssm_ba_gates_check.cpp
   return op;
 }
 

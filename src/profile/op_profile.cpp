@@ -184,17 +184,37 @@ class OpRunner {
 
 }  // namespace
 
-std::optional<ProfiledOp> parse_profiled_op(std::string_view name) {
-  if (name == "ba-gates") {
-    return ProfiledOp::kBaGates;
-  }
-  if (name == "fp8-quant") {
-    return ProfiledOp::kFp8Quant;
-  }
-  return std::nullopt;
+namespace {
+
+// The ops the profile prices, by declared name (`metrale-jit profile NAME` dispatches here).
+constexpr std::array<ProfiledOpInfo, 2> kProfiledOps{{
+    {"ssm_ba_gates", "ba-gates", ProfiledOp::kBaGates, true},
+    {"fp8_act_quant", "fp8-quant", ProfiledOp::kFp8Quant, false},
+}};
+
+}  // namespace
+
+const ProfiledOpInfo* find_profiled_op(std::string_view op_name) {
+  const auto* found = std::find_if(kProfiledOps.begin(), kProfiledOps.end(),
+                                   [&](const ProfiledOpInfo& info) { return info.op_name == op_name; });
+  return found == kProfiledOps.end() ? nullptr : &*found;
 }
 
-std::string_view to_string(ProfiledOp op) { return op == ProfiledOp::kBaGates ? "ba-gates" : "fp8-quant"; }
+std::span<const ProfiledOpInfo> profiled_ops() { return kProfiledOps; }
+
+const ProfiledOpInfo& profiled_op_info(ProfiledOp op) {
+  return *std::find_if(kProfiledOps.begin(), kProfiledOps.end(),
+                       [&](const ProfiledOpInfo& info) { return info.op == op; });
+}
+
+std::optional<ProfiledOp> parse_profiled_op(std::string_view name) {
+  const auto* found = std::find_if(kProfiledOps.begin(), kProfiledOps.end(), [&](const ProfiledOpInfo& info) {
+    return info.label == name || info.op_name == name;
+  });
+  return found == kProfiledOps.end() ? std::nullopt : std::optional<ProfiledOp>(found->op);
+}
+
+std::string_view to_string(ProfiledOp op) { return profiled_op_info(op).label; }
 
 std::vector<std::string_view> profiled_op_kernels(ProfiledOp op) {
   std::vector<std::string_view> out;
@@ -238,6 +258,8 @@ std::vector<KernelProfile> profile_op(const HardwareTarget& target, const Profil
   for (const OpKernel& kernel : kernels) {
     KernelProfile row;
     row.op = std::string(to_string(request.op));
+    row.op_name = std::string(profiled_op_info(request.op).op_name);
+    row.has_n = profiled_op_info(request.op).has_n;
     row.kernel = std::string(kernel.name);
     row.role = std::string(kernel.role);
     row.params = target.find_kernel(kernel.name)->params;

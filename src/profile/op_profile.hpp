@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,20 @@
 namespace metrale {
 
 enum class ProfiledOp { kBaGates, kFp8Quant };
+
+// One op the profile can price, found by its declared name (ops::OpDeclaration::name): the
+// table in op_profile.cpp is the one place a new op's profile is added (its row, and its case in
+// the runner there).
+struct ProfiledOpInfo {
+  std::string_view op_name;  // "ssm_ba_gates"
+  std::string_view label;    // "ba-gates": what rows and messages call it
+  ProfiledOp op;
+  bool has_n = false;  // its shape has an N
+};
+// The row of the declared op `op_name`, or nullptr when the profile cannot price it.
+const ProfiledOpInfo* find_profiled_op(std::string_view op_name);
+std::span<const ProfiledOpInfo> profiled_ops();
+const ProfiledOpInfo& profiled_op_info(ProfiledOp op);
 
 // "ba-gates" / "fp8-quant"; nullopt for anything else.
 std::optional<ProfiledOp> parse_profiled_op(std::string_view name);
@@ -59,9 +74,11 @@ struct ProfileRequest {
 };
 
 struct KernelProfile {
-  std::string op;      // "ba-gates"
-  std::string kernel;  // "ssm_ba_gates_hopper"
-  std::string role;    // "parent", "twin" or "shared"
+  std::string op;       // "ba-gates"
+  std::string op_name;  // "ssm_ba_gates": the declared op (the bench's key)
+  bool has_n = false;   // the op's shape has an N
+  std::string kernel;   // "ssm_ba_gates_hopper"
+  std::string role;     // "parent", "twin" or "shared"
   KernelParams params;
   ProfileShape shape;
   LaunchTraffic traffic;

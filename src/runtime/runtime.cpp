@@ -77,6 +77,9 @@ std::unique_ptr<Runtime> Runtime::open(RuntimeOptions options) {
       backend = std::move(host);
       break;
     }
+    case BackendChoice::kNone:
+      reason = "no device asked for (BackendChoice::kNone)";
+      break;
     case BackendChoice::kAuto:
     case BackendChoice::kCuda: {
       CudaBackendOpen opened = CudaBackend::open(options.device_ordinal);

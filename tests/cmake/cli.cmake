@@ -28,6 +28,10 @@ metrale_cli_test(explain_ba_prefill_mma_clusters_of_2 0 "tiles of 128 tokens, ea
                  explain ba-gates --target hopper --m 8192 --n 96 --k 5120)
 metrale_cli_test(explain_ba_prefill_tensor_core_off_picks_twin 0 "runs   ssm_ba_gates_hopper .the twin." ARGS
                  explain ba-gates --target hopper --m 8192 --n 96 --k 5120 ENV METRALE_SSM_BA_GATES_TENSOR_CORE=0)
+# explain --json: the tensor-core role is an object named after it, its details its keys.
+metrale_cli_test(explain_ba_json_tensor_core_details 0
+                 "\"tensor_core\": {.*\"cluster_blocks\": 2,.*\"runs\": true,.*\"tokens_per_tile\": 128" ARGS
+                 explain ba-gates --target hopper --m 8192 --n 96 --k 5120 --json)
 metrale_cli_test(explain_unknown_target_exits_1 1 "no such target" ARGS explain ba-gates --target nope --n 96 --k 5120)
 metrale_cli_test(explain_bad_lever_exits_2 2 "lever" ARGS explain fp8-quant --target hopper --k 5120 --lever maybe)
 

@@ -34,6 +34,7 @@ metrale_cli_test(run_missing_vheads_exits_2 2 "vheads-per-group" ARGS run ba-gat
                  --out ${METRALE_CLI_WORK}/unused ENV ${METRALE_CLI_CACHE})
 metrale_cli_test(run_missing_in_dir_exits_2 2 "--in" ARGS run fp8-quant --in /nonexistent/metrale --out
                  ${METRALE_CLI_WORK}/unused ENV ${METRALE_CLI_CACHE})
-metrale_cli_test(run_fp8_parent_kernel_exits_2 2 "--kernel" ARGS run fp8-quant --in ${PROJECT_SOURCE_DIR} --out
-                 ${METRALE_CLI_WORK}/unused --kernel parent ENV ${METRALE_CLI_CACHE})
+# "parent" is the FP8 op's role (its shared kernel) since roles are declared; a role it lacks is bad usage.
+metrale_cli_test(run_fp8_mma_kernel_exits_2 2 "--kernel mma: fp8_act_quant has no kernel role 'mma'" ARGS run fp8-quant
+                 --in ${PROJECT_SOURCE_DIR} --out ${METRALE_CLI_WORK}/unused --kernel mma ENV ${METRALE_CLI_CACHE})
 metrale_cli_test(run_no_op_exits_2 2 "" ARGS run ENV ${METRALE_CLI_CACHE})

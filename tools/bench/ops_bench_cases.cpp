@@ -102,6 +102,34 @@ std::string_view ba_kernel_name(BaKernel which) {
   return "?";
 }
 
+// One role's handle and parameters as the runtime holds them now (its op context); `params`
+// keeps the op's defaults when the target does not ship the role. The bench launches each kernel
+// directly: it times kernels, not the op's pick.
+void take_role(const ops::OpContext& context, std::string_view role, KernelHandle& handle, KernelParams& params) {
+  const ops::OpKernel& kernel = context.kernel(role);
+  handle = kernel.handle;
+  params = kernel.shipped ? kernel.params : params;
+}
+
+ops::BaGatesKernels ba_gates_kernels(const Runtime& runtime) {
+  const ops::OpContext context = runtime.op_context("ssm_ba_gates");
+  ops::BaGatesKernels kernels;
+  take_role(context, "parent", kernels.parent, kernels.parent_params);
+  take_role(context, "twin", kernels.twin, kernels.twin_params);
+  take_role(context, "tensor_core", kernels.mma, kernels.mma_params);
+  kernels.fallback_sm_count = context.fallback_sm_count;
+  return kernels;
+}
+
+ops::Fp8QuantKernels fp8_quant_kernels(const Runtime& runtime) {
+  const ops::OpContext context = runtime.op_context("fp8_act_quant");
+  ops::Fp8QuantKernels kernels;
+  take_role(context, "parent", kernels.shared, kernels.shared_params);
+  take_role(context, "twin", kernels.twin, kernels.twin_params);
+  kernels.fallback_sm_count = context.fallback_sm_count;
+  return kernels;
+}
+
 void time_kernel(KernelResult& result, BenchClock* clock, const BenchSettings& settings, int sets,
                  const std::function<void(int)>& launch) {
   if (!result.checked || clock == nullptr || settings.sanity) {
@@ -117,7 +145,7 @@ void time_kernel(KernelResult& result, BenchClock* clock, const BenchSettings& s
 
 void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& settings, const ResultSink& sink) {
   GpuBackend& gpu = *runtime.backend();
-  const ops::BaGatesKernels kernels = runtime.ba_gates_kernels();
+  const ops::BaGatesKernels kernels = ba_gates_kernels(runtime);
   const std::uint32_t n = settings.ba_n, k = settings.ba_k, nv = settings.ba_nv, vpg = settings.ba_vpg;
   const std::uint32_t gate_stride = 2 * nv;
   const std::uint32_t max_m = *std::max_element(settings.ms.begin(), settings.ms.end());
@@ -238,7 +266,7 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
 
 void run_fp8_quant(Runtime& runtime, BenchClock* clock, const BenchSettings& settings, const ResultSink& sink) {
   GpuBackend& gpu = *runtime.backend();
-  const ops::Fp8QuantKernels kernels = runtime.fp8_quant_kernels();
+  const ops::Fp8QuantKernels kernels = fp8_quant_kernels(runtime);
   const std::uint32_t sm_count = ops::device_sm_count(gpu, kFallbackSmCount);
   const std::uint32_t max_m = *std::max_element(settings.ms.begin(), settings.ms.end());
   for (const std::uint32_t k : settings.fp8_ks) {

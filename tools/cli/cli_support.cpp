@@ -18,7 +18,7 @@ const HardwareTarget& require_target(const std::vector<HardwareTarget>& targets,
     for (const auto& known : targets) {
       names.push_back(known.name);
     }
-    throw UsageError(fmt::format("--target {}: no such target (known: {})", name, fmt::join(names, ", ")));
+    throw UnknownTargetError(fmt::format("--target {}: no such target (known: {})", name, fmt::join(names, ", ")));
   }
   return *target;
 }

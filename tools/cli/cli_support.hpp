@@ -21,6 +21,12 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A --target no HARDWARE.toml names (a UsageError; explain reports it as exit 1, as it always did).
+class UnknownTargetError : public UsageError {
+ public:
+  using UsageError::UsageError;
+};
+
 // Runs a command body returning its exit code; a UsageError is printed and exits 2.
 template <typename Body>
 void run_command(CommandContext& context, Body&& body) {
@@ -32,7 +38,7 @@ void run_command(CommandContext& context, Body&& body) {
   }
 }
 
-// The target called `name`, or a UsageError listing the known ones.
+// The target called `name`, or an UnknownTargetError listing the known ones.
 const HardwareTarget& require_target(const std::vector<HardwareTarget>& targets, std::string_view name);
 
 // A plain-text table: headers, then rows, columns padded to their widest cell.

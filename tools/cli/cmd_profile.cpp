@@ -1,11 +1,12 @@
-// cmd_profile.cpp: `metrale-jit profile ba-gates|fp8-quant --target NAME --m M [--n N --k K]
+// cmd_profile.cpp: `metrale-jit profile NAME --target NAME --m M [--n N --k K]
 // [--kernel ROLE|NAME ...] [--variant KERNEL:block=..,lanes=..,groups=.. ...] [--json]`: runs the
 // op's kernels (a --variant in place of the target's parameters) on the profiled host backend and
 // prints, per kernel, its memory traffic, counted FLOPs, the pipeline-latency term ("lat us") and
 // the roofline prediction on the target against the op's floor (profile/op_profile.hpp). Registers and occupancy come
 // from the target arch's ptxas report (NVRTC through the registry and its cache); without NVRTC
 // those columns say "?". Progress goes to stderr. The JSON rows carry the op, kernel and shape
-// (m, n, k) so a device run's measured rows can be joined on them (BENCHMARKS.md).
+// (m, n, k) so a device run's measured rows can be joined on them (BENCHMARKS.md). NAME is any
+// declared op (name or alias) the profile layer has a row for (profile/op_profile.hpp).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -17,6 +18,8 @@
 
 #include "cli_support.hpp"
 #include "metrale/error.hpp"
+#include "op_plugins.hpp"
+#include "op_runtime.hpp"
 #include "ops/op_kernels.hpp"
 #include "profile/op_profile.hpp"
 #include "profile/target_resources.hpp"
@@ -50,7 +53,7 @@ nlohmann::json row_json(const KernelProfile& row, const std::string& target) {
           {"role", row.role},
           {"params", row.params.tag()},
           {"m", row.shape.m},
-          {"n", row.op == "ba-gates" ? nlohmann::json(row.shape.n) : nlohmann::json(nullptr)},
+          {"n", row.has_n ? nlohmann::json(row.shape.n) : nlohmann::json(nullptr)},
           {"k", row.shape.k},
           {"grid", to_string(t.grid)},
           {"cluster", t.cluster_blocks},
@@ -86,11 +89,11 @@ nlohmann::json row_json(const KernelProfile& row, const std::string& target) {
           // The keys of metrale-ops-bench's kernel rows (tools/bench/ops_bench_report.cpp), equal
           // field for field, so a device run's measured row joins this prediction.
           {"bench_key",
-           {{"op", row.op == "ba-gates" ? "ssm_ba_gates" : "fp8_act_quant"},
+           {{"op", row.op_name},
             {"kernel", row.role},
             {"m", row.shape.m},
             {"k", row.shape.k},
-            {"n", row.op == "ba-gates" ? row.shape.n : 0U}}}};
+            {"n", row.has_n ? row.shape.n : 0U}}}};
 }
 
 std::string rows_text(const std::vector<KernelProfile>& rows) {
@@ -125,10 +128,18 @@ std::string rows_text(const std::vector<KernelProfile>& rows) {
 }
 
 int profile(const ProfileOptions& options) {
-  const auto op = parse_profiled_op(options.op);
-  if (!op) {
-    throw UsageError(fmt::format("profile {}: unknown op (known: ba-gates, fp8-quant)", options.op));
+  const ops::OpSet all_ops = declared_ops(runtime_options(""));
+  const ops::OpDeclaration& declared = require_op(all_ops, options.op);
+  const ProfiledOpInfo* info = find_profiled_op(declared.name);
+  if (info == nullptr) {
+    std::vector<std::string_view> known;
+    for (const ProfiledOpInfo& row : profiled_ops()) {
+      known.push_back(row.op_name);
+    }
+    throw UsageError(fmt::format("profile {}: the profile has no row for op {} (profiled: {})", options.op,
+                                 declared.name, fmt::join(known, ", ")));
   }
+  const std::optional<ProfiledOp> op = info->op;
   const auto targets = load_targets(metrale::ops::library_catalog());
   std::vector<VariantOverride> overrides;
   std::optional<HardwareTarget> with_variants;
@@ -168,13 +179,12 @@ int profile(const ProfileOptions& options) {
     std::fputs((out.dump(2) + "\n").c_str(), stdout);
     return kDone;
   }
-  std::fputs(
-      fmt::format("{} on {} at M={} K={}{}: floor {:.2f} us ({:.2f} MB compulsory at {:.0f} GB/s)\n", options.op,
-                  target.name, options.m, options.k, *op == ProfiledOp::kBaGates ? fmt::format(" N={}", options.n) : "",
-                  rows.empty() ? 0.0 : rows[0].floor_us, compulsory_bytes(*op, request.shape) / 1e6,
-                  target.roofline ? target.roofline->dram_gb_per_s : 0.0)
-          .c_str(),
-      stdout);
+  std::fputs(fmt::format("{} on {} at M={} K={}{}: floor {:.2f} us ({:.2f} MB compulsory at {:.0f} GB/s)\n", options.op,
+                         target.name, options.m, options.k, info->has_n ? fmt::format(" N={}", options.n) : "",
+                         rows.empty() ? 0.0 : rows[0].floor_us, compulsory_bytes(*op, request.shape) / 1e6,
+                         target.roofline ? target.roofline->dram_gb_per_s : 0.0)
+                 .c_str(),
+             stdout);
   std::fputs(rows_text(rows).c_str(), stdout);
   return kDone;
 }
@@ -183,7 +193,8 @@ void setup_profile(CLI::App& app, CommandContext& context) {
   auto* command = app.add_subcommand(
       "profile", "Memory traffic, FLOPs and a roofline prediction of an op's kernels, from the host backend");
   auto options = std::make_shared<ProfileOptions>();
-  command->add_option("op", options->op, "ba-gates or fp8-quant")->required();
+  command->add_option("op", options->op, op_names_help())->required();
+  add_ops_option(command);
   command->add_option("--target", options->target, "Target whose [roofline] prices the traffic (default hopper)");
   command->add_option("--m", options->m, "Tokens (M)")->required()->check(CLI::Range(1U, 1U << 24));
   command->add_option("--n", options->n, "BA outputs (N, default 96)")->check(CLI::Range(2U, 1U << 16));

@@ -1,236 +1,131 @@
-// cmd_selftest.cpp: `metrale-jit selftest [--target NAME] [--json]`: every op on the device
-// (or the host backend without one) against its CPU reference at the Qwen3.5-27B shapes,
-// with the guard's pick and each kernel forced, outputs poisoned first; twin and parent
-// (shared) outputs must be byte-equal. Prints a pass/fail table; exit 1 on any failure.
-// A forced kernel the target does not ship is a SKIP row, not a failure.
-// Tolerances: BA within 1e-5 relative of the reference (which keeps the kernels' order, so
-// on the host backend it is bit-exact); the BA tensor-core kernel (another summation order)
-// within 1e-5 relative Frobenius error of the float64 oracle, on N(0,1) activations and
-// 0.02 N(0,1) weights; FP8 codes and scales exact.
+// cmd_selftest.cpp: `metrale-jit selftest [--target NAME] [--op NAME ...] [--role ROLE] [--quick]
+// [--json] [--ops FILE]`: every declared op's check hook (OpDeclaration::check) on the device, or
+// the host backend without one: each role forced, outputs poisoned first, twins byte-equal to their
+// parent, other kernels against a reference within the op's bound. Full shapes (the ops'
+// production shapes, Qwen3.5-27B for the library's) unless --quick. Prints a table (or JSON);
+// exit 1 on any failure. A role whose kernel the target does not ship is a SKIP row, not a failure;
+// an op without a check hook is one SKIP row saying so.
 #include <fmt/format.h>
 
-#include <chrono>
-#include <cmath>
-#include <cstring>
+#include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli_support.hpp"
 #include "metrale/error.hpp"
-#include "op_runner.hpp"
-#include "ops/op_kernels.hpp"
-#include "ref/bf16.hpp"
-#include "ref/fp8_act_quant_ref.hpp"
+#include "op_plugins.hpp"
+#include "op_runtime.hpp"
 
 namespace metrale::cli {
 namespace {
 
-constexpr double kBaRelTolerance = 1e-5;
-
 struct SelftestOptions {
   std::string target;
+  std::vector<std::string> ops;
+  std::string role;
+  bool quick = false;
   bool json = false;
 };
 
 struct Row {
-  std::string name, kernel, status, detail;
-  double ms = 0.0;
+  std::string op;
+  ops::CheckResult result;
 };
 
-bool same_bytes(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+std::string_view status(ops::CheckVerdict verdict) {
+  switch (verdict) {
+    case ops::CheckVerdict::kPassed:
+      return "PASS";
+    case ops::CheckVerdict::kFailed:
+      return "FAIL";
+    case ops::CheckVerdict::kSkipped:
+      break;
+  }
+  return "SKIP";
 }
 
-class Selftest {
- public:
-  explicit Selftest(Runtime& runtime) : runtime_(runtime) {}
-
-  void ba_gates_at(std::uint32_t m) {
-    const std::uint32_t n = 96, k = 5120, nv = 48, vpg = 3;
-    const BaGatesProblem problem{{m, n, k, k, 2 * nv, nv, vpg},
-                                 ref::random_bf16(static_cast<std::size_t>(m) * k, 101 + m),
-                                 ref::random_bf16(static_cast<std::size_t>(n) * k, 202 + m, 0.05f),
-                                 ref::random_floats(nv, 303 + m, -1.0f, 1.0f),
-                                 ref::random_floats(nv, 404 + m, -1.0f, 1.0f)};
-    std::vector<float> expected(static_cast<std::size_t>(m) * 2 * nv, 0.0f);
-    ref::ssm_ba_gates_reference({problem.x, problem.weight, problem.a_log, problem.dt_bias}, problem.shape, expected);
-    auto guard = ba_case(fmt::format("ba-gates M={} K={}", m, k), problem, expected, KernelChoice::kGuard);
-    // The seeds' byte parity is between the twin and the parent: when the guard picked the
-    // tensor-core kernel (its own check is against the oracle), both seed kernels are forced.
-    if (guard && guard->ran.kernel == ops::kBaGatesMmaKernel) {
-      guard = ba_case(fmt::format("ba-gates M={} --kernel twin", m), problem, expected, KernelChoice::kTwin);
-    }
-    const bool guard_twin = guard && guard->ran.twin;
-    const KernelChoice other = guard_twin ? KernelChoice::kParent : KernelChoice::kTwin;
-    const auto forced =
-        ba_case(fmt::format("ba-gates M={} --kernel {}", m, guard_twin ? "parent" : "twin"), problem, expected, other);
-    if (guard && forced) {
-      bytes_equal(fmt::format("ba-gates M={} twin == parent bytes", m), same_bytes(guard->gate_out, forced->gate_out));
+std::vector<Row> run_checks(const Runtime& runtime, const SelftestOptions& options) {
+  std::vector<const ops::OpDeclaration*> chosen;
+  for (const std::string& name : options.ops) {
+    chosen.push_back(&require_op(runtime.ops(), name));
+  }
+  if (chosen.empty()) {
+    for (const ops::OpDeclaration& op : runtime.ops().ops()) {
+      chosen.push_back(&op);
     }
   }
-
-  // The tensor-core kernel forced, against the float64 oracle (gate_out is dense: [m][2 nv]).
-  void ba_gates_mma_at(std::uint32_t m) {
-    const std::uint32_t n = 96, k = 5120, nv = 48, vpg = 3;
-    const BaGatesProblem problem{{m, n, k, k, 2 * nv, nv, vpg},
-                                 ref::random_normal_bf16(static_cast<std::size_t>(m) * k, 111 + m, 1.0f),
-                                 ref::random_normal_bf16(static_cast<std::size_t>(n) * k, 212 + m, 0.02f),
-                                 ref::random_floats(nv, 313 + m, -1.0f, 1.0f),
-                                 ref::random_floats(nv, 414 + m, -1.0f, 1.0f)};
-    const std::vector<double> oracle =
-        ref::ssm_ba_gates_oracle({problem.x, problem.weight, problem.a_log, problem.dt_bias}, problem.shape);
-    const std::string name = fmt::format("ba-gates M={} --kernel mma", m);
-    auto result = attempt<BaGatesResult>(name, [&] { return run_ba_gates(runtime_, problem, KernelChoice::kMma); });
-    if (!result) {
-      return;
-    }
-    double diff = 0.0, norm = 0.0;
-    for (std::size_t i = 0; i < oracle.size(); ++i) {
-      const double got = result->gate_out[i];
-      diff += (got - oracle[i]) * (got - oracle[i]);
-      norm += oracle[i] * oracle[i];
-    }
-    const double error = std::sqrt(diff / norm);  // NaN (unwritten poison) fails below
-    add_row(name, result->ran, error < kBaRelTolerance,
-            fmt::format("relative Frobenius error vs float64 oracle {:.3g} (bound {:g})", error, kBaRelTolerance));
+  if (!options.role.empty() && std::none_of(chosen.begin(), chosen.end(), [&](const ops::OpDeclaration* op) {
+        return op->role_index(options.role).has_value();
+      })) {
+    throw UsageError(fmt::format("--role {}: no op checked here has that role", options.role));
   }
-
-  void fp8_at(std::uint32_t m, std::uint32_t k, bool column_major_pow2) {
-    Fp8Problem problem{m, k, ref::random_bf16(static_cast<std::size_t>(m) * k, 505 + m + k, 4.0f)};
-    std::string label = fmt::format("fp8-quant M={} K={}", m, k);
-    if (column_major_pow2) {
-      problem.layout = ops::Fp8ScaleLayout::kColumnMajor;
-      problem.m_aligned = (m + 3) / 4 * 4;
-      problem.scale_kind = ops::Fp8ScaleKind::kPow2;
-      label += " col-major pow2";
+  std::vector<Row> rows;
+  for (const ops::OpDeclaration* op : chosen) {
+    if (!op->check) {
+      ops::CheckResult none;
+      none.worst = "the op declares no check";
+      rows.push_back({op->name, std::move(none)});
+      continue;
     }
-    const auto expected = ref::fp8_act_quant_reference(problem.x, {m, k, k, column_major_pow2});
-    const auto guard = fp8_case(label, problem, expected, KernelChoice::kGuard);
-    const bool guard_twin = guard && guard->ran.twin;
-    const auto forced = fp8_case(label + (guard_twin ? " --kernel shared" : " --kernel twin"), problem, expected,
-                                 guard_twin ? KernelChoice::kParent : KernelChoice::kTwin);
-    if (guard && forced) {
-      bytes_equal(label + " twin == shared bytes", guard->q == forced->q && same_bytes(guard->scales, forced->scales));
-    }
-  }
-
-  [[nodiscard]] const std::vector<Row>& rows() const { return rows_; }
-
- private:
-  template <typename Run>
-  auto timed(Run&& run) {
-    const auto start = std::chrono::steady_clock::now();
-    auto result = run();
-    last_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    return result;
-  }
-
-  // Runs one case; nullopt (and a SKIP row) when the forced kernel is not shipped.
-  template <typename Result, typename Run>
-  std::optional<Result> attempt(const std::string& name, Run&& run) {
-    try {
-      return timed(run);
-    } catch (const UsageError& skipped) {
-      rows_.push_back({name, "-", "SKIP", skipped.what(), 0.0});
-    } catch (const Error& failed) {
-      rows_.push_back({name, "-", "FAIL", failed.what(), 0.0});
-    }
-    return std::nullopt;
-  }
-
-  std::optional<BaGatesResult> ba_case(const std::string& name, const BaGatesProblem& problem,
-                                       const std::vector<float>& expected, KernelChoice choice) {
-    auto result = attempt<BaGatesResult>(name, [&] { return run_ba_gates(runtime_, problem, choice); });
-    if (!result) {
-      return result;
-    }
-    std::size_t bad = 0;
-    double worst = 0.0;
-    for (std::size_t i = 0; i < expected.size(); ++i) {
-      const double got = result->gate_out[i], want = expected[i];
-      const double rel = std::abs(got - want) / std::max(std::abs(want), 1e-30);
-      bad += (std::isnan(got) || rel > kBaRelTolerance) ? 1 : 0;
-      worst = std::isnan(got) ? worst : std::max(worst, rel);
-    }
-    const bool exact = std::memcmp(result->gate_out.data(), expected.data(), expected.size() * sizeof(float)) == 0;
-    add_row(name, result->ran, bad == 0,
-            exact ? "bit-exact vs reference"
-                  : fmt::format("{} of {} off by > {:g} rel; max rel {:.3g}", bad, expected.size(), kBaRelTolerance,
-                                worst));
-    return result;
-  }
-
-  std::optional<Fp8Result> fp8_case(const std::string& name, const Fp8Problem& problem,
-                                    const ref::Fp8RefResult& expected, KernelChoice choice) {
-    auto result = attempt<Fp8Result>(name, [&] { return run_fp8_quant(runtime_, problem, choice); });
-    if (!result) {
-      return result;
-    }
-    std::size_t bad_codes = 0, bad_scales = 0;
-    for (std::size_t i = 0; i < expected.q.size(); ++i) {
-      bad_codes += result->q[i] != expected.q[i] ? 1 : 0;
-    }
-    const std::uint32_t groups = problem.k / ops::kFp8QuantGroupSize;
-    for (std::uint32_t t = 0; t < problem.m; ++t) {
-      for (std::uint32_t g = 0; g < groups; ++g) {
-        const float got = fp8_scale_at(problem, *result, t, g);
-        const float* want = &expected.scales[t * groups + g];
-        // Bytes, not values: the kernels must reproduce the reference's scales exactly.
-        // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison)
-        bad_scales += std::memcmp(&got, want, sizeof(float)) != 0 ? 1 : 0;
+    ops::CheckOptions check;
+    check.full_shapes = !options.quick;
+    std::string role;
+    if (!options.role.empty()) {
+      if (!op->role_index(options.role)) {
+        continue;  // --role names a role of another op
       }
+      role = std::string(require_role(*op, options.role, "--role"));
+      check.role = role;
     }
-    add_row(name, result->ran, bad_codes == 0 && bad_scales == 0,
-            fmt::format("{} codes, {} scales differ from the reference", bad_codes, bad_scales));
-    return result;
+    try {
+      for (ops::CheckResult& result : op->check(runtime.op_context(op->name), check)) {
+        rows.push_back({op->name, std::move(result)});
+      }
+    } catch (const Error& error) {  // a check that cannot finish is that op's failure, not the run's
+      ops::CheckResult failed;
+      failed.verdict = ops::CheckVerdict::kFailed;
+      failed.worst = error.what();
+      rows.push_back({op->name, std::move(failed)});
+    }
   }
-
-  void bytes_equal(const std::string& name, bool same) {
-    rows_.push_back({name, "-", same ? "PASS" : "FAIL", same ? "identical" : "outputs differ", 0.0});
-  }
-
-  void add_row(const std::string& name, const RanKernel& ran, bool pass, std::string detail) {
-    rows_.push_back({name, ran.kernel, pass ? "PASS" : "FAIL", std::move(detail), last_ms_});
-  }
-
-  Runtime& runtime_;
-  std::vector<Row> rows_;
-  double last_ms_ = 0.0;
-};
+  return rows;
+}
 
 int selftest(const SelftestOptions& options) {
   auto runtime = open_device_or_host(options.target);
-  Selftest test(*runtime);
-  test.ba_gates_at(264);
-  test.ba_gates_at(7);
-  test.ba_gates_mma_at(264);
-  test.fp8_at(53, 5120, false);
-  test.fp8_at(52, 5120, false);
-  test.fp8_at(6, 1024, true);
+  const std::vector<Row> rows = run_checks(*runtime, options);
   std::size_t failed = 0;
-  for (const auto& row : test.rows()) {
-    failed += row.status == "FAIL" ? 1 : 0;
+  for (const Row& row : rows) {
+    failed += row.result.verdict == ops::CheckVerdict::kFailed ? 1 : 0;
   }
   const std::string where = fmt::format("{} (target {})", runtime->backend()->describe(), runtime->target().name);
   if (options.json) {
     nlohmann::json cases = nlohmann::json::array();
-    for (const auto& row : test.rows()) {
-      cases.push_back(
-          {{"case", row.name}, {"kernel", row.kernel}, {"result", row.status}, {"detail", row.detail}, {"ms", row.ms}});
+    for (const Row& row : rows) {
+      const ops::CheckResult& r = row.result;
+      cases.push_back({{"op", row.op},
+                       {"role", r.role},
+                       {"kernel", r.kernel},
+                       {"shape", r.shape},
+                       {"check", r.check},
+                       {"result", status(r.verdict)},
+                       {"detail", r.worst},
+                       {"ms", r.ms}});
     }
     const nlohmann::json out = {{"backend", where}, {"failed", failed}, {"cases", cases}};
     std::fputs((out.dump(2) + "\n").c_str(), stdout);
   } else {
-    TextTable table({{"case"}, {"kernel"}, {"result"}, {"ms", true}, {"detail"}});
-    for (const auto& row : test.rows()) {
-      table.add_row({row.name, row.kernel, row.status, row.ms > 0 ? fmt::format("{:.0f}", row.ms) : "", row.detail});
+    TextTable table({{"op"}, {"role"}, {"kernel"}, {"shape"}, {"check"}, {"result"}, {"ms", true}, {"detail"}});
+    for (const Row& row : rows) {
+      const ops::CheckResult& r = row.result;
+      table.add_row({row.op, r.role.empty() ? "-" : r.role, r.kernel.empty() ? "-" : r.kernel, r.shape, r.check,
+                     std::string(status(r.verdict)), r.ms > 0 ? fmt::format("{:.0f}", r.ms) : "", r.worst});
     }
     std::fputs(
-        fmt::format("selftest on {}\n{}{} checks, {} failed\n", where, table.render(), test.rows().size(), failed)
-            .c_str(),
+        fmt::format("selftest on {}\n{}{} checks, {} failed\n", where, table.render(), rows.size(), failed).c_str(),
         stdout);
   }
   return failed == 0 ? kDone : kFailed;
@@ -238,10 +133,14 @@ int selftest(const SelftestOptions& options) {
 
 void setup_selftest(CLI::App& app, CommandContext& context) {
   auto* command = app.add_subcommand(
-      "selftest", "Check every op against its reference at the Qwen3.5-27B shapes (device, else host backend)");
+      "selftest", "Check every op's kernels against their parent or reference (device, else host backend)");
   auto options = std::make_shared<SelftestOptions>();
   command->add_option("--target", options->target, "Target (default: the device's, else hopper)");
+  command->add_option("--op", options->ops, "Check only this op (name or alias; repeatable)");
+  command->add_option("--role", options->role, "Check only this role (parent, twin, mma, ...)");
+  command->add_flag("--quick", options->quick, "Small shapes that still cover every path, not the production ones");
   command->add_flag("--json", options->json, "Print JSON instead of a table");
+  add_ops_option(command);
   command->callback([options, &context] { run_command(context, [&] { return selftest(*options); }); });
 }
 

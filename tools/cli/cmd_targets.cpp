@@ -1,5 +1,6 @@
-// cmd_targets.cpp: `metrale-jit targets [--json]`: every target with its compute capability,
-// arch, SM count, shipped kernels and the resolved levers (value and provenance).
+// cmd_targets.cpp: `metrale-jit targets [--json] [--ops FILE]`: every target with its compute
+// capability, arch, SM count, shipped kernels and the resolved levers every declared op reads
+// (value and provenance; a plug-in's ops' levers too).
 // Generic's device-derived values print as "any" / "device", since no device is chosen here.
 #include <fmt/format.h>
 
@@ -11,7 +12,8 @@
 
 #include "command.hpp"
 #include "metrale/target/levers.hpp"
-#include "ops/op_kernels.hpp"
+#include "op_plugins.hpp"
+#include "op_runtime.hpp"
 #include "target/hardware_loader.hpp"
 
 namespace metrale::cli {
@@ -35,12 +37,12 @@ nlohmann::json target_json(const HardwareTarget& target, const Levers& levers) {
                        {"groups", kernel.params.groups}});
   }
   nlohmann::json lever_json = nlohmann::json::object();
-  for (const auto& spec : kLeverSpecs) {
-    const LeverValue& lever = levers.*spec.field;
-    lever_json[std::string(spec.toml_key)] = {{"value", lever.value},
-                                              {"provenance", std::string(to_string(lever.provenance))},
-                                              {"origin", lever.origin},
-                                              {"env", spec.env_var}};
+  for (const Levers::Entry& entry : levers.entries()) {
+    const LeverValue& lever = entry.value;
+    lever_json[entry.spec.toml_key] = {{"value", lever.value},
+                                       {"provenance", std::string(to_string(lever.provenance))},
+                                       {"origin", lever.origin},
+                                       {"env", entry.spec.environment_variable()}};
   }
   return {{"name", target.name},
           {"source", target.source},
@@ -62,9 +64,9 @@ std::string target_text(const HardwareTarget& target, const Levers& levers) {
   }
   out +=
       fmt::format("  {:<26}{}\n", "kernels", kernels.empty() ? "(none)" : fmt::format("{}", fmt::join(kernels, ", ")));
-  for (const auto& spec : kLeverSpecs) {
-    const LeverValue& lever = levers.*spec.field;
-    out += fmt::format("  {:<26}{:<4}({}: {})\n", spec.toml_key, lever.value ? "on" : "off",
+  for (const Levers::Entry& entry : levers.entries()) {
+    const LeverValue& lever = entry.value;
+    out += fmt::format("  {:<26}{:<4}({}: {})\n", entry.spec.toml_key, lever.value ? "on" : "off",
                        to_string(lever.provenance), lever.origin);
   }
   return out;
@@ -75,8 +77,14 @@ void setup_targets(CLI::App& app, CommandContext& /*context*/) {
       app.add_subcommand("targets", "List every target: compute capability, arch, SM count, kernels, levers");
   auto as_json = std::make_shared<bool>(false);
   command->add_flag("--json", *as_json, "Print JSON instead of text");
+  add_ops_option(command);
   command->callback([as_json] {
-    const auto targets = load_targets(metrale::ops::library_catalog());
+    const RuntimeOptions options = runtime_options("");
+    const KernelCatalog catalog = target_catalog(options);
+    const auto targets = load_targets(options.env, catalog);
+    const auto resolve_levers = [&](const HardwareTarget& target) {
+      return metrale::resolve_levers(target, catalog.levers(), options.env);
+    };
     if (*as_json) {
       nlohmann::json all = nlohmann::json::array();
       for (const auto& target : targets) {

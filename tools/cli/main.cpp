@@ -22,6 +22,10 @@ int main(int argc, char** argv) {
   using metrale::cli::CommandInfo;
   CLI::App app{"metrale-jit: precompile, dump and explain metrale's run-time GPU kernels"};
   app.require_subcommand(1);
+  app.footer(
+      "explain, run, selftest, profile and targets serve every declared op by name or alias. An engine's ops:\n"
+      "--ops FILE loads a plug-in library exporting extern \"C\" void metrale_declare_ops(metrale::RuntimeOptions&),\n"
+      "which adds its sources, kernels and op declarations (see tests/data/engine/engine_ops.cpp).");
   metrale::cli::CommandContext context;
   auto commands = metrale::cli::registered_commands();
   std::sort(commands.begin(), commands.end(),

@@ -56,9 +56,18 @@ struct ArgDecl {
   std::uint64_t max = UINT32_MAX;
   std::optional<std::uint64_t> fallback;  // scalars: the value when not given; nullopt: required
   bool optional = false;                  // tensors: may be left out (0), the op then does without
-  std::string doc;                        // one line
+  // Scalars: the dim a value of 0 stands for ("k" for a row stride, "n/2"); empty: 0 is 0. Lets a
+  // caller holding arrays size an output whose dims name a defaulted stride, and take a dense
+  // size from a stride it filled from a shape.
+  std::string zero_means;
+  std::string doc;  // one line
 
   [[nodiscard]] bool tensor() const { return kind != ArgKind::kScalar; }
+  // The declaration with zero_means set (scalar_arg(...).with_zero_means("k")).
+  [[nodiscard]] ArgDecl with_zero_means(std::string dim) && {
+    zero_means = std::move(dim);
+    return std::move(*this);
+  }
 };
 
 // One kernel an op may run, by role: "parent", "twin", "tensor_core", ... Roles are names the
@@ -167,6 +176,7 @@ struct RoleExplanation {
   std::optional<std::uint32_t> min_m;                         // nullopt with min_reason: never at this shape
   std::optional<std::string> min_reason;                      // why it never runs at this shape
   std::vector<std::pair<std::string, std::int64_t>> details;  // {"tokens_per_tile", 128}, ...
+  std::string note;  // one line for people when it runs ("tiles of 128 tokens, ..."); empty: none
 };
 
 struct Explanation {
@@ -243,7 +253,7 @@ RoleExplanation explain_role(const OpContext& context, std::string_view role, st
 
 // ArgumentError naming the op and the rule for a declaration the surfaces cannot serve: empty
 // or repeated names, no roles, more roles, levers or arguments than an OpContext holds, no run, a tensor
-// dim naming no scalar, a scalar whose fallback lies outside its range.
+// dim or a scalar's zero_means naming no scalar, a scalar whose fallback lies outside its range.
 void check_declaration(const OpDeclaration& op);
 
 // The ops a runtime serves, found by name or alias: the library's (library_ops()) and an

@@ -276,6 +276,10 @@ void check_declaration(const OpDeclaration& op) {
     }
   }
   for (const ArgDecl& arg : op.args) {
+    if (!arg.zero_means.empty() && !dim_is_valid(op, arg.zero_means)) {
+      declaration_error(op,
+                        fmt::format("scalar '{}': zero_means '{}' names no scalar argument", arg.name, arg.zero_means));
+    }
     for (const std::string& dim : arg.dims) {
       if (!dim_is_valid(op, dim)) {
         declaration_error(op, fmt::format("tensor '{}': dim '{}' names no scalar argument (a scalar, a number or "

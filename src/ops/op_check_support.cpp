@@ -1,0 +1,162 @@
+// op_check_support.cpp: device buffers, poison, a forced run through the declaration's call, and
+// the comparisons the ops' check hooks report with.
+#include "ops/op_check_support.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <type_traits>
+
+namespace metrale::ops::check {
+
+Buffer::Buffer(GpuBackend& gpu, const void* data, std::size_t bytes)
+    : gpu_(gpu), ptr_(gpu.alloc(std::max<std::size_t>(bytes, 1))), bytes_(bytes) {
+  try {
+    gpu.copy_to_device(ptr_, data, bytes_);
+  } catch (...) {
+    gpu.free(ptr_);
+    throw;
+  }
+}
+
+Buffer::~Buffer() {
+  try {
+    gpu_.free(ptr_);
+  } catch (const std::exception&) {  // a failing free must not mask the error being reported
+  }
+}
+
+void Buffer::read(void* out) const { gpu_.copy_to_host(out, ptr_, bytes_); }
+
+std::vector<float> poisoned_floats(std::size_t count) {
+  return std::vector<float>(count, std::bit_cast<float>(kPoisonFloatBits));
+}
+
+std::optional<std::string> why_skipped(const OpContext& context, std::string_view role) {
+  if (context.gpu == nullptr) {
+    return fmt::format("no device: {}", context.no_device_reason);
+  }
+  const OpKernel& kernel = context.kernel(role);
+  if (!kernel.handle.present()) {
+    return fmt::format("target {} does not ship {} (or it failed to build)", context.target, kernel.kernel);
+  }
+  return std::nullopt;
+}
+
+double run_forced(const OpContext& context, std::string_view role, std::span<const NamedArg> args) {
+  const OpDeclaration& op = *context.op;
+  std::array<std::uint64_t, kMaxArgs> values{};
+  const std::span<std::uint64_t> bound(values.data(), op.args.size());
+  bind_args(op, args, bound);
+  const auto start = std::chrono::steady_clock::now();
+  run_op(context, OpCall{bound, 0, role});
+  context.gpu->synchronize(0);
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+CheckResult result_for(const OpContext& context, std::string_view role, std::string shape, std::string check) {
+  CheckResult result;
+  result.role = std::string(role);
+  result.kernel = std::string(context.kernel(role).kernel);
+  result.shape = std::move(shape);
+  result.check = std::move(check);
+  return result;
+}
+
+std::string element(std::string_view name, std::size_t flat, std::size_t cols) {
+  return cols == 0 ? fmt::format("{}[{}]", name, flat) : fmt::format("{}[{}][{}]", name, flat / cols, flat % cols);
+}
+
+namespace {
+
+template <typename T>
+std::string value_text(T value) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return fmt::format("{:.9g} (bits {:#010x})", value, std::bit_cast<std::uint32_t>(value));
+  } else {
+    return fmt::format("{:#04x}", static_cast<unsigned>(value));
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void compare_bytes(CheckResult& result, std::string_view name, std::span<const T> got, std::span<const T> want,
+                   std::size_t cols, std::string_view against) {
+  if (got.size() != want.size()) {
+    result.verdict = CheckVerdict::kFailed;
+    result.worst = fmt::format("{}: {} elements, {} has {}", name, got.size(), against, want.size());
+    return;
+  }
+  std::size_t differing = 0;
+  std::optional<std::size_t> first;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (std::memcmp(&got[i], &want[i], sizeof(T)) != 0) {
+      ++differing;
+      first = first.value_or(i);
+    }
+  }
+  if (!first) {
+    result.verdict = CheckVerdict::kPassed;
+    result.worst = fmt::format("all {} {} elements equal {}'s bytes", got.size(), name, against);
+    return;
+  }
+  result.verdict = CheckVerdict::kFailed;
+  result.worst = fmt::format("{} of {} differ; first {} = {}, {} {}", differing, got.size(),
+                             element(name, *first, cols), value_text(got[*first]), against, value_text(want[*first]));
+}
+
+template void compare_bytes<float>(CheckResult&, std::string_view, std::span<const float>, std::span<const float>,
+                                   std::size_t, std::string_view);
+template void compare_bytes<std::uint8_t>(CheckResult&, std::string_view, std::span<const std::uint8_t>,
+                                          std::span<const std::uint8_t>, std::size_t, std::string_view);
+
+void compare_relative(CheckResult& result, std::string_view name, std::span<const float> got,
+                      std::span<const float> want, std::size_t cols, double tolerance) {
+  std::size_t bad = 0;
+  std::size_t worst_at = 0;
+  double worst = -1.0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double gap = std::abs(double{got[i]} - double{want[i]}) / std::max(std::abs(double{want[i]}), 1e-30);
+    const double ranked = std::isnan(gap) ? INFINITY : gap;
+    bad += ranked > tolerance ? 1 : 0;
+    if (ranked > worst) {
+      worst = ranked;
+      worst_at = i;
+    }
+  }
+  result.verdict = bad == 0 && got.size() == want.size() ? CheckVerdict::kPassed : CheckVerdict::kFailed;
+  result.worst = want.empty()
+                     ? "no elements"
+                     : fmt::format("{} of {} off by > {:g} rel; worst {} = {:.9g}, reference {:.9g}", bad, want.size(),
+                                   tolerance, element(name, worst_at, cols), got[worst_at], want[worst_at]);
+}
+
+void compare_frobenius(CheckResult& result, std::string_view name, std::span<const float> got,
+                       std::span<const double> oracle, std::size_t cols, double bound) {
+  double diff = 0.0;
+  double norm = 0.0;
+  std::size_t worst_at = 0;
+  double worst = -1.0;
+  for (std::size_t i = 0; i < oracle.size(); ++i) {
+    const double gap = double{got[i]} - oracle[i];
+    diff += gap * gap;
+    norm += oracle[i] * oracle[i];
+    const double ranked = std::isnan(gap) ? INFINITY : std::abs(gap);
+    if (ranked > worst) {
+      worst = ranked;
+      worst_at = i;
+    }
+  }
+  const double error = std::sqrt(diff / norm);  // NaN (an unwritten poison) fails below
+  result.verdict = error < bound && got.size() == oracle.size() ? CheckVerdict::kPassed : CheckVerdict::kFailed;
+  result.worst = oracle.empty()
+                     ? "no elements"
+                     : fmt::format("rel Frobenius {:.3g} (bound {:g}); worst {} = {:.9g}, oracle {:.9g}", error, bound,
+                                   element(name, worst_at, cols), got[worst_at], oracle[worst_at]);
+}
+
+}  // namespace metrale::ops::check

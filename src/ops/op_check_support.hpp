@@ -1,0 +1,82 @@
+// ops/op_check_support.hpp (private): what the ops' check hooks (OpDeclaration::check) share:
+// device buffers through the context's GpuBackend (alloc/copy, freed on every path), outputs
+// poisoned before a launch, one forced role run through the declaration's own call path, and the
+// comparisons that fill CheckResult (bytes against a parent, values against a reference).
+// Invariants: a buffer is uploaded or poisoned before any kernel sees it, so an element no kernel
+// writes shows as the poison (a NaN with a payload, or 0xAB); a role whose kernel is absent is a
+// skipped result naming why, never a failure; a comparison reports the worst element by index.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "metrale/ops/op_declaration.hpp"
+
+namespace metrale::ops::check {
+
+// Values that no kernel writes: a NaN with a recognisable payload, and 0xAB for byte outputs.
+inline constexpr std::uint32_t kPoisonFloatBits = 0x7fc0dead;
+inline constexpr std::uint8_t kPoisonByte = 0xAB;
+
+// One allocation on the context's device, freed when it goes out of scope.
+class Buffer {
+ public:
+  Buffer(GpuBackend& gpu, const void* data, std::size_t bytes);
+  template <typename T>
+  Buffer(GpuBackend& gpu, const std::vector<T>& values) : Buffer(gpu, values.data(), values.size() * sizeof(T)) {}
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer();
+  [[nodiscard]] std::uint64_t address() const { return ptr_.address; }
+  template <typename T>
+  [[nodiscard]] std::vector<T> download() const {
+    std::vector<T> values(bytes_ / sizeof(T));
+    read(values.data());
+    return values;
+  }
+
+ private:
+  void read(void* out) const;
+  GpuBackend& gpu_;
+  DevicePtr ptr_;
+  std::size_t bytes_;
+};
+
+// `count` floats holding kPoisonFloatBits.
+std::vector<float> poisoned_floats(std::size_t count);
+
+// The verdict of a role that cannot run here: no device, or its kernel absent. nullopt: it can.
+std::optional<std::string> why_skipped(const OpContext& context, std::string_view role);
+
+// Runs `role` forced through run_op with the named arguments and waits for it; returns the
+// milliseconds it took (upload excluded).
+double run_forced(const OpContext& context, std::string_view role, std::span<const NamedArg> args);
+
+// A result row for `role` at `shape`: kernel filled from the context.
+CheckResult result_for(const OpContext& context, std::string_view role, std::string shape, std::string check);
+
+// Index text of element `flat` of a row-major [rows][cols] output: "gate_out[3][17]".
+std::string element(std::string_view name, std::size_t flat, std::size_t cols);
+
+// Compares `got` with `want` byte for byte, as elements of `cols` columns; sets verdict and worst
+// (the first differing element, or "all N equal").
+template <typename T>
+void compare_bytes(CheckResult& result, std::string_view name, std::span<const T> got, std::span<const T> want,
+                   std::size_t cols, std::string_view against);
+
+// Per element |got - want| <= tolerance x |want| (NaN fails); worst = the largest relative gap.
+void compare_relative(CheckResult& result, std::string_view name, std::span<const float> got,
+                      std::span<const float> want, std::size_t cols, double tolerance);
+
+// sqrt(sum (got - want)^2 / sum want^2) < bound against a float64 oracle (NaN fails); worst =
+// the error and the element with the largest gap.
+void compare_frobenius(CheckResult& result, std::string_view name, std::span<const float> got,
+                       std::span<const double> oracle, std::size_t cols, double bound);
+
+}  // namespace metrale::ops::check

@@ -1,0 +1,117 @@
+// explain_output.cpp: an Explanation as explain's JSON keys and its text lines.
+#include "explain_output.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace metrale::cli {
+namespace {
+
+using Json = nlohmann::json;
+
+Json or_null(const std::optional<std::string>& text) { return text ? Json(*text) : Json(nullptr); }
+
+// The primary role's row: "twin", else the last (nearest the parent); nullptr with no guarded role.
+const ops::RoleExplanation* primary(const ops::Explanation& e) {
+  const auto twin =
+      std::find_if(e.roles.begin(), e.roles.end(), [](const ops::RoleExplanation& r) { return r.role == "twin"; });
+  if (twin != e.roles.end()) {
+    return &*twin;
+  }
+  return e.roles.empty() ? nullptr : &e.roles.back();
+}
+
+// "tensor-core" for "tensor_core".
+std::string spoken(std::string_view role) {
+  std::string out(role);
+  std::replace(out.begin(), out.end(), '_', '-');
+  return out;
+}
+
+std::string on_off(bool on) { return on ? "on" : "off"; }
+
+}  // namespace
+
+Json explain_json(const ops::Explanation& e, std::string_view op) {
+  const ops::RoleExplanation* main = primary(e);
+  Json out = {{"op", op}, {"target", e.target}};
+  if (!e.m) {
+    if (main != nullptr) {
+      out[main->role + "_kernel"] = main->kernel;
+      out["min_m"] = main->min_m ? Json(*main->min_m) : Json(nullptr);
+      out["reject"] = or_null(main->min_reason);
+    }
+    for (const ops::RoleExplanation& row : e.roles) {
+      if (&row != main) {
+        out[row.role + "_kernel"] = row.kernel;
+        out[row.role + "_min_m"] = row.min_m ? Json(*row.min_m) : Json(nullptr);
+        out[row.role + "_reject"] = or_null(row.min_reason);
+      }
+    }
+    return out;
+  }
+  out["kernel"] = e.kernel;
+  out["m"] = *e.m;
+  out["sm_count"] = e.sm_count;
+  out["twin"] = main != nullptr && main->runs;
+  out["reject"] = main != nullptr ? or_null(main->reject) : Json(nullptr);
+  out["requested"] = main != nullptr && main->requested;
+  out["lever"] = main != nullptr ? main->lever_origin : "";
+  for (const ops::RoleExplanation& row : e.roles) {
+    if (&row == main) {
+      continue;
+    }
+    Json role = {
+        {"runs", row.runs}, {"reject", or_null(row.reject)}, {"requested", row.requested}, {"lever", row.lever_origin}};
+    for (const auto& [key, value] : row.details) {
+      role[key] = value;
+    }
+    out[row.role] = std::move(role);
+  }
+  return out;
+}
+
+std::string explain_text(const ops::Explanation& e, std::string_view op) {
+  const ops::RoleExplanation* main = primary(e);
+  std::string text;
+  if (!e.m) {
+    const auto line = [&](const ops::RoleExplanation& row) {
+      text += row.min_m ? fmt::format("{} runs {} for M >= {}\n", op, row.kernel, *row.min_m)
+                        : fmt::format("{} never runs {} for this shape: {}\n", op, row.kernel,
+                                      row.min_reason.value_or("no reason given"));
+    };
+    if (main != nullptr) {
+      line(*main);
+    }
+    for (const ops::RoleExplanation& row : e.roles) {
+      if (&row != main) {
+        line(row);
+      }
+    }
+    return text;
+  }
+  const bool main_runs = main != nullptr && main->runs;
+  text = fmt::format("{} on {} (SM count {}, lever {} from {}):\n  runs   {}{}\n", op, e.target, e.sm_count,
+                     on_off(main != nullptr && main->requested), main != nullptr ? main->lever_origin : "none",
+                     e.kernel, main_runs ? fmt::format(" (the {})", main->role) : "");
+  bool other_runs = false;
+  for (const ops::RoleExplanation& row : e.roles) {
+    if (&row == main) {
+      continue;
+    }
+    other_runs = other_runs || row.runs;
+    text += fmt::format("  {} kernel: {} (lever {} from {})\n", spoken(row.role),
+                        row.runs ? "runs" : "declines: " + row.reject.value_or(""), on_off(row.requested),
+                        row.lever_origin);
+    if (row.runs && !row.note.empty()) {
+      text += fmt::format("  {}\n", row.note);
+    }
+  }
+  if (!other_runs && main != nullptr) {
+    text += fmt::format("  reason {}\n", main->reject.value_or(fmt::format("none: the {} runs", main->role)));
+  }
+  return text;
+}
+
+}  // namespace metrale::cli
