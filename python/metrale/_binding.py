@@ -71,14 +71,16 @@ def _dims_text(arg: ArgSpec) -> str:
     return ", ".join(d.text for d in arg.dims)
 
 
-def _check_tensor(call: Call, arg: ArgSpec, t: Tensor) -> None:
-    """dtype, rank, layout and alignment; then the sizes its extents give."""
+def _check_tensor(call: Call, arg: ArgSpec, t: Tensor, owned: frozenset[str] = frozenset()) -> None:
+    """dtype, rank, layout and alignment; then the sizes its extents give. A tensor whose layout
+    the op's shape hook owns (``owned``: e.g. scales, row- or column-major) is left to the hook
+    after its dtype and alignment."""
     require_dtype(t, arg.dtype)
     if arg.kind == "output":
         require_writable(t)
     if arg.alignment > 1 and t.ptr % arg.alignment != 0:
         raise call.fail(f"{t.name}: its address must be {arg.alignment}-byte aligned, got {t.ptr:#x}")
-    if not arg.dims:
+    if not arg.dims or arg.name in owned:
         return  # any shape: the op's own checks (or a shape hook) judge it
     rank = len(arg.dims)
     if len(t.shape) != rank:
@@ -132,7 +134,7 @@ def bind(spec: OpSpec, given: dict[str, Any], on_host: bool, device_ordinal: int
         t = call.tensors.get(arg.name)
         if t is not None:
             try:
-                _check_tensor(call, arg, t)
+                _check_tensor(call, arg, t, getattr(hook, "owns_layout", frozenset()))
                 require_place(t, on_host, device_ordinal)
             except ArgumentError as error:
                 if str(error).startswith(f"{spec.name}: "):

@@ -87,6 +87,9 @@ def _group_quant(inputs: tuple[str, ...]) -> Callable[[Call], None]:
 
         call.allocators["scales"] = allocate
 
+    # The scales' layout is this hook's to judge: its declared dims [m, k/128] say the row-major
+    # extents, but a column-major view of [k/128, m_aligned] is as valid.
+    hook.owns_layout = frozenset({"scales"})  # type: ignore[attr-defined]
     return hook
 
 
@@ -112,4 +115,5 @@ def _check_scales(call: Call, t: Any, m: int, groups: int) -> None:
 HOOKS: dict[str, Callable[[Call], None]] = {
     "ssm_ba_gates": _ba_gates,
     "fp8_act_quant": _group_quant(("x",)),
+    "silu_mul_fp8_quant": _group_quant(("gate", "up")),
 }

@@ -100,17 +100,17 @@ int main(int argc, char** argv) {
     snprintf(caches[i], sizeof caches[i], "%s/empty-cache-%d", work, i);
   }
   const size_t full = sizeof(metrale_runtime_options);
+  /* ABI 2 starts metrale_runtime_options afresh (the levers by name replaced version 1's fields):
+     its first version holds bundle_dirs, so a struct_size without it is refused. */
   const size_t version1 = offsetof(metrale_runtime_options, bundle_dirs);
   CHECK(in_child(caches[0], bundle_list, full, EXPECT_FROM_BUNDLE) == 0, "bundle_dirs names the bundle");
   CHECK(in_child(caches[1], NULL, full, EXPECT_NO_NVRTC) == 0, "no bundle_dirs");
-  CHECK(in_child(caches[2], bundle_list, version1, EXPECT_NO_NVRTC) == 0,
-        "a version-1 struct_size: the field is not read");
 
   metrale_runtime_options too_small;
   metrale_runtime_options_init(&too_small);
-  too_small.struct_size = version1 - 1;
+  too_small.struct_size = version1;
   metrale_runtime* rt = NULL;
-  CHECK(metrale_runtime_open(&too_small, &rt) == METRALE_ERROR_VERSION, "a struct_size below version 1's is refused");
+  CHECK(metrale_runtime_open(&too_small, &rt) == METRALE_ERROR_VERSION, "a struct_size without bundle_dirs (ABI 1's) is refused");
   CHECK(rt == NULL, "and nothing is opened");
   CHECK(strstr(metrale_last_error(), "struct_size") != NULL, "the error names struct_size: %s", metrale_last_error());
 
