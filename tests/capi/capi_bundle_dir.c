@@ -110,7 +110,8 @@ int main(int argc, char** argv) {
   metrale_runtime_options_init(&too_small);
   too_small.struct_size = version1;
   metrale_runtime* rt = NULL;
-  CHECK(metrale_runtime_open(&too_small, &rt) == METRALE_ERROR_VERSION, "a struct_size without bundle_dirs (ABI 1's) is refused");
+  CHECK(metrale_runtime_open(&too_small, &rt) == METRALE_ERROR_VERSION,
+        "a struct_size without bundle_dirs (ABI 1's) is refused");
   CHECK(rt == NULL, "and nothing is opened");
   CHECK(strstr(metrale_last_error(), "struct_size") != NULL, "the error names struct_size: %s", metrale_last_error());
 

@@ -11,8 +11,8 @@
 #include <CLI/CLI.hpp>
 #include <exception>
 
-#include "metrale/ops/ssm_ba_gates.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
 #include "metrale/runtime.hpp"
 #include "ops_bench.hpp"
 
