@@ -76,6 +76,54 @@ std::optional<std::string> complete_tile(Warp& warp, const Dim3& block_dim) {
   return std::nullopt;
 }
 
+bool is_reduction(WarpOp op) {
+  return op == WarpOp::kReduceAdd || op == WarpOp::kReduceMin || op == WarpOp::kReduceMax || op == WarpOp::kReduceAnd ||
+         op == WarpOp::kReduceOr || op == WarpOp::kReduceXor;
+}
+
+// __reduce_*_sync over the lanes the mask names: 32-bit operands, min/max signed when lane_arg is 1.
+std::uint64_t reduce_lanes(const Warp& warp, const WarpSyncRequest& request) {
+  const bool is_signed = request.lane_arg == 1;
+  bool first = true;
+  std::uint32_t acc = 0;
+  for (std::uint32_t lane = 0; lane < warp.lanes.size(); ++lane) {
+    if ((request.mask >> lane & 1U) == 0) {
+      continue;
+    }
+    const auto v = static_cast<std::uint32_t>(warp.lanes[lane].warp.value);
+    if (first) {
+      acc = v;
+      first = false;
+      continue;
+    }
+    switch (request.op) {
+      case WarpOp::kReduceAdd:
+        acc += v;
+        break;
+      case WarpOp::kReduceMin:
+        acc = is_signed
+                  ? static_cast<std::uint32_t>(std::min(static_cast<std::int32_t>(acc), static_cast<std::int32_t>(v)))
+                  : std::min(acc, v);
+        break;
+      case WarpOp::kReduceMax:
+        acc = is_signed
+                  ? static_cast<std::uint32_t>(std::max(static_cast<std::int32_t>(acc), static_cast<std::int32_t>(v)))
+                  : std::max(acc, v);
+        break;
+      case WarpOp::kReduceAnd:
+        acc &= v;
+        break;
+      case WarpOp::kReduceOr:
+        acc |= v;
+        break;
+      default:  // kReduceXor
+        acc ^= v;
+        break;
+    }
+  }
+  return acc;
+}
+
 std::optional<std::string> complete_group(Warp& warp, std::uint32_t leader, const Dim3& block_dim) {
   const WarpSyncRequest request = warp.lanes[leader].warp;
   if (request.op == WarpOp::kTile) {
@@ -87,6 +135,7 @@ std::optional<std::string> complete_group(Warp& warp, std::uint32_t leader, cons
       votes |= 1U << lane;
     }
   }
+  const std::uint64_t reduced = is_reduction(request.op) ? reduce_lanes(warp, request) : 0;
   for (std::uint32_t lane = 0; lane < warp.lanes.size(); ++lane) {
     if ((request.mask >> lane & 1U) == 0) {
       continue;
@@ -115,8 +164,28 @@ std::optional<std::string> complete_group(Warp& warp, std::uint32_t leader, cons
       case WarpOp::kAll:
         thread.result = votes == request.mask ? 1U : 0U;
         break;
+      case WarpOp::kMatchAny:
+      case WarpOp::kMatchAll: {
+        std::uint32_t same = 0;
+        for (std::uint32_t other = 0; other < warp.lanes.size(); ++other) {
+          if ((request.mask >> other & 1U) != 0 && warp.lanes[other].warp.value == thread.warp.value) {
+            same |= 1U << other;
+          }
+        }
+        thread.result = request.op == WarpOp::kMatchAny || same == request.mask ? same : 0U;
+        break;
+      }
+      case WarpOp::kReduceAdd:
+      case WarpOp::kReduceMin:
+      case WarpOp::kReduceMax:
+      case WarpOp::kReduceAnd:
+      case WarpOp::kReduceOr:
+      case WarpOp::kReduceXor:
+        thread.result = reduced;
+        break;
       case WarpOp::kSyncWarp:
       case WarpOp::kTile:
+      case WarpOp::kActiveMask:
         thread.result = 0;
         break;
     }
@@ -171,6 +240,24 @@ std::string_view warp_op_name(WarpOp op) {
       return "__syncwarp";
     case WarpOp::kTile:
       return "wmma tile operation";
+    case WarpOp::kActiveMask:
+      return "__activemask";
+    case WarpOp::kMatchAny:
+      return "__match_any_sync";
+    case WarpOp::kMatchAll:
+      return "__match_all_sync";
+    case WarpOp::kReduceAdd:
+      return "__reduce_add_sync";
+    case WarpOp::kReduceMin:
+      return "__reduce_min_sync";
+    case WarpOp::kReduceMax:
+      return "__reduce_max_sync";
+    case WarpOp::kReduceAnd:
+      return "__reduce_and_sync";
+    case WarpOp::kReduceOr:
+      return "__reduce_or_sync";
+    case WarpOp::kReduceXor:
+      return "__reduce_xor_sync";
   }
   return "warp collective";
 }
@@ -200,7 +287,7 @@ std::optional<std::string> warp_request_problem(const WarpSyncRequest& request, 
     return fmt::format("{} at {} must be executed by the whole warp (mask {:#010x})", warp_op_name(request.op),
                        describe_site(request.site), request.mask);
   }
-  if ((request.mask >> lane & 1U) == 0) {
+  if (request.op != WarpOp::kActiveMask && (request.mask >> lane & 1U) == 0) {
     return fmt::format("{} at {} is called by lane {} with mask {:#010x}, which does not name the calling lane",
                        warp_op_name(request.op), describe_site(request.site), lane, request.mask);
   }
@@ -242,7 +329,8 @@ WarpResolution resolve_warp_collectives(std::span<ThreadSync> threads, const Dim
     Warp warp = warp_of(threads, w);
     for (std::uint32_t lane = 0; lane < warp.lanes.size(); ++lane) {
       const ThreadSync& thread = warp.lanes[lane];
-      if (thread.state != ThreadState::kAtWarpSync || !group_complete(warp, thread.warp)) {
+      if (thread.state != ThreadState::kAtWarpSync || thread.warp.op == WarpOp::kActiveMask ||
+          !group_complete(warp, thread.warp)) {
         continue;
       }
       if (auto error = complete_group(warp, lane, block_dim)) {
@@ -264,11 +352,44 @@ bool release_barrier(std::span<ThreadSync> threads) {
     return thread.state == ThreadState::kAtBarrier && same_site(thread.barrier, site);
   });
   if (all_there) {
+    const auto votes = static_cast<std::uint64_t>(
+        std::count_if(threads.begin(), threads.end(), [](const ThreadSync& t) { return t.vote; }));
     for (ThreadSync& thread : threads) {
       thread.state = ThreadState::kRunnable;
+      thread.result = votes;
     }
   }
   return all_there;
+}
+
+bool resolve_active_masks(std::span<ThreadSync> threads) {
+  bool progress = false;
+  const auto warps = static_cast<std::uint32_t>((threads.size() + kWarpLanes - 1) / kWarpLanes);
+  for (std::uint32_t w = 0; w < warps; ++w) {
+    Warp warp = warp_of(threads, w);
+    for (std::uint32_t lane = 0; lane < warp.lanes.size(); ++lane) {
+      const ThreadSync& first = warp.lanes[lane];
+      if (first.state != ThreadState::kAtWarpSync || first.warp.op != WarpOp::kActiveMask) {
+        continue;
+      }
+      const WarpSyncRequest request = first.warp;
+      std::uint32_t mask = 0;
+      for (std::uint32_t other = lane; other < warp.lanes.size(); ++other) {
+        const ThreadSync& thread = warp.lanes[other];
+        if (thread.state == ThreadState::kAtWarpSync && same_collective(thread.warp, request)) {
+          mask |= 1U << other;
+        }
+      }
+      for (std::uint32_t other = lane; other < warp.lanes.size(); ++other) {
+        if ((mask >> other & 1U) != 0) {
+          warp.lanes[other].result = mask;
+          warp.lanes[other].state = ThreadState::kRunnable;
+        }
+      }
+      progress = true;
+    }
+  }
+  return progress;
 }
 
 bool block_at_cluster_barrier(std::span<const ThreadSync> threads) {

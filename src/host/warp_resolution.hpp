@@ -26,7 +26,8 @@ struct ThreadSync {
   ThreadState state = ThreadState::kRunnable;
   WarpSyncRequest warp;               // meaningful in kAtWarpSync
   ::metrale::host::CallSite barrier;  // meaningful in kAtBarrier and kAtClusterBarrier
-  std::uint64_t result = 0;           // written when the warp collective resolves
+  bool vote = false;                  // kAtBarrier: the thread's __syncthreads_count predicate
+  std::uint64_t result = 0;           // written when the warp collective or the barrier resolves
 };
 
 // "block_reduce.cuh:42": a call site, short enough for an error message.
@@ -51,7 +52,13 @@ struct WarpResolution {
 // op, mask and width: writes their results and makes them runnable.
 WarpResolution resolve_warp_collectives(std::span<ThreadSync> threads, const Dim3& block_dim);
 
-// Releases the barrier when every thread of the block waits at the same __syncthreads site.
+// Completes the __activemask() calls of every warp: each gets the lanes of its warp waiting at
+// that same site. Called only when nothing else of the block can move (the scheduler's last
+// resort before reporting it stuck), so the lanes that will reach the site have reached it.
+bool resolve_active_masks(std::span<ThreadSync> threads);
+
+// Releases the barrier when every thread of the block waits at the same __syncthreads site; each
+// thread's result is then the number of threads that voted (__syncthreads_count).
 bool release_barrier(std::span<ThreadSync> threads);
 
 // Every thread that has not exited waits at the same cluster_sync() site, and one at least: the
