@@ -297,7 +297,7 @@ std::optional<std::string> BlockScheduler::run(const BlockRun& run, const Dim3& 
     if (warps.error) {
       return warps.error;
     }
-    if (warps.progress || release_barrier(sync_) || resolve_active_masks(sync_)) {
+    if (warps.progress || release_barrier(sync_)) {
       continue;
     }
     if (!block_at_cluster_barrier(sync_)) {

@@ -185,7 +185,7 @@ std::optional<std::string> complete_group(Warp& warp, std::uint32_t leader, cons
         break;
       case WarpOp::kSyncWarp:
       case WarpOp::kTile:
-      case WarpOp::kActiveMask:
+      case WarpOp::kActiveMask:  // resolved by resolve_active_masks, never here
         thread.result = 0;
         break;
     }
@@ -196,6 +196,33 @@ std::optional<std::string> complete_group(Warp& warp, std::uint32_t leader, cons
     }
   }
   return std::nullopt;
+}
+
+// The lanes of `warp` waiting at kActiveMask, grouped by site: each group is released with its
+// own mask. Called only when no other collective of the warp completed, so every lane that can
+// still reach a site with the others (it was released by a collective of this pass) has.
+bool resolve_active_masks(Warp& warp) {
+  bool progress = false;
+  for (std::uint32_t lane = 0; lane < warp.lanes.size(); ++lane) {
+    const ThreadSync& first = warp.lanes[lane];
+    if (first.state != ThreadState::kAtWarpSync || first.warp.op != WarpOp::kActiveMask) {
+      continue;
+    }
+    const WarpSyncRequest request = first.warp;
+    std::uint32_t mask = 0;
+    for (std::uint32_t other = lane; other < warp.lanes.size(); ++other) {
+      const ThreadSync& thread = warp.lanes[other];
+      mask |= thread.state == ThreadState::kAtWarpSync && same_collective(thread.warp, request) ? 1U << other : 0U;
+    }
+    for (std::uint32_t other = lane; other < warp.lanes.size(); ++other) {
+      if ((mask >> other & 1U) != 0) {
+        warp.lanes[other].result = mask;
+        warp.lanes[other].state = ThreadState::kRunnable;
+      }
+    }
+    progress = true;
+  }
+  return progress;
 }
 
 std::string why_lane_is_missing(std::span<const ThreadSync> threads, std::uint32_t thread_index) {
@@ -287,7 +314,11 @@ std::optional<std::string> warp_request_problem(const WarpSyncRequest& request, 
     return fmt::format("{} at {} must be executed by the whole warp (mask {:#010x})", warp_op_name(request.op),
                        describe_site(request.site), request.mask);
   }
-  if (request.op != WarpOp::kActiveMask && (request.mask >> lane & 1U) == 0) {
+  if (request.op == WarpOp::kActiveMask && request.mask != 0xffffffffU) {
+    return fmt::format("{} at {} must name the whole warp as its candidates (mask {:#010x})", warp_op_name(request.op),
+                       describe_site(request.site), request.mask);
+  }
+  if ((request.mask >> lane & 1U) == 0) {
     return fmt::format("{} at {} is called by lane {} with mask {:#010x}, which does not name the calling lane",
                        warp_op_name(request.op), describe_site(request.site), lane, request.mask);
   }
@@ -327,6 +358,7 @@ WarpResolution resolve_warp_collectives(std::span<ThreadSync> threads, const Dim
   const auto warps = static_cast<std::uint32_t>((threads.size() + kWarpLanes - 1) / kWarpLanes);
   for (std::uint32_t w = 0; w < warps; ++w) {
     Warp warp = warp_of(threads, w);
+    bool warp_progress = false;
     for (std::uint32_t lane = 0; lane < warp.lanes.size(); ++lane) {
       const ThreadSync& thread = warp.lanes[lane];
       if (thread.state != ThreadState::kAtWarpSync || thread.warp.op == WarpOp::kActiveMask ||
@@ -337,8 +369,11 @@ WarpResolution resolve_warp_collectives(std::span<ThreadSync> threads, const Dim
         out.error = std::move(error);
         return out;
       }
-      out.progress = true;
+      warp_progress = true;
     }
+    // Convergence is decided last: lanes a collective just released may still join a group.
+    warp_progress = warp_progress || resolve_active_masks(warp);
+    out.progress = out.progress || warp_progress;
   }
   return out;
 }
@@ -360,36 +395,6 @@ bool release_barrier(std::span<ThreadSync> threads) {
     }
   }
   return all_there;
-}
-
-bool resolve_active_masks(std::span<ThreadSync> threads) {
-  bool progress = false;
-  const auto warps = static_cast<std::uint32_t>((threads.size() + kWarpLanes - 1) / kWarpLanes);
-  for (std::uint32_t w = 0; w < warps; ++w) {
-    Warp warp = warp_of(threads, w);
-    for (std::uint32_t lane = 0; lane < warp.lanes.size(); ++lane) {
-      const ThreadSync& first = warp.lanes[lane];
-      if (first.state != ThreadState::kAtWarpSync || first.warp.op != WarpOp::kActiveMask) {
-        continue;
-      }
-      const WarpSyncRequest request = first.warp;
-      std::uint32_t mask = 0;
-      for (std::uint32_t other = lane; other < warp.lanes.size(); ++other) {
-        const ThreadSync& thread = warp.lanes[other];
-        if (thread.state == ThreadState::kAtWarpSync && same_collective(thread.warp, request)) {
-          mask |= 1U << other;
-        }
-      }
-      for (std::uint32_t other = lane; other < warp.lanes.size(); ++other) {
-        if ((mask >> other & 1U) != 0) {
-          warp.lanes[other].result = mask;
-          warp.lanes[other].state = ThreadState::kRunnable;
-        }
-      }
-      progress = true;
-    }
-  }
-  return progress;
 }
 
 bool block_at_cluster_barrier(std::span<const ThreadSync> threads) {

@@ -49,13 +49,9 @@ struct WarpResolution {
 };
 
 // Resolves every warp collective whose named lanes all arrived at the same site with the same
-// op, mask and width: writes their results and makes them runnable.
+// op, mask and width: writes their results and makes them runnable. In a warp where none did,
+// the lanes at one kActiveMask site are released together, each with their mask.
 WarpResolution resolve_warp_collectives(std::span<ThreadSync> threads, const Dim3& block_dim);
-
-// Completes the __activemask() calls of every warp: each gets the lanes of its warp waiting at
-// that same site. Called only when nothing else of the block can move (the scheduler's last
-// resort before reporting it stuck), so the lanes that will reach the site have reached it.
-bool resolve_active_masks(std::span<ThreadSync> threads);
 
 // Releases the barrier when every thread of the block waits at the same __syncthreads site; each
 // thread's result is then the number of threads that voted (__syncthreads_count).

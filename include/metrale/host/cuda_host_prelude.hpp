@@ -222,7 +222,7 @@ inline int __all_sync(unsigned mask, int predicate,
 inline unsigned __activemask(::metrale::host::CallSite site = ::metrale::host::CallSite::current()) {
   METRALE_HOST_COUNT(kVote);
   return static_cast<unsigned>(
-      ::metrale::host::warp_sync({::metrale::host::WarpOp::kActiveMask, 0, 0, 0, warpSize, site}));
+      ::metrale::host::warp_sync({::metrale::host::WarpOp::kActiveMask, 0xffffffffU, 0, 0, warpSize, site}));
 }
 template <typename T>
 requires(std::is_arithmetic_v<T> && sizeof(T) >= 4) unsigned __match_any_sync(

@@ -48,10 +48,12 @@ class CallSite {
 };
 
 // The warp collectives, one per CUDA intrinsic family; kTile is a whole-warp matrix-tile
-// operation (the wmma emulation, metrale/host/thread_context.hpp). kActiveMask (__activemask)
-// names no lanes: it completes when nothing else of the block can move, with the lanes of the
-// warp waiting at that same site (the lanes that converged there). kReduceMin and kReduceMax
-// compare as int32 when lane_arg is 1, as uint32 otherwise.
+// operation (the wmma emulation, metrale/host/thread_context.hpp). kActiveMask (__activemask,
+// cooperative_groups::coalesced_threads) names no lanes to wait for: when no other collective of
+// its warp can complete, the lanes waiting at the same kActiveMask site are the converged ones,
+// and each receives their mask (the request's mask must be the full warp's). kMatchAny/kMatchAll
+// compare the lanes' 64 value bits; kReduceMin and kReduceMax compare as int32 when lane_arg is
+// 1, as uint32 otherwise.
 enum class WarpOp : std::uint8_t {
   kShflIdx,
   kShflUp,
