@@ -324,14 +324,14 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
   // them (host/cuda_source_rewrite.hpp), then the rewritten unit compiled.
   std::vector<std::string> argv = search.compiler->command;
   argv.insert(argv.end(), flags.begin(), flags.end());
-  std::vector<std::string> preprocess = argv;
-  preprocess.push_back("-I" + work.string());
-  preprocess.push_back("-I" + include_dir->string());
+  std::vector<std::string> compile = argv;  // of the preprocessed unit: no include folders
+  argv.push_back("-I" + work.string());
+  argv.push_back("-I" + include_dir->string());
   if (const auto& cuda = cuda_include_dir()) {
-    preprocess.push_back("-isystem" + *cuda);
+    argv.push_back("-isystem" + *cuda);
   }
-  preprocess.insert(preprocess.end(), {"-E", (work / "unit.cpp").string(), "-o", (work / "unit.ii").string()});
-  argv.insert(argv.end(), {(work / "unit.ii").string(), "-o", (work / "unit.so").string()});
+  argv.insert(argv.end(), {"-E", (work / "unit.cpp").string(), "-o", (work / "unit.ii").string()});
+  compile.insert(compile.end(), {(work / "unit.ii").string(), "-o", (work / "unit.so").string()});
   ++stats_.compiles;
   const std::string prefix = work.string() + "/";
   auto compiler_failed = [&](const CompilerRun& ran) {
@@ -343,7 +343,7 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
     }
     return refuse(fmt::format("{} failed (exit {}):\n{}", search.compiler->identity, ran.exit_code, log));
   };
-  if (const CompilerRun ran = run_captured(preprocess, work); ran.exit_code != 0) {
+  if (const CompilerRun ran = run_captured(argv, work); ran.exit_code != 0) {
     return compiler_failed(ran);
   }
   const CudaSourceRewrite rewritten =
@@ -359,7 +359,7 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
     return refuse(rewritten.refusal);
   }
   std::ofstream(work / "unit.ii", std::ios::binary | std::ios::trunc) << rewritten.text;
-  if (const CompilerRun ran = run_captured(argv, work); ran.exit_code != 0) {
+  if (const CompilerRun ran = run_captured(compile, work); ran.exit_code != 0) {
     return compiler_failed(ran);
   }
   // Whatever the umask, the kept object is writable by its owner only (loading checks that).
