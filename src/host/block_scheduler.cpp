@@ -10,6 +10,7 @@
 #include <cstring>
 #include <exception>
 
+#include "ground/log.hpp"
 #include "metrale/error.hpp"
 
 namespace metrale::host {
@@ -19,6 +20,13 @@ namespace {
 // The fiber running on this OS thread; the coordinates the prelude reads live beside it.
 thread_local BlockScheduler* tls_scheduler = nullptr;
 thread_local std::uint32_t tls_fiber_index = 0;
+
+// What kernel_trap throws through the kernel's frames: the fiber's entry reports its text as
+// the thread's failure (not as "the kernel threw").
+class KernelTrap : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 }  // namespace
 
@@ -34,7 +42,47 @@ const FiberCoordinates& running_coordinates(const char* what) { return coordinat
 
 void sync_threads(const ::metrale::host::CallSite& site) { BlockScheduler::arrive_at_barrier(site); }
 
+int sync_threads_count(const ::metrale::host::CallSite& site, int predicate) {
+  return static_cast<int>(BlockScheduler::arrive_at_barrier(site, predicate != 0));
+}
+
 unsigned char* dynamic_shared_memory() { return BlockScheduler::running_block_shared_memory(); }
+
+unsigned char* dynamic_shared_base() { return BlockScheduler::running_block_shared_base(); }
+
+void kernel_print(const char* text) { BlockScheduler::print(text); }
+
+void kernel_trap(const char* what, const ::metrale::host::CallSite& site) { BlockScheduler::trap(what, site); }
+
+unsigned char* BlockScheduler::running_block_shared_base() {
+  BlockScheduler* self = tls_scheduler;
+  if (self == nullptr) {
+    detail::outside_kernel("extern __shared__");
+  }
+  return self->dynamic_shared_.front().bytes;
+}
+
+void BlockScheduler::print(const char* text) {
+  const BlockScheduler* self = tls_scheduler;
+  if (self == nullptr) {
+    detail::outside_kernel("printf");
+  }
+  std::string_view line(text != nullptr ? text : "");
+  if (line.ends_with('\n')) {
+    line.remove_suffix(1);
+  }
+  const detail::FiberCoordinates& c = self->fibers_[tls_fiber_index].coords;
+  logger().info("kernel {}, block ({},{},{}), thread ({},{},{}): {}", self->kernel_name_, c.block_idx.x, c.block_idx.y,
+                c.block_idx.z, c.thread_idx.x, c.thread_idx.y, c.thread_idx.z, line);
+}
+
+void BlockScheduler::trap(const char* what, const ::metrale::host::CallSite& site) {
+  if (tls_scheduler == nullptr) {
+    detail::outside_kernel(what);
+  }
+  throw KernelTrap(
+      fmt::format("{} at {}; on a GPU the launch fails (an unspecified launch failure)", what, describe_site(site)));
+}
 
 unsigned char* BlockScheduler::running_block_shared_memory() {
   BlockScheduler* self = tls_scheduler;
@@ -92,24 +140,28 @@ unsigned char* BlockScheduler::cluster_peer_shared_memory(unsigned int rank) {
 }
 
 void BlockScheduler::arrive_at_cluster_barrier(const ::metrale::host::CallSite& site) {
-  arrive_at(ThreadState::kAtClusterBarrier, site, "cluster_sync");
+  arrive_at(ThreadState::kAtClusterBarrier, site, "cluster_sync", false);
 }
 
 std::uint64_t warp_sync(const WarpSyncRequest& request) { return BlockScheduler::arrive_at_warp_sync(request); }
 
-void BlockScheduler::arrive_at_barrier(const ::metrale::host::CallSite& site) {
-  arrive_at(ThreadState::kAtBarrier, site, "__syncthreads");
+std::uint32_t BlockScheduler::arrive_at_barrier(const ::metrale::host::CallSite& site, bool vote) {
+  return arrive_at(ThreadState::kAtBarrier, site, "__syncthreads", vote);
 }
 
-void BlockScheduler::arrive_at(ThreadState barrier, const ::metrale::host::CallSite& site, const char* what) {
+std::uint32_t BlockScheduler::arrive_at(ThreadState barrier, const ::metrale::host::CallSite& site, const char* what,
+                                        bool vote) {
   BlockScheduler* self = tls_scheduler;
   if (self == nullptr) {
     detail::outside_kernel(what);
   }
-  ThreadSync& sync = self->sync_[tls_fiber_index];
+  const std::uint32_t index = tls_fiber_index;
+  ThreadSync& sync = self->sync_[index];
   sync.state = barrier;
   sync.barrier = site;
+  sync.vote = vote;
   self->yield_to_scheduler(false);
+  return static_cast<std::uint32_t>(self->sync_[index].result);
 }
 
 std::uint64_t BlockScheduler::arrive_at_warp_sync(const WarpSyncRequest& request) {
@@ -147,6 +199,8 @@ void BlockScheduler::fiber_entry(ctx::transfer_t from) noexcept {
   self.scheduler_context_ = from.fctx;
   try {
     self.body_.run(self.body_.context);
+  } catch (const KernelTrap& trap) {
+    self.fail(*fiber, trap.what());
   } catch (const std::exception& error) {
     self.fail(*fiber, std::string("the kernel threw: ") + error.what());
   } catch (...) {
@@ -181,14 +235,13 @@ METRALE_HOST_SWITCH_FRAME void BlockScheduler::yield_to_scheduler(bool for_good)
 
 void BlockScheduler::prepare(const BlockRun& run) {
   dynamic_shared_bytes_ = run.dynamic_shared_bytes;
-  if (dynamic_shared_bytes_ != 0) {
-    const std::size_t with_canary = std::size_t{dynamic_shared_bytes_} + kDynamicSharedCanaryBytes;
-    dynamic_shared_.resize((with_canary + sizeof(SharedChunk) - 1) / sizeof(SharedChunk));
-    unsigned char* bytes = dynamic_shared_.front().bytes;
-    std::memset(bytes, kDynamicSharedPoison, dynamic_shared_bytes_);
-    std::memset(bytes + dynamic_shared_bytes_, kDynamicSharedCanary,
-                dynamic_shared_.size() * sizeof(SharedChunk) - dynamic_shared_bytes_);
-  }
+  // The guard bytes exist without dynamic shared memory too: extern __shared__ points at them.
+  const std::size_t with_canary = std::size_t{dynamic_shared_bytes_} + kDynamicSharedCanaryBytes;
+  dynamic_shared_.resize((with_canary + sizeof(SharedChunk) - 1) / sizeof(SharedChunk));
+  unsigned char* bytes = dynamic_shared_.front().bytes;
+  std::memset(bytes, kDynamicSharedPoison, dynamic_shared_bytes_);
+  std::memset(bytes + dynamic_shared_bytes_, kDynamicSharedCanary,
+              dynamic_shared_.size() * sizeof(SharedChunk) - dynamic_shared_bytes_);
 }
 
 std::optional<std::string> BlockScheduler::finish_block() {
@@ -209,6 +262,7 @@ std::optional<std::string> BlockScheduler::run(const BlockRun& run, const Dim3& 
   const auto threads = static_cast<std::uint32_t>(run.block.volume());
   block_dim_ = run.block;
   body_ = run.body;
+  kernel_name_ = run.kernel_name;
   cluster_ = cluster;
   exited_ = 0;
   failure_.reset();
@@ -258,9 +312,6 @@ std::optional<std::string> BlockScheduler::run(const BlockRun& run, const Dim3& 
 }
 
 std::optional<std::string> BlockScheduler::dynamic_shared_overrun() const {
-  if (dynamic_shared_bytes_ == 0) {
-    return std::nullopt;
-  }
   const unsigned char* bytes = dynamic_shared_.front().bytes;
   const std::size_t end = dynamic_shared_.size() * sizeof(SharedChunk);
   for (std::size_t i = dynamic_shared_bytes_; i < end; ++i) {

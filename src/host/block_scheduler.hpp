@@ -54,6 +54,7 @@ struct BlockRun {
   Dim3 block;
   KernelBody body;
   std::uint32_t dynamic_shared_bytes = 0;
+  std::string_view kernel_name;  // for the kernel's printf lines
 };
 
 class BlockScheduler;
@@ -79,11 +80,17 @@ class BlockScheduler {
   // nullopt. A block that finds its cluster aborted returns why (kClusterAborted).
   std::optional<std::string> run(const BlockRun& run, const Dim3& block_idx, const ClusterMembership& cluster = {});
 
-  // The sync points, called on a fiber through thread_context.hpp.
-  static void arrive_at_barrier(const ::metrale::host::CallSite& site);
+  // The sync points, called on a fiber through thread_context.hpp. arrive_at_barrier returns
+  // how many threads of the block voted (a non-zero __syncthreads_count predicate).
+  static std::uint32_t arrive_at_barrier(const ::metrale::host::CallSite& site, bool vote = false);
   static std::uint64_t arrive_at_warp_sync(const WarpSyncRequest& request);
-  // The running block's dynamic shared memory (dynamic_shared_memory() in thread_context.hpp).
+  // The running block's dynamic shared memory (dynamic_shared_memory() in thread_context.hpp);
+  // the lenient form (dynamic_shared_base()) answers the guard bytes when the launch asked for none.
   static unsigned char* running_block_shared_memory();
+  static unsigned char* running_block_shared_base();
+  // A kernel's printf line and __trap (kernel_print and kernel_trap in thread_context.hpp).
+  static void print(const char* text);
+  [[noreturn]] static void trap(const char* what, const ::metrale::host::CallSite& site);
   // The cluster calls of thread_context.hpp.
   static void arrive_at_cluster_barrier(const ::metrale::host::CallSite& site);
   static unsigned char* cluster_peer_shared_memory(unsigned int rank);
@@ -92,7 +99,8 @@ class BlockScheduler {
 
  private:
   // The running fiber waits at a barrier of kind `barrier` (`what` names it outside a launch).
-  static void arrive_at(ThreadState barrier, const ::metrale::host::CallSite& site, const char* what);
+  static std::uint32_t arrive_at(ThreadState barrier, const ::metrale::host::CallSite& site, const char* what,
+                                 bool vote);
   struct Fiber {
     detail::FiberCoordinates coords;
     BlockScheduler* owner = nullptr;
@@ -123,6 +131,7 @@ class BlockScheduler {
   std::vector<Fiber> fibers_;
   std::vector<ThreadSync> sync_;
   KernelBody body_;
+  std::string_view kernel_name_;
   ClusterMembership cluster_;
   Dim3 block_dim_;
   std::uint32_t exited_ = 0;

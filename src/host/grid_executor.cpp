@@ -45,7 +45,7 @@ void GridExecutor::run(const GridRun& run) {
   std::atomic<bool> stop{false};
   std::mutex error_mutex;
   std::optional<std::string> first_error;
-  const BlockRun block_run{run.grid, run.block, run.body, run.dynamic_shared_bytes};
+  const BlockRun block_run{run.grid, run.block, run.body, run.dynamic_shared_bytes, run.kernel_name};
 
   // One block on the calling OS thread; what went wrong, naming the kernel and the block.
   auto run_block = [&](unsigned slot, std::uint64_t linear,

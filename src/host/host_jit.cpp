@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "ground/log.hpp"
+#include "host/cuda_source_rewrite.hpp"
 #include "host/host_compiler.hpp"
 #include "host/host_include_dir.hpp"
 #include "host/prelude_table.hpp"
@@ -159,6 +160,7 @@ std::string host_jit_unit(std::string_view source, std::string_view name_express
                     "using Signature = "
                     "::metrale::host::detail::KernelSignature<std::remove_const_t<decltype(kKernel)>>;\n"
                     "void invoke(const ::metrale::KernelArg* args) {{\n"
+                    "  ::metrale::host::detail::refresh_extern_shared();\n"
                     "  Signature::template invoke<kKernel>(args, std::make_index_sequence<Signature::count>{{}});\n"
                     "}}\n"
                     "}}  // namespace\n"
@@ -273,7 +275,8 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
                      arch,
                      search.compiler->identity,
                      fmt::format("{}{}", request.profiled ? "profiled " : "", fmt::join(flags, " ")),
-                     unit_digest(unit) + set.digest(request.source).value_or("") + headers_digest_};
+                     unit_digest(unit) + set.digest(request.source).value_or("") + headers_digest_ +
+                         std::string(kCudaSourceRewriteVersion)};
   const std::filesystem::path& dir = object_dir();
   const std::filesystem::path object =
       dir / fmt::format("{}.{}.{}.{}.so", sanitize_cache_name_part(key.kernel, 48),
@@ -303,8 +306,11 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
     }
   }
   std::ofstream(work / "unit.cpp", std::ios::binary) << unit;
+  // Preprocessed first, so the engine's lines can be rewritten and checked as the compiler sees
+  // them (host/cuda_source_rewrite.hpp), then the rewritten unit compiled.
   std::vector<std::string> argv = search.compiler->command;
   argv.insert(argv.end(), flags.begin(), flags.end());
+  std::vector<std::string> compile = argv;  // of the preprocessed unit: no include folders
   argv.push_back("-I" + work.string());
   argv.push_back("-I" + include_dir->string());
   // The host's stand-ins for toolkit headers (<cooperative_groups.h>, ...): an -I folder, so they
@@ -313,20 +319,37 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
   if (const auto& cuda = cuda_include_dir()) {
     argv.push_back("-isystem" + *cuda);
   }
-  argv.push_back((work / "unit.cpp").string());
-  argv.emplace_back("-o");
-  argv.push_back((work / "unit.so").string());
+  argv.insert(argv.end(), {"-E", (work / "unit.cpp").string(), "-o", (work / "unit.ii").string()});
+  compile.insert(compile.end(), {(work / "unit.ii").string(), "-o", (work / "unit.so").string()});
   ++stats_.compiles;
-  const CompilerRun ran = run_captured(argv, work);
-  if (ran.exit_code != 0) {
+  const std::string prefix = work.string() + "/";
+  auto compiler_failed = [&](const CompilerRun& ran) {
     std::filesystem::remove_all(work, error);
     // The work folder is gone: the log names the files as the engine knows them.
     std::string log = ran.output;
-    const std::string prefix = work.string() + "/";
     for (std::size_t at = log.find(prefix); at != std::string::npos; at = log.find(prefix, at)) {
       log.erase(at, prefix.size());
     }
     return refuse(fmt::format("{} failed (exit {}):\n{}", search.compiler->identity, ran.exit_code, log));
+  };
+  if (const CompilerRun ran = run_captured(argv, work); ran.exit_code != 0) {
+    return compiler_failed(ran);
+  }
+  const CudaSourceRewrite rewritten =
+      rewrite_cuda_source(read_file(work / "unit.ii"), [&](std::string_view path) -> std::optional<std::string> {
+        if (!path.starts_with(prefix)) {
+          return std::nullopt;
+        }
+        const std::string name(path.substr(prefix.size()));
+        return request.sources->contains(name) ? std::optional<std::string>(name) : std::nullopt;
+      });
+  if (!rewritten.refusal.empty()) {
+    std::filesystem::remove_all(work, error);
+    return refuse(rewritten.refusal);
+  }
+  std::ofstream(work / "unit.ii", std::ios::binary | std::ios::trunc) << rewritten.text;
+  if (const CompilerRun ran = run_captured(compile, work); ran.exit_code != 0) {
+    return compiler_failed(ran);
   }
   // Whatever the umask, the kept object is writable by its owner only (loading checks that).
   std::filesystem::permissions(work / "unit.so",

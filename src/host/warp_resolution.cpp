@@ -76,6 +76,54 @@ std::optional<std::string> complete_tile(Warp& warp, const Dim3& block_dim) {
   return std::nullopt;
 }
 
+bool is_reduction(WarpOp op) {
+  return op == WarpOp::kReduceAdd || op == WarpOp::kReduceMin || op == WarpOp::kReduceMax || op == WarpOp::kReduceAnd ||
+         op == WarpOp::kReduceOr || op == WarpOp::kReduceXor;
+}
+
+// __reduce_*_sync over the lanes the mask names: 32-bit operands, min/max signed when lane_arg is 1.
+std::uint64_t reduce_lanes(const Warp& warp, const WarpSyncRequest& request) {
+  const bool is_signed = request.lane_arg == 1;
+  bool first = true;
+  std::uint32_t acc = 0;
+  for (std::uint32_t lane = 0; lane < warp.lanes.size(); ++lane) {
+    if ((request.mask >> lane & 1U) == 0) {
+      continue;
+    }
+    const auto v = static_cast<std::uint32_t>(warp.lanes[lane].warp.value);
+    if (first) {
+      acc = v;
+      first = false;
+      continue;
+    }
+    switch (request.op) {
+      case WarpOp::kReduceAdd:
+        acc += v;
+        break;
+      case WarpOp::kReduceMin:
+        acc = is_signed
+                  ? static_cast<std::uint32_t>(std::min(static_cast<std::int32_t>(acc), static_cast<std::int32_t>(v)))
+                  : std::min(acc, v);
+        break;
+      case WarpOp::kReduceMax:
+        acc = is_signed
+                  ? static_cast<std::uint32_t>(std::max(static_cast<std::int32_t>(acc), static_cast<std::int32_t>(v)))
+                  : std::max(acc, v);
+        break;
+      case WarpOp::kReduceAnd:
+        acc &= v;
+        break;
+      case WarpOp::kReduceOr:
+        acc |= v;
+        break;
+      default:  // kReduceXor
+        acc ^= v;
+        break;
+    }
+  }
+  return acc;
+}
+
 std::optional<std::string> complete_group(Warp& warp, std::uint32_t leader, const Dim3& block_dim) {
   const WarpSyncRequest request = warp.lanes[leader].warp;
   if (request.op == WarpOp::kTile) {
@@ -87,6 +135,7 @@ std::optional<std::string> complete_group(Warp& warp, std::uint32_t leader, cons
       votes |= 1U << lane;
     }
   }
+  const std::uint64_t reduced = is_reduction(request.op) ? reduce_lanes(warp, request) : 0;
   for (std::uint32_t lane = 0; lane < warp.lanes.size(); ++lane) {
     if ((request.mask >> lane & 1U) == 0) {
       continue;
@@ -114,6 +163,25 @@ std::optional<std::string> complete_group(Warp& warp, std::uint32_t leader, cons
         break;
       case WarpOp::kAll:
         thread.result = votes == request.mask ? 1U : 0U;
+        break;
+      case WarpOp::kMatchAny:
+      case WarpOp::kMatchAll: {
+        std::uint32_t same = 0;
+        for (std::uint32_t other = 0; other < warp.lanes.size(); ++other) {
+          if ((request.mask >> other & 1U) != 0 && warp.lanes[other].warp.value == thread.warp.value) {
+            same |= 1U << other;
+          }
+        }
+        thread.result = request.op == WarpOp::kMatchAny || same == request.mask ? same : 0U;
+        break;
+      }
+      case WarpOp::kReduceAdd:
+      case WarpOp::kReduceMin:
+      case WarpOp::kReduceMax:
+      case WarpOp::kReduceAnd:
+      case WarpOp::kReduceOr:
+      case WarpOp::kReduceXor:
+        thread.result = reduced;
         break;
       case WarpOp::kSyncWarp:
       case WarpOp::kTile:
@@ -201,6 +269,22 @@ std::string_view warp_op_name(WarpOp op) {
       return "wmma tile operation";
     case WarpOp::kActiveMask:
       return "__activemask";
+    case WarpOp::kMatchAny:
+      return "__match_any_sync";
+    case WarpOp::kMatchAll:
+      return "__match_all_sync";
+    case WarpOp::kReduceAdd:
+      return "__reduce_add_sync";
+    case WarpOp::kReduceMin:
+      return "__reduce_min_sync";
+    case WarpOp::kReduceMax:
+      return "__reduce_max_sync";
+    case WarpOp::kReduceAnd:
+      return "__reduce_and_sync";
+    case WarpOp::kReduceOr:
+      return "__reduce_or_sync";
+    case WarpOp::kReduceXor:
+      return "__reduce_xor_sync";
   }
   return "warp collective";
 }
@@ -303,8 +387,11 @@ bool release_barrier(std::span<ThreadSync> threads) {
     return thread.state == ThreadState::kAtBarrier && same_site(thread.barrier, site);
   });
   if (all_there) {
+    const auto votes = static_cast<std::uint64_t>(
+        std::count_if(threads.begin(), threads.end(), [](const ThreadSync& t) { return t.vote; }));
     for (ThreadSync& thread : threads) {
       thread.state = ThreadState::kRunnable;
+      thread.result = votes;
     }
   }
   return all_there;

@@ -26,7 +26,8 @@ struct ThreadSync {
   ThreadState state = ThreadState::kRunnable;
   WarpSyncRequest warp;               // meaningful in kAtWarpSync
   ::metrale::host::CallSite barrier;  // meaningful in kAtBarrier and kAtClusterBarrier
-  std::uint64_t result = 0;           // written when the warp collective resolves
+  bool vote = false;                  // kAtBarrier: the thread's __syncthreads_count predicate
+  std::uint64_t result = 0;           // written when the warp collective or the barrier resolves
 };
 
 // "block_reduce.cuh:42": a call site, short enough for an error message.
@@ -52,7 +53,8 @@ struct WarpResolution {
 // the lanes at one kActiveMask site are released together, each with their mask.
 WarpResolution resolve_warp_collectives(std::span<ThreadSync> threads, const Dim3& block_dim);
 
-// Releases the barrier when every thread of the block waits at the same __syncthreads site.
+// Releases the barrier when every thread of the block waits at the same __syncthreads site; each
+// thread's result is then the number of threads that voted (__syncthreads_count).
 bool release_barrier(std::span<ThreadSync> threads);
 
 // Every thread that has not exited waits at the same cluster_sync() site, and one at least: the

@@ -2,6 +2,8 @@
 // test): the cost of one sync per thread (two fiber switches plus the scheduler's resolution), the
 // wall time of a BA-gates-sized load, and the BA-gates parent and twin from templates/ at the real
 // prefill shape (M = 264, K = 5120, N = 96). Exits 1 when the twin's bytes differ from the parent's.
+// `--corpus [--workers N] [--repeats N] [--scale F] [--case NAME]`: the corpus of ordinary CUDA
+// kernels instead (host_bench_corpus.cpp), elements per second per kernel.
 #include <cuda_bf16.h>  // __float2bfloat16 for the inputs, before the templates
 
 #include <chrono>
@@ -153,8 +155,14 @@ int ba_gates_twin_and_parent() {
 
 }  // namespace
 
-int main() {
+// tools/bench/host_bench_corpus.cpp
+int corpus_bench(int argc, char** argv);
+
+int main(int argc, char** argv) {
   try {
+    if (argc > 1 && std::strcmp(argv[1], "--corpus") == 0) {
+      return corpus_bench(argc - 1, argv + 1);
+    }
     sync_and_gemv_timings();
     return ba_gates_twin_and_parent();
   } catch (const std::exception& error) {

@@ -51,7 +51,9 @@ class CallSite {
 // operation (the wmma emulation, metrale/host/thread_context.hpp). kActiveMask (__activemask,
 // cooperative_groups::coalesced_threads) names no lanes to wait for: when no other collective of
 // its warp can complete, the lanes waiting at the same kActiveMask site are the converged ones,
-// and each receives their mask (the request's mask must be the full warp's).
+// and each receives their mask (the request's mask must be the full warp's). kMatchAny/kMatchAll
+// compare the lanes' 64 value bits; kReduceMin and kReduceMax compare as int32 when lane_arg is
+// 1, as uint32 otherwise.
 enum class WarpOp : std::uint8_t {
   kShflIdx,
   kShflUp,
@@ -62,7 +64,15 @@ enum class WarpOp : std::uint8_t {
   kAll,
   kSyncWarp,
   kTile,
-  kActiveMask
+  kActiveMask,
+  kMatchAny,
+  kMatchAll,
+  kReduceAdd,
+  kReduceMin,
+  kReduceMax,
+  kReduceAnd,
+  kReduceOr,
+  kReduceXor,
 };
 
 // A kTile collective's body: runs once, when all 32 lanes arrived, with each lane's operand
@@ -123,8 +133,26 @@ inline const FiberCoordinates& coordinates(const char* what) {
 // for none makes this an error naming the kernel's mistake.
 unsigned char* dynamic_shared_memory();
 
+// The same memory for `extern __shared__` declarations (the host JIT rewrites each into a pointer
+// refreshed from this, cuda_host_prelude.hpp): never an error, since declaring one is no mistake.
+// A launch that asked for no bytes gets the guard bytes past an empty buffer, so a write through
+// it is reported when the block ends, as a write past a too small buffer is.
+unsigned char* dynamic_shared_base();
+
 // __syncthreads(): waits until every thread of the block reached the barrier at this same site.
 void sync_threads(const ::metrale::host::CallSite& site);
+
+// __syncthreads_count(predicate): the same barrier; returns how many threads of the block passed
+// a non-zero predicate (__syncthreads_and/_or compare it with the block's size and with 0).
+int sync_threads_count(const ::metrale::host::CallSite& site, int predicate);
+
+// A kernel's printf: one line of the launch's log (the library's logger, info level) naming the
+// kernel, the block and the thread, `text` without its final newline.
+void kernel_print(const char* text);
+
+// __trap(), a failed assert: stops the launch, which fails naming the thread and `what` (never
+// returns: it throws through the kernel's frames to the fiber's entry).
+void kernel_trap(const char* what, const ::metrale::host::CallSite& site);
 
 // ---- thread-block clusters (LaunchConfig::cluster_blocks; templates/metrale_arith.cuh) ----
 // Each block of a cluster runs on its own OS thread, all at once, so a block can wait for the
@@ -246,7 +274,11 @@ void access(std::uintptr_t address, std::size_t bytes, bool write) noexcept;
 #define METRALE_HOST_PRELUDE_API(X)                                                                                  \
   X(running_coordinates, detail::running_coordinates, const detail::FiberCoordinates&, (const char* what), (what), ) \
   X(dynamic_shared_memory, dynamic_shared_memory, unsigned char*, (), (), )                                          \
+  X(dynamic_shared_base, dynamic_shared_base, unsigned char*, (), (), )                                              \
   X(sync_threads, sync_threads, void, (const CallSite& site), (site), )                                              \
+  X(sync_threads_count, sync_threads_count, int, (const CallSite& site, int predicate), (site, predicate), )         \
+  X(kernel_print, kernel_print, void, (const char* text), (text), )                                                  \
+  X(kernel_trap, kernel_trap, void, (const char* what, const CallSite& site), (what, site), )                        \
   X(cluster_cta_rank, cluster_cta_rank, unsigned int, (), (), )                                                      \
   X(cluster_cta_count, cluster_cta_count, unsigned int, (), (), )                                                    \
   X(cluster_sync, cluster_sync, void, (const CallSite& site), (site), )                                              \

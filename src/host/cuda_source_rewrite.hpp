@@ -1,0 +1,46 @@
+// host/cuda_source_rewrite.hpp: what the host JIT does to an engine's CUDA source between the
+// system compiler's preprocessing (-E) and its compile, so that kernels written for nvcc run on
+// the host prelude unchanged, and those the host cannot run are refused by name.
+// In the lines of the engine's own files (line markers naming a member of its source set; the
+// prelude, the library's headers and the system's are left alone):
+// - `extern __shared__ T name[]...;` (the prelude spells __shared__ `thread_local`, so the
+//   preprocessed text says `extern thread_local`) becomes, on the same line,
+//     using metrale_extern_shared_type_N = T (*)...;
+//     static thread_local metrale_extern_shared_type_N name = extern_shared<...>();
+//     static const ExternSharedHook metrale_extern_shared_hook_N{+[]() { name = extern_shared<...>(); }};
+//   a thread-local pointer to the launch's dynamic shared memory (T* for `T name[]`, T (*)[N]
+//   for `T name[][N]`), valid at block and namespace scope alike, set on its first use on each OS
+//   thread and refreshed by the hook before each GPU thread runs (the prelude's
+//   refresh_extern_shared), so several such declarations alias one buffer as on a GPU;
+// - a call of printf (also ::printf, std::printf) becomes kernel_printf, one line of the launch's log;
+// - glibc's __assert_fail (what assert expands to) becomes kernel_assert_fail, a failed launch;
+// - inline PTX (asm), textures, surfaces, warp matrix functions (nvcuda::wmma) and kernel launches
+//   from a kernel are a refusal naming each construct with its file and line.
+// Invariants: pure; a rewrite keeps every newline where it was, so line markers, the compiler's
+// messages and the prelude's call sites (__builtin_LINE) still name the engine's lines; nothing
+// outside the engine's lines changes, so the library's own device-only branches (already removed
+// by the preprocessor) and the standard library's `asm` never count.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace metrale::host {
+
+// Bumped whenever what rewrite_cuda_source() writes changes: part of every host JIT key.
+inline constexpr std::string_view kCudaSourceRewriteVersion = "cuda-source-rewrite-1";
+
+struct CudaSourceRewrite {
+  std::string text;     // the preprocessed unit, rewritten (meaningful when refusal is empty)
+  std::string refusal;  // "" or why the host backend cannot run it, naming constructs and lines
+};
+
+// `source_name(path)`: for a line marker's file path, the engine file's name for messages when
+// the path is one of the engine's files, nullopt otherwise.
+using SourceNameFn = std::function<std::optional<std::string>(std::string_view marker_path)>;
+
+CudaSourceRewrite rewrite_cuda_source(std::string_view preprocessed, const SourceNameFn& source_name);
+
+}  // namespace metrale::host
