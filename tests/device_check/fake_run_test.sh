@@ -148,11 +148,17 @@ PY
   peers-sigterm)
     # A stand-in torch whose device query blocks: SIGTERM mid-run still leaves peers.py's JSON.
     mkdir -p "$WORK/py/torch"
-    printf 'import time\n__version__ = "0-stand-in"\nclass cuda:\n    @staticmethod\n    def is_available():\n        time.sleep(60)\n' \
-      >"$WORK/py/torch/__init__.py"
+    # The stand-in marks when peers.py reached it (its SIGTERM handler is installed by then): a
+    # fixed sleep raced python's start-up on a loaded machine and killed it before the handler.
+    printf 'import pathlib, time\n__version__ = "0-stand-in"\nclass cuda:\n    @staticmethod\n    def is_available():\n        pathlib.Path("%s").touch()\n        time.sleep(60)\n' \
+      "$WORK/torch-reached" >"$WORK/py/torch/__init__.py"
     PYTHONPATH="$WORK/py" python3 "$ROOT/tools/peers.py" --json "$WORK/peers.json" >"$WORK/peers.stdout" 2>&1 &
     pid=$!
-    sleep 2
+    for _ in $(seq 600); do
+      [ -e "$WORK/torch-reached" ] && break
+      sleep 0.1
+    done
+    [ -e "$WORK/torch-reached" ] || fail "peers-sigterm: peers.py never asked torch for a device within 60 s"
     kill -TERM "$pid"
     wait "$pid"
     rc=$?
