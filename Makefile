@@ -34,13 +34,14 @@ sanitize: deps
 	$(SANITIZER_ENV) build-asan/tests/metrale_unit_tests
 	cd build-asan && ctest --output-on-failure -R '^host_asan_'
 
-# The concurrency tests (tagged [concurrency]) under ThreadSanitizer. `-w NoTests` makes an
+# The concurrency tests (tagged [concurrency]; their files only: tests/CMakeLists.txt) under
+# ThreadSanitizer. `-w NoTests` makes an
 # empty selection (a lost tag) a failure instead of a silent pass.
 tsan: deps
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMETRALE_WERROR=ON -DMETRALE_SANITIZE=thread \
 	  -DMETRALE_BUILD_TOOLS=OFF $(CMAKE_FLAGS)
-	cmake --build build-tsan -j $(JOBS) --target metrale_unit_tests
-	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/tests/metrale_unit_tests -w NoTests "[concurrency]"
+	cmake --build build-tsan -j $(JOBS) --target metrale_concurrency_tests
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/tests/metrale_concurrency_tests -w NoTests "[concurrency]"
 
 # libFuzzer targets, about 30 s each.
 fuzz: deps
