@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""peers.py: what a user would write instead of metrale-jit's two kernels, timed the way
+"""peers.py: what a user would write instead of metrale-jit's three ops, timed the way
 metrale-ops-bench times ours (CUDA events, median of >= 50 runs after warm-up, input sets
 rotated past twice the L2, the copy ceiling measured in the same run), at the same shapes.
 
@@ -8,6 +8,10 @@ Peers:
                  torch_compile  the same function through torch.compile
   fp8_act_quant  torch_eager    per-128-group amax / 448, divide, cast to float8_e4m3fn
                  torch_compile  the same function through torch.compile
+  silu_mul_fp8_quant
+                 torch_eager    F.silu(gate) * up in bf16 (gate and up the halves of one [M, 2K]
+                                tensor), then fp8_act_quant's peer on the product
+                 torch_compile  the same function through torch.compile (which may fuse it)
 
 Invariants: torch and numpy are imported only inside functions, so `--dry-run` (argument
 parsing, the case plan, the JSON) works on a machine without them; a missing torch or CUDA is a
@@ -29,6 +33,7 @@ START = time.monotonic()  # the budget counts from here: importing torch is part
 
 BA = dict(k=5120, n=96, nv=48, vpg=3)
 FP8_KS = (5120, 6144, 17408)
+SILU_KS = (17408,)  # Qwen3.5-27B's MLP intermediate size: the down projection's input
 MS = (1, 16, 264, 1024, 8192)
 GROUP = 128
 CHUNK = 20  # runs per chunk; a large copy goes ahead of each so launches queue without gaps
@@ -44,7 +49,12 @@ def fp8_bytes(m, k):
     return m * k * 2 + m * k + m * (k // GROUP) * 4
 
 
-GOALS = (("ssm_ba_gates", 8192, BA["k"]), ("fp8_act_quant", 8192, 17408))  # the bench's goal shapes
+def silu_bytes(m, k):
+    return m * k * 2 * 2 + m * k + m * (k // GROUP) * 4  # gate and up read, q and scales written
+
+
+# The bench's goal shapes.
+GOALS = (("ssm_ba_gates", 8192, BA["k"]), ("fp8_act_quant", 8192, 17408), ("silu_mul_fp8_quant", 8192, 17408))
 
 
 def plan(ms):
@@ -55,6 +65,9 @@ def plan(ms):
     for k in FP8_KS:
         for m in ms:
             cases.append(dict(op="fp8_act_quant", m=m, k=k, n=0, bytes=fp8_bytes(m, k)))
+    for k in SILU_KS:
+        for m in ms:
+            cases.append(dict(op="silu_mul_fp8_quant", m=m, k=k, n=0, bytes=silu_bytes(m, k)))
     return sorted(cases, key=lambda c: (c["op"], c["m"], c["k"]) not in GOALS)
 
 
@@ -122,6 +135,16 @@ def fp8_peer(torch):
     return run
 
 
+def silu_peer(torch):
+    F = torch.nn.functional
+    quant = fp8_peer(torch)
+
+    def run(gate, up):
+        return quant(F.silu(gate) * up)  # h in bf16, as a user's MLP computes it
+
+    return run
+
+
 def ba_check(torch, out, x, w, a_log, dt_bias):
     """Relative error against a float64 computation (bf16 operands: expect 1e-3..1e-2)."""
     acc = (x.double() @ w.double().t()).view(x.shape[0], BA["nv"] // BA["vpg"], 2, BA["vpg"])
@@ -139,6 +162,12 @@ def fp8_check(torch, out, x):
     ref = x.view(x.shape[0], -1, GROUP).double()
     err = ((deq - ref).norm() / ref.norm()).item()
     return err, err < 0.07 and not torch.isnan(deq).any().item()  # e4m3: 3 mantissa bits
+
+
+def silu_check(torch, out, gate, up):
+    """fp8_check against h = silu(gate) * up in float64."""
+    g = gate.double()
+    return fp8_check(torch, out, g * torch.sigmoid(g) * up.double())
 
 
 def time_runs(torch, runs, launch, spacer):
@@ -189,10 +218,11 @@ def measure(args, result, save):
     print_head(result)
     save()
 
-    peers = {"ssm_ba_gates": [("torch_eager", ba_peer(torch))], "fp8_act_quant": [("torch_eager", fp8_peer(torch))]}
+    makers = {"ssm_ba_gates": ba_peer, "fp8_act_quant": fp8_peer, "silu_mul_fp8_quant": silu_peer}
+    peers = {op: [("torch_eager", make(torch))] for op, make in makers.items()}
     if not args.no_compile:
-        peers["ssm_ba_gates"].append(("torch_compile", torch.compile(ba_peer(torch), dynamic=True)))
-        peers["fp8_act_quant"].append(("torch_compile", torch.compile(fp8_peer(torch), dynamic=True)))
+        for op, make in makers.items():
+            peers[op].append(("torch_compile", torch.compile(make(torch), dynamic=True)))
     rotate = args.rotate_mib << 20
     slowest = {}  # per peer: torch.compile's first cases include compiling, eager's never do
     for case in plan(args.m):
@@ -205,6 +235,13 @@ def measure(args, result, save):
             dt_bias = torch.rand(BA["nv"], device=dev, generator=gen) * 2 - 1
             inputs = [(x.clone(), w.clone(), a_log.clone(), dt_bias.clone()) for _ in range(sets)]
             check = lambda out, s: ba_check(torch, out, *inputs[s])  # noqa: E731
+        elif case["op"] == "silu_mul_fp8_quant":
+            gate_up = torch.randn(m, 2 * k, device=dev, generator=gen).mul_(2).to(torch.bfloat16)
+            inputs = []
+            for _ in range(sets):
+                copy = gate_up.clone()
+                inputs.append((copy[:, :k], copy[:, k:]))  # the two halves of one [M, 2K] row
+            check = lambda out, s: silu_check(torch, out, *inputs[s])  # noqa: E731
         else:
             x = torch.randn(m, k, device=dev, generator=gen).mul_(4).to(torch.bfloat16)
             inputs = [(x.clone(),) for _ in range(sets)]

@@ -32,12 +32,7 @@ std::string shape_text(const Shape& s) {
                      s.column_major_pow2 ? " col-major pow2" : "");
 }
 
-// Codes [m][k] and scales [m][k/128] by (token, group), whatever the launch's layout.
-struct Quantised {
-  std::vector<std::uint8_t> q;
-  std::vector<float> scales;
-  double ms = 0;
-};
+using check::Quantised;
 
 std::uint32_t m_aligned_of(const Shape& s) { return s.column_major_pow2 ? (s.m + 3) / 4 * 4 : 0; }
 
@@ -62,29 +57,8 @@ Quantised run_role(const OpContext& context, std::string_view role, const Shape&
   Quantised out;
   out.ms = check::run_forced(context, role, args);
   out.q = q.download<std::uint8_t>();
-  const std::vector<float> raw = scales.download<float>();
-  out.scales.resize(std::size_t{s.m} * groups);
-  for (std::uint32_t t = 0; t < s.m; ++t) {
-    for (std::uint32_t g = 0; g < groups; ++g) {
-      out.scales[std::size_t{t} * groups + g] =
-          s.column_major_pow2 ? raw[std::size_t{g} * m_aligned + t] : raw[std::size_t{t} * groups + g];
-    }
-  }
+  out.scales = check::scales_by_token(scales.download<float>(), s.m, groups, s.column_major_pow2, m_aligned);
   return out;
-}
-
-// Codes, then scales; the first that differs is the row's worst element.
-void compare(CheckResult& row, const Shape& s, const Quantised& got, const std::vector<std::uint8_t>& want_q,
-             const std::vector<float>& want_scales, std::string_view against) {
-  check::compare_bytes<std::uint8_t>(row, "q", got.q, want_q, s.k, against);
-  if (row.verdict != CheckVerdict::kPassed) {
-    return;
-  }
-  const std::string codes = row.worst;
-  check::compare_bytes<float>(row, "scales", got.scales, want_scales, s.k / kFp8QuantGroupSize, against);
-  if (row.verdict == CheckVerdict::kPassed) {
-    row.worst = codes + "; " + row.worst;
-  }
 }
 
 void check_shape(const OpContext& context, const CheckOptions& options, const Shape& s, std::vector<CheckResult>& out) {
@@ -100,7 +74,7 @@ void check_shape(const OpContext& context, const CheckOptions& options, const Sh
     } else {
       parent = run_role(context, kParent, s, x);
       row.ms = parent->ms;
-      compare(row, s, *parent, expected.q, expected.scales, "the reference");
+      check::compare_quantised(row, *parent, expected.q, expected.scales, s.k, "the reference");
     }
     if (want_parent) {
       out.push_back(std::move(row));
@@ -116,9 +90,9 @@ void check_shape(const OpContext& context, const CheckOptions& options, const Sh
     const Quantised twin = run_role(context, kTwin, s, x);
     row.ms = twin.ms;
     if (parent) {
-      compare(row, s, twin, parent->q, parent->scales, "the parent");
+      check::compare_quantised(row, twin, parent->q, parent->scales, s.k, "the parent");
     } else {
-      compare(row, s, twin, expected.q, expected.scales, "the reference");
+      check::compare_quantised(row, twin, expected.q, expected.scales, s.k, "the reference");
     }
   }
   out.push_back(std::move(row));

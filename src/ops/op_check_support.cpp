@@ -1,5 +1,5 @@
 // op_check_support.cpp: device buffers, poison, a forced run through the declaration's call, and
-// the comparisons the ops' check hooks report with.
+// the comparisons the ops' check hooks report with (the FP8 quantisers' codes and scales too).
 #include "ops/op_check_support.hpp"
 
 #include <fmt/format.h>
@@ -9,6 +9,8 @@
 #include <bit>
 #include <cmath>
 #include <type_traits>
+
+#include "metrale/ops/fp8_act_quant.hpp"
 
 namespace metrale::ops::check {
 
@@ -113,6 +115,31 @@ template void compare_bytes<float>(CheckResult&, std::string_view, std::span<con
                                    std::size_t, std::string_view);
 template void compare_bytes<std::uint8_t>(CheckResult&, std::string_view, std::span<const std::uint8_t>,
                                           std::span<const std::uint8_t>, std::size_t, std::string_view);
+
+std::vector<float> scales_by_token(std::span<const float> raw, std::uint32_t m, std::uint32_t groups, bool column_major,
+                                   std::uint32_t m_aligned) {
+  std::vector<float> out(std::size_t{m} * groups);
+  for (std::uint32_t t = 0; t < m; ++t) {
+    for (std::uint32_t g = 0; g < groups; ++g) {
+      out[std::size_t{t} * groups + g] =
+          column_major ? raw[std::size_t{g} * m_aligned + t] : raw[std::size_t{t} * groups + g];
+    }
+  }
+  return out;
+}
+
+void compare_quantised(CheckResult& result, const Quantised& got, std::span<const std::uint8_t> want_q,
+                       std::span<const float> want_scales, std::uint32_t k, std::string_view against) {
+  compare_bytes<std::uint8_t>(result, "q", got.q, want_q, k, against);
+  if (result.verdict != CheckVerdict::kPassed) {
+    return;
+  }
+  const std::string codes = result.worst;
+  compare_bytes<float>(result, "scales", got.scales, want_scales, k / kFp8QuantGroupSize, against);
+  if (result.verdict == CheckVerdict::kPassed) {
+    result.worst = codes + "; " + result.worst;
+  }
+}
 
 void compare_relative(CheckResult& result, std::string_view name, std::span<const float> got,
                       std::span<const float> want, std::size_t cols, double tolerance) {

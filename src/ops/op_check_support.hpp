@@ -74,6 +74,24 @@ void compare_bytes(CheckResult& result, std::string_view name, std::span<const T
 void compare_relative(CheckResult& result, std::string_view name, std::span<const float> got,
                       std::span<const float> want, std::size_t cols, double tolerance);
 
+// Scales read back by (token, group) into [m][groups], whatever the launch's layout: row-major
+// [m][groups], or column-major [groups][m_aligned] (the padding rows m..m_aligned are not read).
+std::vector<float> scales_by_token(std::span<const float> raw, std::uint32_t m, std::uint32_t groups, bool column_major,
+                                   std::uint32_t m_aligned);
+
+// An FP8 quantiser's output: codes [m][k] and scales [m][k/128] by (token, group) (the FP8 op's
+// and the SiLU-and-mul op's result).
+struct Quantised {
+  std::vector<std::uint8_t> q;
+  std::vector<float> scales;
+  double ms = 0;
+};
+
+// Codes, then scales, byte for byte against `against`; a failure names the first differing
+// element of the first output that differs, a pass both counts.
+void compare_quantised(CheckResult& result, const Quantised& got, std::span<const std::uint8_t> want_q,
+                       std::span<const float> want_scales, std::uint32_t k, std::string_view against);
+
 // sqrt(sum (got - want)^2 / sum want^2) < bound against a float64 oracle (NaN fails); worst =
 // the error and the element with the largest gap.
 void compare_frobenius(CheckResult& result, std::string_view name, std::span<const float> got,

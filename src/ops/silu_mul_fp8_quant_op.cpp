@@ -201,6 +201,7 @@ OpDeclaration silu_mul_fp8_quant_declaration() {
   op.args[kScratch].optional = true;
   op.run = run;
   op.explain = explain;
+  op.check = silu_mul_fp8_quant_check;  // ops/silu_mul_fp8_quant_check.cpp
   return op;
 }
 

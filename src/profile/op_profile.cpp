@@ -17,6 +17,7 @@
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/fp8_act_quant_floor.hpp"
 #include "ops/op_kernels.hpp"
+#include "ops/silu_mul_fp8_quant.hpp"
 #include "profile/occupancy.hpp"
 #include "ref/bf16.hpp"
 
@@ -37,6 +38,9 @@ constexpr std::array<OpKernel, 3> kBaKernels{
     {{ops::kBaGatesParentKernel, "parent"}, {ops::kBaGatesTwinKernel, "twin"}, {ops::kBaGatesMmaKernel, "mma"}}};
 constexpr std::array<OpKernel, 2> kFp8Kernels{
     {{ops::kFp8QuantSharedKernel, "shared"}, {ops::kFp8QuantTwinKernel, "twin"}}};
+// The parent's two launches are its two roles (priced apart, as they run), then the fused twin.
+constexpr std::array<OpKernel, 3> kSiluMulKernels{
+    {{ops::kSiluMulParentKernel, "parent"}, {ops::kFp8QuantSharedKernel, "quant"}, {ops::kSiluMulTwinKernel, "twin"}}};
 
 // A device buffer of `bytes` holding `pattern` repeated.
 template <typename T>
@@ -50,7 +54,15 @@ DevicePtr filled(HostBackend& gpu, std::size_t count, const std::vector<T>& patt
 }
 
 std::span<const OpKernel> op_kernels(ProfiledOp op) {
-  return op == ProfiledOp::kBaGates ? std::span<const OpKernel>(kBaKernels) : std::span<const OpKernel>(kFp8Kernels);
+  switch (op) {
+    case ProfiledOp::kBaGates:
+      return kBaKernels;
+    case ProfiledOp::kFp8Quant:
+      return kFp8Kernels;
+    case ProfiledOp::kSiluMulFp8Quant:
+      break;
+  }
+  return kSiluMulKernels;
 }
 
 SourceSet embedded_sources() {
@@ -115,6 +127,19 @@ class OpRunner {
       ba_.nv = nv;
       ba_.vheads_per_group = shape.vheads_per_group;
       ops::validate_ba_gates_args(ba_);
+    } else if (op == ProfiledOp::kSiluMulFp8Quant) {
+      // gate and up as the two halves of one [M][2K] buffer, as an MLP's gate-up projection
+      // writes them; the scratch holds a bf16 pattern, so the quant step priced alone reads values.
+      gate_up_ = filled(gpu, m * shape.k * 2, bf16);
+      silu_.scratch = filled(gpu, m * shape.k, bf16);
+      silu_.args.gate = gate_up_;
+      silu_.args.up = DevicePtr{gate_up_.address + std::uint64_t{shape.k} * 2};
+      silu_.args.q = filled(gpu, m * shape.k, std::vector<std::uint8_t>(kPatternElements, 0xA5));
+      silu_.args.scales = filled(gpu, m * (shape.k / ops::kFp8QuantGroupSize), floats);
+      silu_.args.m = shape.m;
+      silu_.args.k = shape.k;
+      silu_.args.gate_row_stride = silu_.args.up_row_stride = 2 * shape.k;
+      ops::validate_silu_mul_fp8_quant_args(silu_.args);
     } else {
       fp8_.x = filled(gpu, m * shape.k, bf16);
       fp8_.q = filled(gpu, m * shape.k, std::vector<std::uint8_t>(kPatternElements, 0xA5));
@@ -126,7 +151,8 @@ class OpRunner {
     }
   }
   ~OpRunner() {
-    for (DevicePtr ptr : {ba_.x, ba_.weight, ba_.a_log, ba_.dt_bias, ba_.gate_out, fp8_.x, fp8_.q, fp8_.scales}) {
+    for (DevicePtr ptr : {ba_.x, ba_.weight, ba_.a_log, ba_.dt_bias, ba_.gate_out, fp8_.x, fp8_.q, fp8_.scales,
+                          gate_up_, silu_.scratch, silu_.args.q, silu_.args.scales}) {
       if (ptr.address != 0) {
         gpu_.free(ptr);
       }
@@ -136,10 +162,9 @@ class OpRunner {
   OpRunner& operator=(const OpRunner&) = delete;
 
   [[nodiscard]] Dim3 block(const OpKernel& kernel, const KernelParams& params) const {
-    if (op_ == ProfiledOp::kBaGates) {
+    if (op_ == ProfiledOp::kBaGates || kernel.name == ops::kSiluMulParentKernel) {
       return Dim3{params.block, 1, 1};
     }
-    (void)kernel;
     return Dim3{params.lanes * std::max<std::uint32_t>(params.groups, 1), 1, 1};
   }
 
@@ -165,6 +190,10 @@ class OpRunner {
       }
       return;
     }
+    if (op_ == ProfiledOp::kSiluMulFp8Quant) {
+      launch_silu_mul(kernel, handle, params);
+      return;
+    }
     ops::Fp8QuantPick pick;
     pick.kernel = handle;
     pick.twin = twin;
@@ -180,6 +209,29 @@ class OpRunner {
   SourceSet sources_ = embedded_sources();
   ops::BaGatesArgs ba_;
   ops::Fp8QuantArgs fp8_;
+  struct {
+    ops::SiluMulFp8QuantArgs args;
+    DevicePtr scratch;
+  } silu_;
+  DevicePtr gate_up_;
+
+  // One of the op's three launches, through the op's own launchers at `params`.
+  void launch_silu_mul(const OpKernel& kernel, KernelHandle handle, const KernelParams& params) {
+    if (kernel.role == "twin") {
+      ops::launch_silu_mul_twin(gpu_, handle, params, silu_.args);
+      return;
+    }
+    ops::SiluMulFp8QuantKernels kernels;
+    if (kernel.role == "parent") {
+      kernels.silu_mul = handle;
+      kernels.silu_mul_params = params;
+      ops::launch_silu_mul_bf16(gpu_, kernels, silu_.args, silu_.scratch);
+    } else {
+      kernels.quant = handle;
+      kernels.quant_params = params;
+      ops::launch_silu_mul_quant_step(gpu_, kernels, silu_.args, silu_.scratch);
+    }
+  }
 };
 
 }  // namespace
@@ -187,9 +239,10 @@ class OpRunner {
 namespace {
 
 // The ops the profile prices, by declared name (`metrale-jit profile NAME` dispatches here).
-constexpr std::array<ProfiledOpInfo, 2> kProfiledOps{{
+constexpr std::array<ProfiledOpInfo, 3> kProfiledOps{{
     {"ssm_ba_gates", "ba-gates", ProfiledOp::kBaGates, true},
     {"fp8_act_quant", "fp8-quant", ProfiledOp::kFp8Quant, false},
+    {"silu_mul_fp8_quant", "silu-mul-fp8-quant", ProfiledOp::kSiluMulFp8Quant, false},
 }};
 
 }  // namespace
@@ -231,6 +284,9 @@ double compulsory_bytes(ProfiledOp op, const ProfileShape& shape) {
     const auto n = static_cast<double>(shape.n);
     // x and W in bf16, gate_out in fp32 (2 nv = N columns), a_log and dt_bias fp32 [nv].
     return m * k * 2 + n * k * 2 + m * n * 4 + n / 2 * 4 * 2;
+  }
+  if (op == ProfiledOp::kSiluMulFp8Quant) {
+    return ops::silu_mul_fp8_quant_floor_bytes(shape.m, shape.k);
   }
   // x in bf16, q in e4m3, one fp32 scale per 128-element group.
   return m * k * 2 + m * k + m * (k / ops::kFp8QuantGroupSize) * 4;

@@ -25,7 +25,7 @@
 
 namespace metrale {
 
-enum class ProfiledOp { kBaGates, kFp8Quant };
+enum class ProfiledOp { kBaGates, kFp8Quant, kSiluMulFp8Quant };
 
 // One op the profile can price, found by its declared name (ops::OpDeclaration::name): the
 // table in op_profile.cpp is the one place a new op's profile is added (its row, and its case in
@@ -41,7 +41,7 @@ const ProfiledOpInfo* find_profiled_op(std::string_view op_name);
 std::span<const ProfiledOpInfo> profiled_ops();
 const ProfiledOpInfo& profiled_op_info(ProfiledOp op);
 
-// "ba-gates" / "fp8-quant"; nullopt for anything else.
+// "ba-gates" / "fp8-quant" / "silu-mul-fp8-quant" (or a declared name); nullopt for anything else.
 std::optional<ProfiledOp> parse_profiled_op(std::string_view name);
 std::string_view to_string(ProfiledOp op);
 // The kernels the op may run, in its row order ("ssm_ba_gates", "ssm_ba_gates_hopper", ...).
@@ -57,7 +57,7 @@ struct ProfileShape {
 struct ProfileRequest {
   ProfiledOp op = ProfiledOp::kBaGates;
   ProfileShape shape;
-  // Roles ("parent", "twin", "shared") or kernel names; empty: every kernel the target ships.
+  // Roles ("parent", "twin", "shared", "quant") or kernel names; empty: every kernel the target ships.
   std::vector<std::string> kernels;
   // Blocks a launch may run before it is sampled: 0 = two waves; a full run when the grid fits.
   std::uint64_t budget_blocks = 0;
@@ -78,7 +78,7 @@ struct KernelProfile {
   std::string op_name;  // "ssm_ba_gates": the declared op (the bench's key)
   bool has_n = false;   // the op's shape has an N
   std::string kernel;   // "ssm_ba_gates_hopper"
-  std::string role;     // "parent", "twin" or "shared"
+  std::string role;     // "parent", "twin", "shared" or "quant" (the SiLU-mul parent's second launch)
   KernelParams params;
   ProfileShape shape;
   LaunchTraffic traffic;

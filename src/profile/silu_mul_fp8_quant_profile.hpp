@@ -1,9 +1,8 @@
 // profile/silu_mul_fp8_quant_profile.hpp: the SiLU-and-mul FP8 quant op priced on a target's
-// roofline without the CLI (until the generic profile takes any declared op): its parent's two
-// launches and its twin, each run through the op's own launchers on a profiled host backend at
-// the target's parameters, and the op's DRAM floor.
-// Invariants: rows are in launch order, the parent's two (role "parent") before the twin's;
-// parent_us is the sum of its rows' predictions (two launch overheads); the floor is
+// roofline without the CLI: profile_op's rows for it (the parent's two launches, roles "parent"
+// and "quant", then the twin), summarised as the parent's total, the twin's and the op's floor.
+// Invariants: rows are in launch order, the parent's two before the twin's; parent_us is the sum
+// of its two rows' predictions (two launch overheads); the floor is
 // ops::silu_mul_fp8_quant_floor_bytes at the DRAM ceiling; inputs are a seeded random pattern.
 #pragma once
 

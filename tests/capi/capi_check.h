@@ -1,9 +1,11 @@
 /* capi_check.h: the C tests' one check: a failed condition prints where, what and why, and is
  * counted in `failures` (each test exits non-zero when it is not 0); their seeded inputs; and
- * the small helpers of the op tests (bf16 bits, aligned buffers, addresses as op arguments). */
+ * the small helpers of the op tests (bf16 bits, the nearest e4m3 code, aligned buffers, addresses
+ * as op arguments). */
 #ifndef METRALE_TESTS_CAPI_CHECK_H
 #define METRALE_TESTS_CAPI_CHECK_H
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +56,21 @@ static inline void* aligned(size_t bytes) {
   void* p = NULL;
   return posix_memalign(&p, 256, bytes) == 0 ? p : NULL;
 }
+/* The nearest e4m3fn code to v (ties to the even code), saturating at +-448. */
+static inline uint8_t e4m3_nearest(float v) {
+  const uint8_t sign = signbit(v) ? 0x80 : 0x00;
+  const double a = fabs((double)v);
+  int best = 0;
+  double best_diff = INFINITY;
+  for (int code = 0; code <= 0x7e; ++code) {
+    const int e = code >> 3, mant = code & 7;
+    const double value = e == 0 ? ldexp(mant, -9) : ldexp(8 + mant, e - 10);
+    const double diff = fabs(value - a);
+    if (diff < best_diff || (diff == best_diff && (code & 1) == 0)) best = code, best_diff = diff;
+  }
+  return (uint8_t)(sign | best);
+}
+
 /* Whether a C string holds `part` (a NULL string holds nothing). */
 static inline int contains(const char* text, const char* part) { return text != NULL && strstr(text, part) != NULL; }
 

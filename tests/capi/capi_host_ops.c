@@ -213,21 +213,6 @@ static void check_ba_gates(metrale_runtime* rt) {
   free(x), free(w), free(a_log), free(dt_bias), free(out), free(forced);
 }
 
-/* The nearest e4m3fn code to v (ties to the even code), saturating at +-448. */
-static uint8_t e4m3_nearest(float v) {
-  const uint8_t sign = signbit(v) ? 0x80 : 0x00;
-  const double a = fabs((double)v);
-  int best = 0;
-  double best_diff = INFINITY;
-  for (int code = 0; code <= 0x7e; ++code) {
-    const int e = code >> 3, mant = code & 7;
-    const double value = e == 0 ? ldexp(mant, -9) : ldexp(8 + mant, e - 10);
-    const double diff = fabs(value - a);
-    if (diff < best_diff || (diff == best_diff && (code & 1) == 0)) best = code, best_diff = diff;
-  }
-  return (uint8_t)(sign | best);
-}
-
 static void check_fp8_reference(const uint16_t* x, const uint8_t* q, const float* scales, const char* run) {
   for (int t = 0; t < FP8_M; ++t) {
     for (int g = 0; g < FP8_K / 128; ++g) {

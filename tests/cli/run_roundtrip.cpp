@@ -1,6 +1,7 @@
 // run_roundtrip.cpp: checks `metrale-jit run` from outside the binary: writes random .npy
 // inputs (never zeros), runs each op with the guard's pick and each kernel forced, and
-// compares the .npy outputs with the CPU references (BA within 1e-5 relative, FP8 exact);
+// compares the .npy outputs with the CPU references (BA within 1e-5 relative, FP8 and SiLU-mul
+// FP8 exact);
 // then feeds malformed inputs and expects exit 1 with the offending file named.
 // Usage: run_roundtrip <metrale-jit> <work dir>. The work dir is wiped first and holds the cache.
 #include <fmt/format.h>
@@ -15,6 +16,7 @@
 #include "ground/npy.hpp"
 #include "ref/bf16.hpp"
 #include "ref/fp8_act_quant_ref.hpp"
+#include "ref/silu_mul_fp8_quant_ref.hpp"
 #include "ref/ssm_ba_gates_ref.hpp"
 
 namespace fs = std::filesystem;
@@ -127,6 +129,37 @@ void check_fp8_quant(Checks& checks, const Cli& cli) {
   }
 }
 
+// The third op through the same generic run: gate.npy and up.npy in, q.npy and scales.npy out,
+// K derived from the files (the row strides' zero means k), the parent's scratch allocated by the
+// op; every kernel's bytes equal the CPU reference's, fp32 and power-of-two scales.
+void check_silu_mul(Checks& checks, const Cli& cli) {
+  const std::uint32_t m = 5, k = 384;
+  const fs::path in = cli.work / "silu_in";
+  fs::create_directories(in);
+  const auto gate = metrale::ref::random_bf16(std::size_t{m} * k, 13, 4.0f);
+  const auto up = metrale::ref::random_bf16(std::size_t{m} * k, 14, 4.0f);
+  write_tensor(in / "gate.npy", NpyDtype::kUint16, {m, k}, gate);
+  write_tensor(in / "up.npy", NpyDtype::kUint16, {m, k}, up);
+  for (const bool pow2 : {false, true}) {
+    const auto expected = metrale::ref::silu_mul_fp8_quant_reference(gate, up, {m, k, k, k, pow2});
+    for (const std::string kernel : {"", "twin", "parent"}) {
+      const std::string label = fmt::format("run silu_mul_fp8_quant {}{}", kernel, pow2 ? " pow2" : "");
+      const fs::path out = cli.work / fmt::format("silu_out_{}{}", kernel, pow2 ? "_pow2" : "");
+      const Ran ran =
+          cli(fmt::format("run silu_mul_fp8_quant --in {} --out {}{}{}", quoted(in.string()), quoted(out.string()),
+                          kernel.empty() ? "" : " --kernel " + kernel, pow2 ? " --set pow2_scales=1" : ""));
+      checks.expect(ran.exit_code == 0, label + " exits 0: " + ran.output);
+      if (ran.exit_code != 0) {
+        continue;
+      }
+      checks.expect(read_tensor<std::uint8_t>(out / "q.npy", NpyDtype::kUint8, {m, k}) == expected.q,
+                    label + ": q equals the reference");
+      checks.expect(read_tensor<float>(out / "scales.npy", NpyDtype::kFloat32, {m, k / 128}) == expected.scales,
+                    label + ": scales equal the reference");
+    }
+  }
+}
+
 void expect_bad_file(Checks& checks, const Cli& cli, const std::string& what, const fs::path& dir,
                      const std::string& op_args, const std::string& named) {
   const Ran ran = cli(
@@ -179,6 +212,7 @@ int main(int argc, char** argv) {
   try {
     check_ba_gates(checks, cli);
     check_fp8_quant(checks, cli);
+    check_silu_mul(checks, cli);
     check_bad_inputs(checks, cli);
   } catch (const std::exception& error) {
     checks.expect(false, std::string("unexpected error: ") + error.what());

@@ -7,6 +7,15 @@ add_test(NAME capi_c99_host_ops COMMAND metrale_capi_host_ops)
 set_tests_properties(capi_c99_host_ops PROPERTIES ENVIRONMENT "METRALE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache"
                                                   PASS_REGULAR_EXPRESSION "all C ABI checks passed")
 
+# The third op by name from C: gate and up as one [M][2K] row, each role against a reference in C.
+add_executable(metrale_capi_host_silu ${PROJECT_SOURCE_DIR}/tests/capi/capi_host_silu.c)
+set_target_properties(metrale_capi_host_silu PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+target_compile_options(metrale_capi_host_silu PRIVATE -Wall -Wextra -Wpedantic $<$<BOOL:${METRALE_WERROR}>:-Werror>)
+target_link_libraries(metrale_capi_host_silu PRIVATE metrale_c m)
+add_test(NAME capi_c99_host_silu COMMAND metrale_capi_host_silu)
+set_tests_properties(capi_c99_host_silu PROPERTIES ENVIRONMENT "METRALE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache"
+                                                   PASS_REGULAR_EXPRESSION "all C ABI silu_mul_fp8_quant checks passed")
+
 # The same runtime described through metrale.h: levers by name, the ops' roles and arguments, explain.
 add_executable(metrale_capi_op_catalog ${PROJECT_SOURCE_DIR}/tests/capi/capi_op_catalog.c)
 set_target_properties(metrale_capi_op_catalog PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)

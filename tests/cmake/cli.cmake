@@ -32,6 +32,9 @@ metrale_cli_test(explain_ba_prefill_tensor_core_off_picks_twin 0 "runs   ssm_ba_
 metrale_cli_test(explain_ba_json_tensor_core_details 0
                  "\"tensor_core\": {.*\"cluster_blocks\": 2,.*\"runs\": true,.*\"tokens_per_tile\": 128" ARGS
                  explain ba-gates --target hopper --m 8192 --n 96 --k 5120 --json)
+# The third op: 17408 / 128 = 136 groups, 17 CTAs of 8 groups per token; 2 x 132 SMs = 264 CTAs need M >= 16.
+metrale_cli_test(explain_silu_mul_min_m_hopper 0 "silu_mul_fp8_quant_fused.*M >= 16" ARGS explain silu_mul_fp8_quant
+                 --target hopper --k 17408)
 metrale_cli_test(explain_unknown_target_exits_1 1 "no such target" ARGS explain ba-gates --target nope --n 96 --k 5120)
 metrale_cli_test(explain_bad_lever_exits_2 2 "lever" ARGS explain fp8-quant --target hopper --k 5120 --lever maybe)
 

@@ -22,6 +22,11 @@ add_test(NAME cli_build_broken_template
 add_test(NAME cli_run_roundtrip COMMAND metrale_cli_run_roundtrip $<TARGET_FILE:metrale-jit> ${METRALE_CLI_WORK}/run)
 
 metrale_cli_test(selftest_passes 0 "0 failed" ARGS selftest ENV ${METRALE_CLI_CACHE})
+# The third op's check hook at the full shapes (Qwen3.5-27B's K 17408 at the twin's M >= 16 boundary on
+# hopper's 132 SMs, and M 15): parent == reference, twin == parent, all six rows PASS (none skipped).
+metrale_cli_test(selftest_silu_mul 0
+                 "parent +silu_mul_bf16 +M=16 K=17408 gate.up halves of .M..2K. +bytes == reference +PASS.*twin +silu_mul_fp8_quant_fused +M=16 K=17408.*PASS.*PASS.*PASS.*PASS.*PASS.*6 checks, 0 failed"
+                 ARGS selftest --target hopper --op silu_mul_fp8_quant ENV ${METRALE_CLI_CACHE})
 metrale_cli_test(build_hopper_table 0 "ssm_ba_gates_hopper.*sm_90" ARGS build --target hopper ENV ${METRALE_CLI_CACHE})
 
 # Bad usage: exit 2 with a message that names the problem.

@@ -8,6 +8,11 @@ metrale_cli_test(profile_fp8_json 0 "\"dram_bytes\".*\"predicted_us\".*\"total_b
                  --target hopper --m 16 --k 5120 --json ENV ${METRALE_PROFILE_CACHE})
 metrale_cli_test(profile_ba_table 0 "ssm_ba_gates_hopper .*launch.*16/16" ARGS profile ba-gates --target hopper --m 16 --n 96
                  --k 1024 ENV ${METRALE_PROFILE_CACHE})
+# The third op's three launches in order; its floor is gate and up read, q and scales written once:
+# M 16, K 1024: 16 x 1024 x 2 x 2 + 16 x 1024 + 16 x 8 x 4 = 82432 bytes.
+metrale_cli_test(profile_silu_mul_json 0
+                 "\"kernel\": \"silu_mul_bf16\".*\"role\": \"parent\".*\"compulsory_bytes\": 82432.*\"kernel\": \"fp8_act_quant\".*\"role\": \"quant\".*\"kernel\": \"silu_mul_fp8_quant_fused\".*\"role\": \"twin\""
+                 ARGS profile silu_mul_fp8_quant --target hopper --m 16 --k 1024 --json ENV ${METRALE_PROFILE_CACHE})
 metrale_cli_test(profile_unknown_op_exits_2 2 "unknown op" ARGS profile gemm --m 16 ENV ${METRALE_PROFILE_CACHE})
 metrale_cli_test(profile_fp8_parent_exits_2 2 "not a kernel of fp8-quant" ARGS profile fp8-quant --m 16 --kernel
                  parent ENV ${METRALE_PROFILE_CACHE})

@@ -200,7 +200,8 @@ void setup_profile(CLI::App& app, CommandContext& context) {
   command->add_option("--n", options->n, "BA outputs (N, default 96)")->check(CLI::Range(2U, 1U << 16));
   command->add_option("--k", options->k, "Hidden size (K, default 5120)")->check(CLI::Range(1U, 1U << 20));
   command->add_option("--vheads-per-group", options->vheads_per_group, "BA value heads per group (default 3)");
-  command->add_option("--kernel", options->kernels, "parent, twin, shared or a kernel name (default: all shipped)");
+  command->add_option("--kernel", options->kernels,
+                      "A role (parent, twin, shared, quant, ...) or a kernel name (default: all shipped)");
   command->add_option("--variant", options->variants,
                       "KERNEL:block=N,lanes=N,groups=N: profile that kernel at these parameters instead of the "
                       "target's (keys left out keep the target's; repeatable, one per kernel)");

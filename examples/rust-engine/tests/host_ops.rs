@@ -1,7 +1,9 @@
 //! Opens the runtime on the host backend through the C ABI and runs both seed ops, through the
 //! typed helpers and through the generic `run` by name, against small references computed here
 //! (float64 for the gates; the nearest e4m3 code for FP8); forces kernels by role name and
-//! alias; and checks that refusals carry the library's status and message and write nothing.
+//! alias; runs the third op, silu_mul_fp8_quant, by name (gate and up the two halves of one
+//! [M][2K] row) against bf16(silu(gate) * up) quantised here; and checks that refusals carry the
+//! library's status and message and write nothing.
 use metrale_rust_engine::{addr, addr_mut, ffi, BaGates, Runtime};
 
 /// xorshift64*: seeded, never all zeros.
@@ -155,6 +157,62 @@ fn forced_roles_by_name_and_alias() {
     check_fp8(&p.x, &q, &scales);
     let pick = unsafe { rt.run_role("fp8_act_quant", "shared", &args, 0) }.unwrap();
     assert_eq!((pick.role.as_str(), pick.forced), ("parent", true), "{pick:?}");
+}
+
+/// q and scales of bf16(silu(g) * u) for [m][k] rows of `stride` elements (h rounded to nearest
+/// even once; silu in f32 with the C library's expf, as the host backend computes it).
+fn silu_mul_reference(gate: &[u16], up: &[u16], m: usize, k: usize, stride: usize) -> (Vec<u8>, Vec<f32>) {
+    let (mut q, mut scales) = (vec![0u8; m * k], vec![0f32; m * k / 128]);
+    for t in 0..m {
+        let h: Vec<f32> = (0..k)
+            .map(|c| {
+                let (g, u) = (bf16(gate[t * stride + c]), bf16(up[t * stride + c]));
+                let bits = ((g / (1.0 + (-g).exp())) * u).to_bits();
+                bf16(((bits + 0x7fff + ((bits >> 16) & 1)) >> 16) as u16)
+            })
+            .collect();
+        for g in 0..k / 128 {
+            let group = &h[g * 128..(g + 1) * 128];
+            let scale = group.iter().map(|v| v.abs()).fold(0f32, f32::max).max(1e-10) / 448.0;
+            scales[t * (k / 128) + g] = scale;
+            for (i, &v) in group.iter().enumerate() {
+                q[t * k + g * 128 + i] = e4m3_nearest(v / scale);
+            }
+        }
+    }
+    (q, scales)
+}
+
+#[test]
+fn silu_mul_fp8_quant_matches_its_reference_by_name() {
+    let (m, k) = (3usize, 256usize);
+    let mut rng = Rng(0x5eed_2026_1202);
+    let gate_up: Vec<u16> = (0..m * 2 * k).map(|_| rng.bf16(-4.0, 4.0)).collect();
+    let (want_q, want_scales) = silu_mul_reference(&gate_up, &gate_up[k..], m, k, 2 * k);
+    let mut rt = Runtime::open_host("hopper").unwrap();
+    for role in ["", "parent", "twin"] {
+        let (mut q, mut scales) = (vec![0xa5u8; m * k], vec![f32::NAN; m * k / 128]);
+        let args = [
+            ("gate", addr(&gate_up)),
+            ("up", addr(&gate_up[k..])),
+            ("q", addr_mut(&mut q)),
+            ("scales", addr_mut(&mut scales)),
+            ("m", m as u64),
+            ("k", k as u64),
+            ("gate_row_stride", 2 * k as u64),
+            ("up_row_stride", 2 * k as u64),
+        ];
+        // Safety: gate and up are [3][512] rows (up K elements in), q [3][256], scales [3][2].
+        let pick = unsafe { rt.run_role("silu_mul_fp8_quant", role, &args, 0) }.unwrap();
+        assert_eq!(pick.op, "silu_mul_fp8_quant", "{pick:?}");
+        assert!(role.is_empty() || pick.role == role, "{pick:?}");
+        assert_eq!(q, want_q, "q ({role})");
+        assert_eq!(
+            scales.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            want_scales.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            "scales ({role})"
+        );
+    }
 }
 
 #[test]

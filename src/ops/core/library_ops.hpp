@@ -16,6 +16,7 @@ OpDeclaration silu_mul_fp8_quant_declaration();  // ops/silu_mul_fp8_quant_op.cp
 // The ops' check hooks (OpDeclaration::check), each in the op's own *_check.cpp.
 std::vector<CheckResult> ssm_ba_gates_check(const OpContext& context, const CheckOptions& options);
 std::vector<CheckResult> fp8_act_quant_check(const OpContext& context, const CheckOptions& options);
+std::vector<CheckResult> silu_mul_fp8_quant_check(const OpContext& context, const CheckOptions& options);
 
 // Every library op, in the order the surfaces list them.
 std::vector<OpDeclaration> library_op_declarations();

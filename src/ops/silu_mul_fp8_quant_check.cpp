@@ -1,0 +1,174 @@
+// silu_mul_fp8_quant_check.cpp: the SiLU-and-mul FP8 quant op's check hook (OpDeclaration::check):
+// the parent (silu_mul_bf16, then the FP8 op's shared kernel) and the fused twin, each forced on
+// the context's device, outputs poisoned first. The parent byte-equal to the CPU reference, codes
+// and scales (ref/silu_mul_fp8_quant_ref: h = bf16(silu(g) * u) in float with the C library's
+// expf, then the FP8 reference's own e4m3 rounding; on a device expf is CUDA's, so a parent that
+// differs there by an h ulp fails here rather than pass unseen); the twin byte-equal to the parent
+// (to the reference when the parent is absent): that equality is what publishes the twin.
+// Column-major scales are read back by (token, group), so the padding rows of m_aligned are not
+// compared.
+// Shapes: full = the selftest's: Qwen3.5-27B's MLP (K 17408) with gate and up the two halves of
+// one [M][2K] row at the twin's guard boundary (M = the smallest M it takes on the context's SMs,
+// and one less), and M 6 at K 5120 with column-major UE8M0 scales; small = separate gate and up
+// with padded row strides, the two halves of one row, and column-major power-of-two scales with M
+// not a multiple of 4.
+// Invariants: the "quant" role is the parent's second step, so asking for it checks the parent;
+// the parent is skipped (named) when either of its two kernels is absent.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "metrale/ops/fp8_act_quant.hpp"
+#include "ops/core/library_ops.hpp"
+#include "ops/op_check_support.hpp"
+#include "ops/silu_mul_fp8_quant_guard.hpp"
+#include "ref/bf16.hpp"
+#include "ref/silu_mul_fp8_quant_ref.hpp"
+
+namespace metrale::ops {
+namespace {
+
+constexpr std::string_view kParent = "parent";
+constexpr std::string_view kQuant = "quant";
+constexpr std::string_view kTwin = "twin";
+constexpr std::uint32_t kQwenMlpK = 17408;
+
+struct Shape {
+  std::uint32_t m = 0, k = 0;
+  // gate and up as the two halves of one [M][2K] row (both strides 2K); else two buffers whose
+  // rows are k + the pad elements long.
+  bool halves = false;
+  std::uint32_t gate_pad = 0, up_pad = 0;
+  bool column_major_pow2 = false;
+
+  [[nodiscard]] std::uint32_t gate_stride() const { return halves ? 2 * k : k + gate_pad; }
+  [[nodiscard]] std::uint32_t up_stride() const { return halves ? 2 * k : k + up_pad; }
+  [[nodiscard]] std::uint32_t m_aligned() const { return column_major_pow2 ? (m + 3) / 4 * 4 : 0; }
+};
+
+std::string shape_text(const Shape& s) {
+  std::string strides = s.halves ? " gate|up halves of [M][2K]" : "";
+  if (!s.halves && (s.gate_pad != 0 || s.up_pad != 0)) {
+    strides = fmt::format(" gate_row_stride={} up_row_stride={}", s.gate_stride(), s.up_stride());
+  }
+  return fmt::format("M={} K={}{}{}", s.m, s.k, strides, s.column_major_pow2 ? " col-major pow2" : "");
+}
+
+// The inputs as the op reads them: one [M][2K] buffer (halves), or gate and up apart.
+struct Inputs {
+  std::vector<std::uint16_t> gate, up;  // up empty for halves: it is gate's second half
+  [[nodiscard]] std::span<const std::uint16_t> gate_view() const { return gate; }
+  [[nodiscard]] std::span<const std::uint16_t> up_view(const Shape& s) const {
+    return s.halves ? std::span<const std::uint16_t>(gate).subspan(s.k) : std::span<const std::uint16_t>(up);
+  }
+};
+
+// Random bf16 in [-4, 4): both signs, silu's bend near 0, and groups whose maxima differ.
+Inputs make_inputs(const Shape& s, std::uint64_t seed) {
+  Inputs in;
+  in.gate = ref::random_bf16(std::size_t{s.m} * s.gate_stride(), seed, 4.0F);
+  if (!s.halves) {
+    in.up = ref::random_bf16(std::size_t{s.m} * s.up_stride(), seed + 1, 4.0F);
+  }
+  return in;
+}
+
+check::Quantised run_role(const OpContext& context, std::string_view role, const Shape& s, const Inputs& in) {
+  GpuBackend& gpu = *context.gpu;
+  const std::uint32_t groups = s.k / kFp8QuantGroupSize;
+  const std::size_t scale_count = std::size_t{s.column_major_pow2 ? s.m_aligned() : s.m} * groups;
+  const check::Buffer gate(gpu, in.gate);
+  // Halves: up is gate's buffer K elements on (16-byte aligned: K is a multiple of 128).
+  std::optional<check::Buffer> up_buffer;
+  if (!s.halves) {
+    up_buffer.emplace(gpu, in.up);
+  }
+  const std::uint64_t up = s.halves ? gate.address() + std::uint64_t{s.k} * 2 : up_buffer->address();
+  const check::Buffer q(gpu, std::vector<std::uint8_t>(std::size_t{s.m} * s.k, check::kPoisonByte));
+  const check::Buffer scales(gpu, check::poisoned_floats(scale_count));
+  const NamedArg args[] = {{"gate", gate.address()},
+                           {"up", up},
+                           {"q", q.address()},
+                           {"scales", scales.address()},
+                           {"m", s.m},
+                           {"k", s.k},
+                           {"gate_row_stride", s.gate_stride()},
+                           {"up_row_stride", s.up_stride()},
+                           {"scale_layout", s.column_major_pow2 ? 1U : 0U},
+                           {"m_aligned", s.m_aligned()},
+                           {"pow2_scales", s.column_major_pow2 ? 1U : 0U}};
+  check::Quantised out;
+  out.ms = check::run_forced(context, role, args);
+  out.q = q.download<std::uint8_t>();
+  out.scales = check::scales_by_token(scales.download<float>(), s.m, groups, s.column_major_pow2, s.m_aligned());
+  return out;
+}
+
+// The parent needs both of its kernels.
+std::optional<std::string> parent_skipped(const OpContext& context) {
+  if (auto skipped = check::why_skipped(context, kParent)) {
+    return skipped;
+  }
+  return check::why_skipped(context, kQuant);
+}
+
+void check_shape(const OpContext& context, const CheckOptions& options, const Shape& s, std::vector<CheckResult>& out) {
+  const Inputs in = make_inputs(s, options.seed + 707 + s.m + s.k);
+  const ref::Fp8RefResult expected = ref::silu_mul_fp8_quant_reference(
+      in.gate_view(), in.up_view(s), {s.m, s.k, s.gate_stride(), s.up_stride(), s.column_major_pow2});
+  const bool want_parent = options.role.empty() || options.role == kParent || options.role == kQuant;
+  const bool want_twin = options.role.empty() || options.role == kTwin;
+  std::optional<check::Quantised> parent;
+  if (want_parent || want_twin) {
+    CheckResult row = check::result_for(context, kParent, shape_text(s), "bytes == reference");
+    if (const auto skipped = parent_skipped(context)) {
+      row.worst = *skipped;
+    } else {
+      parent = run_role(context, kParent, s, in);
+      row.ms = parent->ms;
+      check::compare_quantised(row, *parent, expected.q, expected.scales, s.k, "the reference");
+    }
+    if (want_parent) {
+      out.push_back(std::move(row));
+    }
+  }
+  if (!want_twin) {
+    return;
+  }
+  CheckResult row = check::result_for(context, kTwin, shape_text(s), parent ? "bytes == parent" : "bytes == reference");
+  if (const auto skipped = check::why_skipped(context, kTwin)) {
+    row.worst = *skipped;
+  } else {
+    const check::Quantised twin = run_role(context, kTwin, s, in);
+    row.ms = twin.ms;
+    if (parent) {
+      check::compare_quantised(row, twin, parent->q, parent->scales, s.k, "the parent");
+    } else {
+      check::compare_quantised(row, twin, expected.q, expected.scales, s.k, "the reference");
+    }
+  }
+  out.push_back(std::move(row));
+}
+
+}  // namespace
+
+std::vector<CheckResult> silu_mul_fp8_quant_check(const OpContext& context, const CheckOptions& options) {
+  std::vector<CheckResult> out;
+  if (options.full_shapes) {
+    // The guard's boundary at the twin's shipped groups per CTA (explain's number).
+    const OpKernel& twin = context.kernel(kTwin);
+    const std::uint32_t groups = twin.shipped ? twin.params.groups : kSiluMulTwinGroups;
+    const std::uint32_t boundary = std::max(silu_mul_fused_min_m(kQwenMlpK, context.sm_count(), groups), 2U);
+    check_shape(context, options, {.m = boundary, .k = kQwenMlpK, .halves = true}, out);
+    check_shape(context, options, {.m = boundary - 1, .k = kQwenMlpK, .halves = true}, out);
+    check_shape(context, options, {.m = 6, .k = 5120, .column_major_pow2 = true}, out);
+    return out;
+  }
+  check_shape(context, options, {.m = 5, .k = 1024, .gate_pad = 8, .up_pad = 24}, out);
+  check_shape(context, options, {.m = 3, .k = 384, .halves = true}, out);
+  check_shape(context, options, {.m = 6, .k = 256, .gate_pad = 128, .column_major_pow2 = true}, out);
+  return out;
+}
+
+}  // namespace metrale::ops
