@@ -31,8 +31,8 @@
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "metrale/runtime.hpp"
+#include "support/jit_test_support.hpp"
 #include "support/temp_dir.hpp"
-#include "unit/jit_test_support.hpp"
 
 namespace {
 

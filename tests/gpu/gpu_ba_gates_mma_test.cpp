@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "ops/ssm_ba_gates_mma_guard.hpp"
-#include "unit/kernels_support.hpp"
+#include "support/kernels_support.hpp"
 
 using namespace metrale;
 using kernels_test::BaCase;

@@ -11,7 +11,7 @@
 
 #include "ops/op_verdict.hpp"
 #include "ops/ssm_ba_gates_guard.hpp"
-#include "unit/kernels_support.hpp"
+#include "support/kernels_support.hpp"
 
 using namespace metrale;
 using kernels_test::BaCase;

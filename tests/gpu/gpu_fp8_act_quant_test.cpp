@@ -10,7 +10,7 @@
 #include "ops/fp8_act_quant_floor.hpp"
 #include "ops/op_verdict.hpp"
 #include "ops/ssm_ba_gates_guard.hpp"
-#include "unit/kernels_support.hpp"
+#include "support/kernels_support.hpp"
 
 using namespace metrale;
 using kernels_test::Fp8Case;

@@ -9,9 +9,9 @@
 #include <random>
 #include <thread>
 
-#include "cache_test_support.hpp"
 #include "jit/disk_cache.hpp"
 #include "metrale/error.hpp"
+#include "support/cache_test_support.hpp"
 
 using namespace metrale;
 using cache_test::file_names;

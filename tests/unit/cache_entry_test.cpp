@@ -8,10 +8,10 @@
 #include <random>
 #include <set>
 
-#include "cache_test_support.hpp"
 #include "jit/cache_key.hpp"
 #include "jit/cache_location.hpp"
 #include "metrale/jit/source_set.hpp"
+#include "support/cache_test_support.hpp"
 
 using namespace metrale;
 using cache_test::random_bytes;

@@ -13,10 +13,10 @@
 #include <random>
 #include <thread>
 
-#include "cache_test_support.hpp"
 #include "ground/log.hpp"
 #include "jit/cache_file_io.hpp"
 #include "jit/disk_cache.hpp"
+#include "support/cache_test_support.hpp"
 
 using namespace metrale;
 using cache_test::file_names;

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "corpus_cg_support.hpp"
 #include "data/host/host_test_support.hpp"
 #include "metrale/error.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
+#include "support/corpus_cg_support.hpp"
 
 using corpus_cg_test::HostCorpus;
 using metrale::DevicePtr;

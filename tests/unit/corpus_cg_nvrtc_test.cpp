@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "corpus_cg_support.hpp"
 #include "jit/compiled_entry.hpp"
+#include "support/corpus_cg_support.hpp"
 
 namespace {
 

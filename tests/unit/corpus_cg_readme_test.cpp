@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "corpus_cg_support.hpp"
 #include "data/host/host_test_support.hpp"
 #include "metrale/metrale.hpp"
+#include "support/corpus_cg_support.hpp"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "unit/corpus_test_support.hpp"
+#include "support/corpus_test_support.hpp"
 
 namespace {
 

@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "cache_test_support.hpp"
 #include "ground/log.hpp"
 #include "host/host_backend.hpp"
 #include "metrale/error.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
+#include "support/cache_test_support.hpp"
 #include "support/isolated_runtime.hpp"
 #include "support/temp_dir.hpp"
 

@@ -12,8 +12,8 @@
 #include "host/host_backend.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 #include "ops/op_kernels.hpp"
+#include "support/kernels_support.hpp"
 #include "support/temp_dir.hpp"
-#include "unit/kernels_support.hpp"
 
 using namespace metrale;
 

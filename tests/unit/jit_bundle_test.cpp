@@ -3,13 +3,13 @@
 // candidates, and the disk lookup of a process without NVRTC. The end-to-end load is tests/cli/bundle_load.cpp.
 #include <catch2/catch.hpp>
 
-#include "cache_test_support.hpp"
 #include "jit/bundle.hpp"
 #include "jit/disk_cache.hpp"
 #include "jit/nvrtc_compiler.hpp"
 #include "jit/nvrtc_library.hpp"
 #include "metrale/error.hpp"
 #include "ref/bf16.hpp"
+#include "support/cache_test_support.hpp"
 
 using namespace metrale;
 

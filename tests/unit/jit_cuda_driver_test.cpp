@@ -10,9 +10,9 @@
 #include "gpu/cuda_driver.hpp"
 #include "jit/compiled_entry.hpp"
 #include "jit/compiled_memory_cache.hpp"
-#include "jit_test_support.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
 #include "metrale/jit/kernel_registry.hpp"
+#include "support/jit_test_support.hpp"
 
 using namespace metrale;
 

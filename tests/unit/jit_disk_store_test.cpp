@@ -6,12 +6,12 @@
 
 #include <catch2/catch.hpp>
 
-#include "cache_test_support.hpp"
 #include "jit/compiled_entry.hpp"
 #include "jit/compiled_memory_cache.hpp"
 #include "jit/disk_entry_store.hpp"
-#include "jit_test_support.hpp"
 #include "metrale/jit/kernel_registry.hpp"
+#include "support/cache_test_support.hpp"
+#include "support/jit_test_support.hpp"
 
 using namespace metrale;
 using cache_test::TempDir;

@@ -7,13 +7,13 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#include "cache_test_support.hpp"
 #include "jit/compiled_entry.hpp"
 #include "jit/compiled_memory_cache.hpp"
 #include "jit/disk_entry_store.hpp"
 #include "jit/include_markers.hpp"
 #include "jit/nvrtc_compiler.hpp"
 #include "metrale/jit/kernel_registry.hpp"
+#include "support/cache_test_support.hpp"
 
 using namespace metrale;
 using cache_test::TempDir;

@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include "jit/compiled_memory_cache.hpp"
-#include "jit_test_support.hpp"
 #include "metrale/jit/kernel_registry.hpp"
+#include "support/jit_test_support.hpp"
 
 using namespace metrale;
 

@@ -4,7 +4,7 @@
 
 #include "jit/compiled_entry.hpp"
 #include "jit/nvrtc_compiler.hpp"
-#include "jit_test_support.hpp"
+#include "support/jit_test_support.hpp"
 
 using namespace metrale;
 

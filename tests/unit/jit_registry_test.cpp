@@ -7,9 +7,9 @@
 #include "jit/compiled_entry.hpp"
 #include "jit/compiled_memory_cache.hpp"
 #include "jit/disk_entry_store.hpp"
-#include "jit_test_support.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 #include "support/build_gate.hpp"
+#include "support/jit_test_support.hpp"
 
 using namespace metrale;
 using jit_test_support::FakeBackend;

@@ -7,10 +7,10 @@
 
 #include "jit/compiled_entry.hpp"
 #include "jit/compiled_memory_cache.hpp"
-#include "jit_test_support.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/silu_mul_fp8_quant_kernels.hpp"
+#include "support/jit_test_support.hpp"
 
 using namespace metrale;
 

@@ -2,9 +2,9 @@
 #include <catch2/catch.hpp>
 
 #include "ground/embedded_files.hpp"
-#include "jit_test_support.hpp"
 #include "metrale/error.hpp"
 #include "metrale/jit/source_set.hpp"
+#include "support/jit_test_support.hpp"
 
 using jit_test_support::ScopedEnv;
 using metrale::SourceSet;

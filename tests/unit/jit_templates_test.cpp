@@ -11,9 +11,9 @@
 
 #include "jit/compiled_entry.hpp"
 #include "jit/compiled_memory_cache.hpp"
-#include "jit_test_support.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 #include "ops/op_kernels.hpp"
+#include "support/jit_test_support.hpp"
 #include "target/hardware_loader.hpp"
 
 using namespace metrale;

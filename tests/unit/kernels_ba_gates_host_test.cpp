@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "ops/ssm_ba_gates_guard.hpp"
-#include "unit/kernels_support.hpp"
+#include "support/kernels_support.hpp"
 
 using namespace metrale;
 using kernels_test::BaCase;

@@ -12,7 +12,7 @@
 
 #include "metrale/host/thread_context.hpp"
 #include "ops/ssm_ba_gates_mma_guard.hpp"
-#include "unit/kernels_support.hpp"
+#include "support/kernels_support.hpp"
 
 using namespace metrale;
 using kernels_test::BaCase;

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "ops/fp8_act_quant_floor.hpp"
-#include "unit/kernels_support.hpp"
+#include "support/kernels_support.hpp"
 
 using namespace metrale;
 using kernels_test::Fp8Case;

@@ -13,7 +13,7 @@
 #include "ops/op_kernels.hpp"
 #include "ops/silu_mul_fp8_quant.hpp"
 #include "ref/silu_mul_fp8_quant_ref.hpp"
-#include "unit/kernels_support.hpp"
+#include "support/kernels_support.hpp"
 
 using namespace metrale;
 using kernels_test::DeviceBuffer;

@@ -8,7 +8,7 @@
 
 #include "metrale/error.hpp"
 #include "ops/silu_mul_fp8_quant.hpp"
-#include "unit/ops_recording_gpu.hpp"
+#include "support/ops_recording_gpu.hpp"
 
 using namespace metrale;
 using namespace metrale::ops;

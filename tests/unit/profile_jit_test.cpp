@@ -21,10 +21,10 @@
 #include "profile/variant_override.hpp"
 #include "ref/bf16.hpp"
 #include "support/isolated_runtime.hpp"
+#include "support/profile_ba_args.hpp"
 #include "support/temp_dir.hpp"
 #include "target/hardware_loader.hpp"
 #include "target/target_selection.hpp"
-#include "unit/profile_ba_args.hpp"
 
 namespace {
 

@@ -15,9 +15,9 @@
 #include "profile/op_profile.hpp"
 #include "ref/bf16.hpp"
 #include "support/isolated_runtime.hpp"
+#include "support/profile_ba_args.hpp"
 #include "target/hardware_loader.hpp"
 #include "target/target_selection.hpp"
-#include "unit/profile_ba_args.hpp"
 
 namespace {
 

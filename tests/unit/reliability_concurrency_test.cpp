@@ -16,8 +16,8 @@
 #include "ref/bf16.hpp"
 #include "ref/fp8_act_quant_ref.hpp"
 #include "ref/ssm_ba_gates_ref.hpp"
-#include "reliability_host_ops.hpp"
 #include "support/isolated_runtime.hpp"
+#include "support/reliability_host_ops.hpp"
 
 using namespace metrale;
 using metrale::reliability_test::download;

@@ -21,9 +21,9 @@
 #include "metrale/error.hpp"
 #include "metrale/jit/source_set.hpp"
 #include "ops/op_kernels.hpp"
+#include "support/target_test_support.hpp"
 #include "target/hardware_loader.hpp"
 #include "target/target_selection.hpp"
-#include "target_test_support.hpp"
 
 using namespace metrale;
 using metrale::test::ScopedEnv;

@@ -10,7 +10,7 @@
 
 #include "metrale/error.hpp"
 #include "ref/bf16.hpp"
-#include "reliability_host_ops.hpp"
+#include "support/reliability_host_ops.hpp"
 
 using namespace metrale;
 using namespace metrale::ops;

@@ -11,7 +11,7 @@
 #include "ref/bf16.hpp"
 #include "ref/fp8_act_quant_ref.hpp"
 #include "ref/ssm_ba_gates_ref.hpp"
-#include "reliability_host_ops.hpp"
+#include "support/reliability_host_ops.hpp"
 
 using namespace metrale;
 using namespace metrale::ops;

@@ -5,9 +5,9 @@
 
 #include "metrale/target/levers.hpp"
 #include "ops/op_kernels.hpp"
+#include "support/target_test_support.hpp"
 #include "target/hardware_loader.hpp"
 #include "target/target_selection.hpp"
-#include "target_test_support.hpp"
 
 using metrale::Provenance;
 

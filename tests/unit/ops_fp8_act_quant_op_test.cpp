@@ -6,7 +6,7 @@
 
 #include "metrale/error.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
-#include "unit/ops_recording_gpu.hpp"
+#include "support/ops_recording_gpu.hpp"
 
 using namespace metrale;
 using namespace metrale::ops;

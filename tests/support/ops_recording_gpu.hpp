@@ -1,4 +1,4 @@
-// ops_recording_gpu.hpp: a GpuBackend for op tests that records launches instead of running
+// tests/support/ops_recording_gpu.hpp: a GpuBackend for op tests that records launches instead of running
 // them, with configurable SM-count and shared-memory-limit answers. Memory calls are refused: op tests need none.
 #pragma once
 

@@ -1,4 +1,4 @@
-// jit_test_support.hpp: shared pieces of the JIT tests: the test template set, a scoped
+// tests/support/jit_test_support.hpp: shared pieces of the JIT tests: the test template set, a scoped
 // environment variable, a recording fake backend and an in-memory entry store.
 #pragma once
 

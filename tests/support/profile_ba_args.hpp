@@ -1,4 +1,4 @@
-// profile_ba_args.hpp: the BA-gates arguments the profile tests launch with: inputs uploaded to a
+// tests/support/profile_ba_args.hpp: the BA-gates arguments the profile tests launch with: inputs uploaded to a
 // host backend, the output filled with a poison value first.
 #pragma once
 

@@ -13,7 +13,7 @@
 #include "ops/op_verdict.hpp"
 #include "ops/ssm_ba_gates_guard.hpp"
 #include "ops/ssm_ba_gates_mapping.hpp"
-#include "unit/ops_recording_gpu.hpp"
+#include "support/ops_recording_gpu.hpp"
 
 using namespace metrale;
 using namespace metrale::ops;

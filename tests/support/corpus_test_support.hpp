@@ -1,4 +1,4 @@
-// tests/unit/corpus_test_support.hpp: running a table of corpus cases (tests/data/corpus/
+// tests/support/corpus_test_support.hpp: running a table of corpus cases (tests/data/corpus/
 // corpus_cases.hpp) as tests: one Catch2 test per case, registered from the table when the test
 // binary starts (so a new row is a new CTest entry, run in parallel with the others), each loading
 // its kernels on a host backend through a KernelRegistry (the host JIT, as an engine's kernels

@@ -1,4 +1,4 @@
-// corpus_cg_support.hpp: the cooperative-groups kernels of tests/data/corpus/ (cg_*.cuh) loaded
+// tests/support/corpus_cg_support.hpp: the cooperative-groups kernels of tests/data/corpus/ (cg_*.cuh) loaded
 // the way an engine loads its own kernels: its source added to a KernelRegistry, the variant
 // declared by its name expression, then load() on a host backend (the host JIT compiles it) or
 // build() for an arch (NVRTC). Invariant: a variant that does not load fails the test with the

@@ -1,4 +1,4 @@
-// reliability_host_ops.hpp: what the reliability tests share to drive the public op entries
+// tests/support/reliability_host_ops.hpp: what the reliability tests share to drive the public op entries
 // (ops::ssm_ba_gates, ops::fp8_act_quant) on a HostBackend: the backend with the shipped
 // kernels loaded, small valid argument sets over real allocations, and a virtual-memory region
 // for shapes whose offsets pass 2^32 elements without committing gigabytes.

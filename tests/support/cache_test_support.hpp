@@ -1,4 +1,4 @@
-// cache_test_support.hpp: helpers shared by the disk-cache tests: a private temp directory
+// tests/support/cache_test_support.hpp: helpers shared by the disk-cache tests: a private temp directory
 // removed afterwards, random keys and sections, a forked child whose checks become an exit
 // code, and a log sink that counts messages.
 #pragma once

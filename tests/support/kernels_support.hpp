@@ -1,4 +1,4 @@
-// kernels_support.hpp: what the kernel tests share, on the host backend (tests/unit/kernels_*)
+// tests/support/kernels_support.hpp: what the kernel tests share, on the host backend (tests/unit/kernels_*)
 // and on a CUDA device (tests/gpu/): a runtime that ignores the process environment and the
 // user's cache, device buffers, seeded inputs for both ops, runs of either kernel forced (or of
 // the op's pick) into poisoned outputs, and the references computed over token slices in

@@ -8,7 +8,7 @@
 #include "metrale/error.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/ssm_ba_gates_mma_guard.hpp"
-#include "unit/ops_recording_gpu.hpp"
+#include "support/ops_recording_gpu.hpp"
 
 using namespace metrale;
 using namespace metrale::ops;
