@@ -40,21 +40,8 @@ void check_shape(const Fp8QuantArgs& a) {
     argument_error(kOp, fmt::format("x_row_stride={} is not a multiple of 8 (activation rows must be 16-byte aligned)",
                                     a.x_row_stride));
   }
-  if (a.scale_layout == Fp8ScaleLayout::kColumnMajor && (a.m_aligned < a.m || a.m_aligned % 4 != 0)) {
-    argument_error(kOp, fmt::format("column-major scales need m_aligned >= M and a multiple of 4 (m_aligned={}, M={})",
-                                    a.m_aligned, a.m));
-  }
   detail::checked_extent_bytes(kOp, "x extent (M x x_row_stride bf16)", a.m, a.x_row_stride, 2);
-  detail::checked_extent_bytes(kOp, "q extent (M x K e4m3)", a.m, a.k, 1);
-  const std::uint64_t scale_rows = a.scale_layout == Fp8ScaleLayout::kColumnMajor ? a.m_aligned : a.m;
-  detail::checked_extent_bytes(kOp, "scales extent", scale_rows, a.k / kFp8QuantGroupSize, 4);
-  if (a.m > detail::kMaxGridX) {
-    argument_error(kOp, fmt::format("M={} exceeds the largest grid.x ({})", a.m, detail::kMaxGridX));
-  }
-  if (a.k / kFp8QuantGroupSize > detail::kMaxGridY) {
-    argument_error(kOp, fmt::format("K={} has {} groups per row, more than grid.y allows ({})", a.k,
-                                    a.k / kFp8QuantGroupSize, detail::kMaxGridY));
-  }
+  detail::require_quantised_outputs(kOp, a.m, a.k, a.scale_layout == Fp8ScaleLayout::kColumnMajor, a.m_aligned);
 }
 
 void check_kernel_params(const KernelParams& params, bool twin) {

@@ -64,38 +64,15 @@ Quantised run_role(const OpContext& context, std::string_view role, const Shape&
 void check_shape(const OpContext& context, const CheckOptions& options, const Shape& s, std::vector<CheckResult>& out) {
   const auto x = ref::random_bf16(std::size_t{s.m} * s.x_row_stride, options.seed + 505 + s.m + s.k, 4.0F);
   const ref::Fp8RefResult expected = ref::fp8_act_quant_reference(x, {s.m, s.k, s.x_row_stride, s.column_major_pow2});
-  const bool want_parent = options.role.empty() || options.role == kParent;
-  const bool want_twin = options.role.empty() || options.role == kTwin;
-  std::optional<Quantised> parent;
-  if (want_parent || want_twin) {
-    CheckResult row = check::result_for(context, kParent, shape_text(s), "bytes == reference");
-    if (const auto skipped = check::why_skipped(context, kParent)) {
-      row.worst = *skipped;
-    } else {
-      parent = run_role(context, kParent, s, x);
-      row.ms = parent->ms;
-      check::compare_quantised(row, *parent, expected.q, expected.scales, s.k, "the reference");
-    }
-    if (want_parent) {
-      out.push_back(std::move(row));
-    }
-  }
-  if (!want_twin) {
-    return;
-  }
-  CheckResult row = check::result_for(context, kTwin, shape_text(s), parent ? "bytes == parent" : "bytes == reference");
-  if (const auto skipped = check::why_skipped(context, kTwin)) {
-    row.worst = *skipped;
-  } else {
-    const Quantised twin = run_role(context, kTwin, s, x);
-    row.ms = twin.ms;
-    if (parent) {
-      check::compare_quantised(row, twin, parent->q, parent->scales, s.k, "the parent");
-    } else {
-      check::compare_quantised(row, twin, expected.q, expected.scales, s.k, "the reference");
-    }
-  }
-  out.push_back(std::move(row));
+  check::QuantisedRoles roles;
+  roles.parent = kParent;
+  roles.twin = kTwin;
+  roles.want_parent = options.role.empty() || options.role == kParent;
+  roles.want_twin = options.role.empty() || options.role == kTwin;
+  roles.parent_skipped = check::why_skipped(context, kParent);
+  roles.run_parent = [&] { return run_role(context, kParent, s, x); };
+  roles.run_twin = [&] { return run_role(context, kTwin, s, x); };
+  check::check_parent_and_twin(context, shape_text(s), roles, {expected.q, expected.scales}, s.k, out);
 }
 
 }  // namespace

@@ -6,7 +6,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "ground/log.hpp"
+#include "metrale/target/levers.hpp"
+#include "ops/op_guard_table.hpp"
 #include "ops/op_verdict.hpp"
 
 namespace metrale::ops {
@@ -39,20 +40,13 @@ std::uint32_t fp8_quant_hopper_min_m(std::uint32_t k, std::uint32_t sm_count, st
 std::optional<std::string_view> fp8_act_quant_hopper_reject(bool requested, bool twin_present, bool shared_present,
                                                             std::uint32_t m, std::uint32_t k, std::uint32_t sm_count,
                                                             std::uint32_t groups) {
-  if (!twin_present) {
-    return kFp8QuantRejects[1];
-  }
-  if (!shared_present) {
-    // A refusal would hand the launch to the shared kernel, and there is none.
-    return std::nullopt;
-  }
-  if (!requested) {
-    return kFp8QuantRejects[0];
-  }
-  if (fp8_quant_hopper_ctas(m, k, groups) < fp8_quant_min_ctas(sm_count)) {
-    return kFp8QuantTooFewCtas;
-  }
-  return std::nullopt;
+  // Without the shared kernel a refusal would hand the launch to nothing, so past the twin's own
+  // presence no condition can refuse it.
+  const bool shared_absent = !shared_present;
+  return first_failed(
+      {{kFp8QuantRejects[1], twin_present},
+       {kFp8QuantRejects[0], shared_absent || requested},
+       {kFp8QuantTooFewCtas, shared_absent || fp8_quant_hopper_ctas(m, k, groups) >= fp8_quant_min_ctas(sm_count)}});
 }
 
 Fp8QuantPick fp8_quant_pick(bool requested, const Fp8QuantKernels& kernels, std::uint32_t m, std::uint32_t k,
@@ -71,14 +65,18 @@ Fp8QuantPick fp8_quant_pick(bool requested, const Fp8QuantKernels& kernels, std:
   return pick;
 }
 
+const GuardTable& fp8_quant_guard() {
+  static const GuardTable table(kFp8QuantRejects);
+  return table;
+}
+
 std::optional<OpLogSlot> fp8_quant_log_slot(const Fp8QuantPick& pick) {
-  return op_log_slot(pick.reject, pick.requested, kFp8QuantRejects);
+  return fp8_quant_guard().slot_of(pick.reject, pick.requested);
 }
 
 std::optional<std::string> fp8_quant_log_line(const Fp8QuantPick& pick, std::uint32_t m, std::uint32_t k,
                                               OnceSlots& said) {
-  const auto slot = fp8_quant_log_slot(pick);
-  if (!slot || !said.claim(slot->flag_index(kFp8QuantRejects.size()))) {
+  if (!fp8_quant_guard().claim(pick.reject, pick.requested, said)) {
     return std::nullopt;
   }
   if (pick.reject) {
@@ -91,15 +89,10 @@ std::optional<std::string> fp8_quant_log_line(const Fp8QuantPick& pick, std::uin
       m, k, pick.grid.x, pick.grid.y, pick.block.x);
 }
 
-OnceSlots& fp8_quant_log_slots() {
-  static OnceSlots slots(kFp8QuantLogSlots);
-  return slots;
-}
+OnceSlots& fp8_quant_log_slots() { return fp8_quant_guard().process_slots(); }
 
 void fp8_quant_log(const Fp8QuantPick& pick, std::uint32_t m, std::uint32_t k) {
-  if (auto line = fp8_quant_log_line(pick, m, k, fp8_quant_log_slots())) {
-    logger().info("{}", *line);
-  }
+  log_verdict_line(fp8_quant_log_line(pick, m, k, fp8_quant_log_slots()));
 }
 
 }  // namespace metrale::ops

@@ -24,6 +24,7 @@
 #include "metrale/gpu/launch_config.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "ops/log_once.hpp"
+#include "ops/op_guard_table.hpp"
 #include "ops/op_verdict.hpp"
 
 namespace metrale::ops {
@@ -68,6 +69,8 @@ std::optional<OpLogSlot> fp8_quant_log_slot(const Fp8QuantPick& pick);
 // The line the verdict logs if its slot is unclaimed in `said` (claiming it); nullopt otherwise.
 std::optional<std::string> fp8_quant_log_line(const Fp8QuantPick& pick, std::uint32_t m, std::uint32_t k,
                                               OnceSlots& said);
+// The guard's table (kFp8QuantRejects) and the process-wide log slots derived from it.
+const GuardTable& fp8_quant_guard();
 OnceSlots& fp8_quant_log_slots();
 // Logs the verdict through metrale::logger() at info, once per process per slot.
 void fp8_quant_log(const Fp8QuantPick& pick, std::uint32_t m, std::uint32_t k);

@@ -11,6 +11,7 @@
 #include "metrale/ops/op_declaration.hpp"
 #include "ops/core/library_ops.hpp"
 #include "ops/fp8_act_quant_floor.hpp"
+#include "ops/op_explain_twin.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/op_verdict.hpp"
 
@@ -88,31 +89,14 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
   const Fp8QuantArgs shape = unpack(query.args);
   const Fp8QuantKernels kernels = kernels_of(context, true);
   const std::uint32_t sm_count = context.sm_count();
-  RoleExplanation twin = explain_role(context, kTwinRole, kTwinLever);
-  const std::uint32_t groups = kernels.twin_params.groups;
-  const std::uint32_t min_m = fp8_quant_hopper_min_m(shape.k, sm_count, groups);
-  const auto never = fp8_act_quant_hopper_reject(twin.requested, kernels.twin.present(), kernels.shared.present(),
-                                                 min_m, shape.k, sm_count, groups);
-  twin.min_m = never ? std::nullopt : std::optional<std::uint32_t>(min_m);
-  if (never) {
-    twin.min_reason = std::string(*never);
-  }
-  Explanation out;
-  out.op = std::string(kOpName);
-  out.target = std::string(context.target);
-  out.sm_count = sm_count;
-  if (query.m_given) {
-    out.m = shape.m;
-    const Fp8QuantPick pick = fp8_quant_pick(twin.requested, kernels, shape.m, shape.k, sm_count);
-    out.kernel = std::string(pick.twin ? kFp8QuantTwinKernel : kFp8QuantSharedKernel);
-    out.role = std::string(pick.twin ? kTwinRole : kParentRole);
-    twin.runs = pick.twin;
-    if (pick.reject) {
-      twin.reject = std::string(*pick.reject);
-    }
-  }
-  out.roles = {std::move(twin)};
-  return out;
+  const TwinExplainSpec spec{.parent_role = kParentRole,
+                             .twin_role = kTwinRole,
+                             .twin_lever = kTwinLever,
+                             .min_m = fp8_quant_hopper_min_m(shape.k, sm_count, kernels.twin_params.groups),
+                             .reject_at = [&](bool requested, std::uint32_t m) {
+                               return fp8_quant_pick(requested, kernels, m, shape.k, sm_count).reject;
+                             }};
+  return explain_twin_over_parent(context, query, shape.m, spec);
 }
 
 }  // namespace
@@ -140,6 +124,7 @@ OpDeclaration fp8_act_quant_declaration() {
                "8 groups per CTA, the same bytes",
                std::string(kTwinLever)},
   };
+  op.guards = {GuardDecl{std::string(kTwinRole), fp8_quant_guard().declared_reasons()}};
   op.levers = {LeverSpec{std::string(kTwinLever), "METRALE_FP8_ACT_QUANT_HOPPER", true, "the Hopper twin"}};
   op.args = {
       tensor_arg("x", ArgKind::kInput, DType::kBf16, 16, {"m", "x_row_stride"}, "activations, rows of x_row_stride"),

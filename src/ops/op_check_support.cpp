@@ -141,6 +141,38 @@ void compare_quantised(CheckResult& result, const Quantised& got, std::span<cons
   }
 }
 
+void check_parent_and_twin(const OpContext& context, const std::string& shape, const QuantisedRoles& roles,
+                           const Quantised& reference, std::uint32_t k, std::vector<CheckResult>& out) {
+  std::optional<Quantised> parent;
+  if (roles.want_parent || roles.want_twin) {
+    CheckResult row = result_for(context, roles.parent, shape, "bytes == reference");
+    if (roles.parent_skipped) {
+      row.worst = *roles.parent_skipped;
+    } else {
+      parent = roles.run_parent();
+      row.ms = parent->ms;
+      compare_quantised(row, *parent, reference.q, reference.scales, k, "the reference");
+    }
+    if (roles.want_parent) {
+      out.push_back(std::move(row));
+    }
+  }
+  if (!roles.want_twin) {
+    return;
+  }
+  // The twin's bytes are the parent's: that equality is what a twin promises and what publishes it.
+  const Quantised& against = parent ? *parent : reference;
+  CheckResult row = result_for(context, roles.twin, shape, parent ? "bytes == parent" : "bytes == reference");
+  if (const auto skipped = why_skipped(context, roles.twin)) {
+    row.worst = *skipped;
+  } else {
+    const Quantised twin = roles.run_twin();
+    row.ms = twin.ms;
+    compare_quantised(row, twin, against.q, against.scales, k, parent ? "the parent" : "the reference");
+  }
+  out.push_back(std::move(row));
+}
+
 void compare_relative(CheckResult& result, std::string_view name, std::span<const float> got,
                       std::span<const float> want, std::size_t cols, double tolerance) {
   std::size_t bad = 0;

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -91,6 +92,24 @@ struct Quantised {
 // element of the first output that differs, a pass both counts.
 void compare_quantised(CheckResult& result, const Quantised& got, std::span<const std::uint8_t> want_q,
                        std::span<const float> want_scales, std::uint32_t k, std::string_view against);
+
+// How a quantising op's parent and twin are checked at one shape (the FP8 op's and the SiLU-and-mul
+// op's): which rows are wanted, why the parent cannot run (nullopt: it can), and each role's run.
+struct QuantisedRoles {
+  std::string_view parent;
+  std::string_view twin;
+  bool want_parent = true;
+  bool want_twin = true;
+  std::optional<std::string> parent_skipped;
+  std::function<Quantised()> run_parent;
+  std::function<Quantised()> run_twin;
+};
+
+// The parent's row (bytes == the reference), then the twin's: bytes == the parent's when the
+// parent ran, else == the reference; a role that cannot run is a skipped row naming why. The
+// parent runs whenever the twin is wanted, even when its own row is not.
+void check_parent_and_twin(const OpContext& context, const std::string& shape, const QuantisedRoles& roles,
+                           const Quantised& reference, std::uint32_t k, std::vector<CheckResult>& out);
 
 // sqrt(sum (got - want)^2 / sum want^2) < bound against a float64 oracle (NaN fails); worst =
 // the error and the element with the largest gap.

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "metrale/error.hpp"
+#include "metrale/ops/fp8_act_quant.hpp"
 
 namespace metrale::ops::detail {
 
@@ -33,6 +34,24 @@ std::uint64_t checked_extent_bytes(std::string_view op, std::string_view what, s
                                    element_bytes));
   }
   return bytes;
+}
+
+void require_quantised_outputs(std::string_view op, std::uint32_t m, std::uint32_t k, bool column_major_scales,
+                               std::uint32_t m_aligned) {
+  if (column_major_scales && (m_aligned < m || m_aligned % 4 != 0)) {
+    argument_error(op, fmt::format("column-major scales need m_aligned >= M and a multiple of 4 (m_aligned={}, M={})",
+                                   m_aligned, m));
+  }
+  checked_extent_bytes(op, "q extent (M x K e4m3)", m, k, 1);
+  const std::uint64_t scale_rows = column_major_scales ? m_aligned : m;
+  checked_extent_bytes(op, "scales extent", scale_rows, k / kFp8QuantGroupSize, 4);
+  if (m > kMaxGridX) {
+    argument_error(op, fmt::format("M={} exceeds the largest grid.x ({})", m, kMaxGridX));
+  }
+  if (k / kFp8QuantGroupSize > kMaxGridY) {
+    argument_error(op, fmt::format("K={} has {} groups per row, more than grid.y allows ({})", k,
+                                   k / kFp8QuantGroupSize, kMaxGridY));
+  }
 }
 
 }  // namespace metrale::ops::detail

@@ -23,4 +23,10 @@ std::uint64_t checked_extent_bytes(std::string_view op, std::string_view what, s
 inline constexpr std::uint32_t kMaxGridX = 0x7fffffffu;
 inline constexpr std::uint32_t kMaxGridY = 65535u;
 
+// The rules of a per-token-group FP8 quantiser's outputs (the FP8 op's and the SiLU-and-mul op's):
+// column-major scales need m_aligned >= M and a multiple of 4; the q and scales extents fit 64
+// bits; one CTA row per token (grid.x = M) and K/128 groups within grid.y.
+void require_quantised_outputs(std::string_view op, std::uint32_t m, std::uint32_t k, bool column_major_scales,
+                               std::uint32_t m_aligned);
+
 }  // namespace metrale::ops::detail

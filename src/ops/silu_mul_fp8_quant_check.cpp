@@ -117,38 +117,15 @@ void check_shape(const OpContext& context, const CheckOptions& options, const Sh
   const Inputs in = make_inputs(s, options.seed + 707 + s.m + s.k);
   const ref::Fp8RefResult expected = ref::silu_mul_fp8_quant_reference(
       in.gate_view(), in.up_view(s), {s.m, s.k, s.gate_stride(), s.up_stride(), s.column_major_pow2});
-  const bool want_parent = options.role.empty() || options.role == kParent || options.role == kQuant;
-  const bool want_twin = options.role.empty() || options.role == kTwin;
-  std::optional<check::Quantised> parent;
-  if (want_parent || want_twin) {
-    CheckResult row = check::result_for(context, kParent, shape_text(s), "bytes == reference");
-    if (const auto skipped = parent_skipped(context)) {
-      row.worst = *skipped;
-    } else {
-      parent = run_role(context, kParent, s, in);
-      row.ms = parent->ms;
-      check::compare_quantised(row, *parent, expected.q, expected.scales, s.k, "the reference");
-    }
-    if (want_parent) {
-      out.push_back(std::move(row));
-    }
-  }
-  if (!want_twin) {
-    return;
-  }
-  CheckResult row = check::result_for(context, kTwin, shape_text(s), parent ? "bytes == parent" : "bytes == reference");
-  if (const auto skipped = check::why_skipped(context, kTwin)) {
-    row.worst = *skipped;
-  } else {
-    const check::Quantised twin = run_role(context, kTwin, s, in);
-    row.ms = twin.ms;
-    if (parent) {
-      check::compare_quantised(row, twin, parent->q, parent->scales, s.k, "the parent");
-    } else {
-      check::compare_quantised(row, twin, expected.q, expected.scales, s.k, "the reference");
-    }
-  }
-  out.push_back(std::move(row));
+  check::QuantisedRoles roles;
+  roles.parent = kParent;
+  roles.twin = kTwin;
+  roles.want_parent = options.role.empty() || options.role == kParent || options.role == kQuant;
+  roles.want_twin = options.role.empty() || options.role == kTwin;
+  roles.parent_skipped = parent_skipped(context);
+  roles.run_parent = [&] { return run_role(context, kParent, s, in); };
+  roles.run_twin = [&] { return run_role(context, kTwin, s, in); };
+  check::check_parent_and_twin(context, shape_text(s), roles, {expected.q, expected.scales}, s.k, out);
 }
 
 }  // namespace

@@ -5,8 +5,9 @@
 
 #include <algorithm>
 
-#include "ground/log.hpp"
+#include "metrale/target/levers.hpp"
 #include "ops/fp8_act_quant_floor.hpp"
+#include "ops/op_guard_table.hpp"
 #include "ops/op_verdict.hpp"
 
 namespace metrale::ops {
@@ -14,20 +15,13 @@ namespace metrale::ops {
 std::optional<std::string_view> silu_mul_fp8_quant_fused_reject(bool requested, bool twin_present, bool parent_present,
                                                                 std::uint32_t m, std::uint32_t k,
                                                                 std::uint32_t sm_count, std::uint32_t groups) {
-  if (!twin_present) {
-    return kSiluMulRejects[1];
-  }
-  if (!parent_present) {
-    // A refusal would hand the launch to the parent, and it cannot run.
-    return std::nullopt;
-  }
-  if (!requested) {
-    return kSiluMulRejects[0];
-  }
-  if (fp8_quant_hopper_ctas(m, k, groups) < min_ctas(sm_count)) {
-    return kSiluMulTooFewCtas;
-  }
-  return std::nullopt;
+  // Without both parent kernels a refusal would hand the launch to a parent that cannot run, so
+  // past the twin's own presence no condition can refuse it.
+  const bool parent_absent = !parent_present;
+  return first_failed(
+      {{kSiluMulRejects[1], twin_present},
+       {kSiluMulRejects[0], parent_absent || requested},
+       {kSiluMulTooFewCtas, parent_absent || fp8_quant_hopper_ctas(m, k, groups) >= min_ctas(sm_count)}});
 }
 
 std::uint32_t silu_mul_fused_min_m(std::uint32_t k, std::uint32_t sm_count, std::uint32_t groups) {
@@ -49,14 +43,18 @@ SiluMulFp8QuantPick silu_mul_fp8_quant_pick(bool requested, const SiluMulFp8Quan
   return pick;
 }
 
+const GuardTable& silu_mul_guard() {
+  static const GuardTable table(kSiluMulRejects);
+  return table;
+}
+
 std::optional<OpLogSlot> silu_mul_log_slot(const SiluMulFp8QuantPick& pick) {
-  return op_log_slot(pick.reject, pick.requested, kSiluMulRejects);
+  return silu_mul_guard().slot_of(pick.reject, pick.requested);
 }
 
 std::optional<std::string> silu_mul_log_line(const SiluMulFp8QuantPick& pick, std::uint32_t m, std::uint32_t k,
                                              OnceSlots& said) {
-  const auto slot = silu_mul_log_slot(pick);
-  if (!slot || !said.claim(slot->flag_index(kSiluMulRejects.size()))) {
+  if (!silu_mul_guard().claim(pick.reject, pick.requested, said)) {
     return std::nullopt;
   }
   if (pick.reject) {
@@ -68,15 +66,10 @@ std::optional<std::string> silu_mul_log_line(const SiluMulFp8QuantPick& pick, st
                      kSiluMulTwinKernel, m, k, pick.grid.x, pick.grid.y, pick.block.x);
 }
 
-OnceSlots& silu_mul_log_slots() {
-  static OnceSlots slots(kSiluMulLogSlots);
-  return slots;
-}
+OnceSlots& silu_mul_log_slots() { return silu_mul_guard().process_slots(); }
 
 void silu_mul_log(const SiluMulFp8QuantPick& pick, std::uint32_t m, std::uint32_t k) {
-  if (auto line = silu_mul_log_line(pick, m, k, silu_mul_log_slots())) {
-    logger().info("{}", *line);
-  }
+  log_verdict_line(silu_mul_log_line(pick, m, k, silu_mul_log_slots()));
 }
 
 }  // namespace metrale::ops

@@ -21,6 +21,7 @@
 #include "metrale/gpu/launch_config.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "ops/log_once.hpp"
+#include "ops/op_guard_table.hpp"
 #include "ops/silu_mul_fp8_quant_kernels.hpp"
 
 namespace metrale::ops {
@@ -79,6 +80,8 @@ std::optional<OpLogSlot> silu_mul_log_slot(const SiluMulFp8QuantPick& pick);
 // The line the verdict logs if its slot is unclaimed in `said` (claiming it); nullopt otherwise.
 std::optional<std::string> silu_mul_log_line(const SiluMulFp8QuantPick& pick, std::uint32_t m, std::uint32_t k,
                                              OnceSlots& said);
+// The guard's table (kSiluMulRejects) and the process-wide log slots derived from it.
+const GuardTable& silu_mul_guard();
 OnceSlots& silu_mul_log_slots();
 // Logs the verdict through metrale::logger() at info, once per process per slot.
 void silu_mul_log(const SiluMulFp8QuantPick& pick, std::uint32_t m, std::uint32_t k);

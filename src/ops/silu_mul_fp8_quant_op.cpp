@@ -12,6 +12,7 @@
 #include "metrale/error.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "ops/core/library_ops.hpp"
+#include "ops/op_explain_twin.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/op_verdict.hpp"
 #include "ops/silu_mul_fp8_quant.hpp"
@@ -133,31 +134,14 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
   const SiluMulFp8QuantArgs shape = unpack(query.args);
   const SiluMulFp8QuantKernels kernels = kernels_of(context, true);
   const std::uint32_t sm_count = context.sm_count();
-  RoleExplanation twin = explain_role(context, kTwinRole, kTwinLever);
-  const std::uint32_t groups = kernels.twin_params.groups;
-  const std::uint32_t min_m = silu_mul_fused_min_m(shape.k, sm_count, groups);
-  const auto never = silu_mul_fp8_quant_fused_reject(twin.requested, kernels.twin.present(), kernels.parent_present(),
-                                                     min_m, shape.k, sm_count, groups);
-  twin.min_m = never ? std::nullopt : std::optional<std::uint32_t>(min_m);
-  if (never) {
-    twin.min_reason = std::string(*never);
-  }
-  Explanation out;
-  out.op = std::string(kOpName);
-  out.target = std::string(context.target);
-  out.sm_count = sm_count;
-  if (query.m_given) {
-    out.m = shape.m;
-    const SiluMulFp8QuantPick pick = silu_mul_fp8_quant_pick(twin.requested, kernels, shape.m, shape.k, sm_count);
-    out.kernel = std::string(pick.twin ? kSiluMulTwinKernel : kSiluMulParentKernel);
-    out.role = std::string(pick.twin ? kTwinRole : kParentRole);
-    twin.runs = pick.twin;
-    if (pick.reject) {
-      twin.reject = std::string(*pick.reject);
-    }
-  }
-  out.roles = {std::move(twin)};
-  return out;
+  const TwinExplainSpec spec{.parent_role = kParentRole,
+                             .twin_role = kTwinRole,
+                             .twin_lever = kTwinLever,
+                             .min_m = silu_mul_fused_min_m(shape.k, sm_count, kernels.twin_params.groups),
+                             .reject_at = [&](bool requested, std::uint32_t m) {
+                               return silu_mul_fp8_quant_pick(requested, kernels, m, shape.k, sm_count).reject;
+                             }};
+  return explain_twin_over_parent(context, query, shape.m, spec);
 }
 
 }  // namespace
@@ -181,6 +165,7 @@ OpDeclaration silu_mul_fp8_quant_declaration() {
                std::string(kTwinLever)},
   };
   // Optional in a file: HARDWARE.toml files written before this op stay valid (off when absent).
+  op.guards = {GuardDecl{std::string(kTwinRole), silu_mul_guard().declared_reasons()}};
   op.levers = {LeverSpec{std::string(kTwinLever), "METRALE_SILU_MUL_FP8_QUANT_FUSED", false, "the fused twin"}};
   op.args = {
       tensor_arg("gate", ArgKind::kInput, DType::kBf16, 16, {"m", "gate_row_stride"}, "gate rows"),

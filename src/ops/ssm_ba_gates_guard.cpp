@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "ground/log.hpp"
 #include "metrale/target/levers.hpp"
+#include "ops/op_guard_table.hpp"
 #include "ops/op_verdict.hpp"
 
 namespace metrale::ops {
@@ -35,14 +35,18 @@ BaGatesPick ba_gates_pick(bool requested, KernelHandle parent, KernelHandle twin
   return BaGatesPick{parent, false, reject};
 }
 
+const GuardTable& ba_gates_guard() {
+  static const GuardTable table(kBaGatesRejects);
+  return table;
+}
+
 std::optional<OpLogSlot> ba_gates_log_slot(const BaGatesPick& pick, bool requested) {
-  return op_log_slot(pick.reject, requested, kBaGatesRejects);
+  return ba_gates_guard().slot_of(pick.reject, requested);
 }
 
 std::optional<std::string> ba_gates_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m,
                                              OnceSlots& said) {
-  const auto slot = ba_gates_log_slot(pick, requested);
-  if (!slot || !said.claim(slot->flag_index(kBaGatesRejects.size()))) {
+  if (!ba_gates_guard().claim(pick.reject, requested, said)) {
     return std::nullopt;
   }
   if (pick.reject) {
@@ -54,15 +58,10 @@ std::optional<std::string> ba_gates_log_line(const BaGatesPick& pick, bool reque
       kBaGatesBlock);
 }
 
-OnceSlots& ba_gates_log_slots() {
-  static OnceSlots slots(kBaGatesLogSlots);
-  return slots;
-}
+OnceSlots& ba_gates_log_slots() { return ba_gates_guard().process_slots(); }
 
 void ba_gates_log(const BaGatesPick& pick, bool requested, std::uint32_t m) {
-  if (auto line = ba_gates_log_line(pick, requested, m, ba_gates_log_slots())) {
-    logger().info("{}", *line);
-  }
+  log_verdict_line(ba_gates_log_line(pick, requested, m, ba_gates_log_slots()));
 }
 
 }  // namespace metrale::ops

@@ -22,6 +22,7 @@
 #include "metrale/gpu/kernel_handle.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/log_once.hpp"
+#include "ops/op_guard_table.hpp"
 #include "ops/op_verdict.hpp"
 
 namespace metrale::ops {
@@ -69,6 +70,8 @@ std::optional<OpLogSlot> ba_gates_log_slot(const BaGatesPick& pick, bool request
 // M it was first reached at; nullopt otherwise.
 std::optional<std::string> ba_gates_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m, OnceSlots& said);
 
+// The guard's table (kBaGatesRejects) and the process-wide log slots derived from it.
+const GuardTable& ba_gates_guard();
 // The process-wide once-flags of ba_gates_log.
 OnceSlots& ba_gates_log_slots();
 

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "ground/log.hpp"
 #include "metrale/target/levers.hpp"
+#include "ops/op_guard_table.hpp"
 
 namespace metrale::ops {
 
@@ -71,27 +71,35 @@ BaGatesPick ba_gates_pick_with_mma(const BaGatesMmaQuery& query, KernelHandle mm
   return pick;
 }
 
+const GuardTable& ba_gates_mma_guard() {
+  static const GuardTable table(kBaGatesMmaRejects);
+  return table;
+}
+
+namespace {
+
+// The tensor-core guard's word in a combined pick: nullopt when the kernel ran. A pick that
+// neither ran it nor says why (none the guard makes) has no reason in the table, so no slot.
+std::optional<std::string_view> mma_verdict(const BaGatesPick& pick) {
+  if (pick.mma) {
+    return std::nullopt;
+  }
+  return pick.mma_reject.value_or(std::string_view{});
+}
+
+}  // namespace
+
 std::optional<OpLogSlot> ba_gates_mma_log_slot(const BaGatesPick& pick, bool requested) {
+  // With the lever off nothing is logged, not even a run (which the lever-off guard never gives).
   if (!requested) {
     return std::nullopt;
   }
-  if (pick.mma) {
-    return OpLogSlot{true, 0};
-  }
-  if (!pick.mma_reject) {
-    return std::nullopt;
-  }
-  const auto* found = std::find(kBaGatesMmaRejects.begin(), kBaGatesMmaRejects.end(), *pick.mma_reject);
-  if (found == kBaGatesMmaRejects.end()) {
-    return std::nullopt;
-  }
-  return OpLogSlot{false, static_cast<std::size_t>(found - kBaGatesMmaRejects.begin())};
+  return ba_gates_mma_guard().slot_of(mma_verdict(pick), requested);
 }
 
 std::optional<std::string> ba_gates_mma_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m,
                                                  const KernelParams& mma, OnceSlots& said) {
-  const auto slot = ba_gates_mma_log_slot(pick, requested);
-  if (!slot || !said.claim(slot->flag_index(kBaGatesMmaRejects.size()))) {
+  if (!requested || !ba_gates_mma_guard().claim(mma_verdict(pick), requested, said)) {
     return std::nullopt;
   }
   if (!pick.mma) {
@@ -106,15 +114,10 @@ std::optional<std::string> ba_gates_mma_log_line(const BaGatesPick& pick, bool r
       m, mma.block, mma.lanes, mma.lanes);
 }
 
-OnceSlots& ba_gates_mma_log_slots() {
-  static OnceSlots slots(kBaGatesMmaLogSlots);
-  return slots;
-}
+OnceSlots& ba_gates_mma_log_slots() { return ba_gates_mma_guard().process_slots(); }
 
 void ba_gates_mma_log(const BaGatesPick& pick, bool requested, std::uint32_t m, const KernelParams& mma) {
-  if (auto line = ba_gates_mma_log_line(pick, requested, m, mma, ba_gates_mma_log_slots())) {
-    logger().info("{}", *line);
-  }
+  log_verdict_line(ba_gates_mma_log_line(pick, requested, m, mma, ba_gates_mma_log_slots()));
 }
 
 }  // namespace metrale::ops

@@ -22,6 +22,7 @@
 #include "metrale/gpu/kernel_handle.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/log_once.hpp"
+#include "ops/op_guard_table.hpp"
 #include "ops/ssm_ba_gates_guard.hpp"
 #include "ops/ssm_ba_gates_mma_layout.hpp"
 
@@ -109,6 +110,8 @@ std::optional<OpLogSlot> ba_gates_mma_log_slot(const BaGatesPick& pick, bool req
 std::optional<std::string> ba_gates_mma_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m,
                                                  const KernelParams& mma, OnceSlots& said);
 
+// The guard's table (kBaGatesMmaRejects) and the process-wide log slots derived from it.
+const GuardTable& ba_gates_mma_guard();
 OnceSlots& ba_gates_mma_log_slots();
 
 // Logs the tensor-core verdict through metrale::logger() at info, once per process per slot.

@@ -227,6 +227,8 @@ OpDeclaration ssm_ba_gates_declaration() {
                "bf16 tensor cores, K split over a cluster",
                std::string(kTensorCoreLever)},
   };
+  op.guards = {GuardDecl{std::string(kTwinRole), ba_gates_guard().declared_reasons()},
+               GuardDecl{std::string(kTensorCoreRole), ba_gates_mma_guard().declared_reasons()}};
   op.levers = {
       LeverSpec{std::string(kTwinLever), "METRALE_SSM_BA_GATES_HOPPER", true, "the Hopper twin"},
       LeverSpec{std::string(kTensorCoreLever), "METRALE_SSM_BA_GATES_TENSOR_CORE", true, "the tensor-core kernel"}};

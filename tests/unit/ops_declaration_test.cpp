@@ -2,9 +2,13 @@
 // the op, the argument and the rule), the library's ops run by name and by alias through
 // Runtime::run with the bytes their references give, forced roles by name, levers by key with
 // provenance, and an engine's op declared in C++ served by the same call.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -61,6 +65,13 @@ TEST_CASE("a declaration the surfaces cannot serve is refused by name", "[ops][d
   op = tiny_op();
   op.args[2].fallback = 9;
   CHECK(error_of([&] { ops::check_declaration(op); }).find("scalar 'mode'") != std::string::npos);
+  op = tiny_op();
+  op.guards = {ops::GuardDecl{"parent", {"too small", "too large", "too small"}}};
+  CHECK(error_of([&] { ops::check_declaration(op); }).find("guard reason 'too small' is empty or listed twice") !=
+        std::string::npos);
+  op = tiny_op();
+  op.guards = {ops::GuardDecl{"twin", {"too small"}}};
+  CHECK(error_of([&] { ops::check_declaration(op); }).find("guard of role 'twin': no such role") != std::string::npos);
   op = tiny_op();
   op.run = nullptr;
   CHECK(error_of([&] { ops::check_declaration(op); }).find("no run function") != std::string::npos);
@@ -150,6 +161,56 @@ TEST_CASE("explain by name gives the guards' verdicts and smallest M per role", 
   REQUIRE(minimum.roles.size() == 1);
   CHECK(minimum.roles[0].min_m == std::optional<std::uint32_t>(53));  // the seeds' table at 132 SMs
   CHECK(minimum.kernel.empty());
+}
+
+// The guards as data: each library role a lever asks for declares its guard's table, and every
+// reason explain gives for it, over random shapes (valid and not), is one of that table's rows.
+TEST_CASE("every guarded role declares its guard's table, and its refusals come from it", "[ops][declaration]") {
+  // As shipped, and with every lever off (the "not requested" rows).
+  auto shipped = Runtime::open(test::isolated_runtime_options(BackendChoice::kHost, 132, "hopper"));
+  RuntimeOptions levers_off = test::isolated_runtime_options(BackendChoice::kHost, 132, "hopper");
+  for (const LeverSpec& lever : ops::library_ops().levers()) {
+    levers_off.levers[lever.toml_key] = false;
+  }
+  auto off = Runtime::open(std::move(levers_off));
+  std::mt19937 random(20261202);
+  const std::vector<std::uint64_t> sizes{0, 1, 3, 7, 8, 64, 96, 100, 128, 130, 264, 1024, 5120, 6144, 8192, 17408};
+  for (const ops::OpDeclaration& op : ops::library_ops().ops()) {
+    std::map<std::string, std::set<std::string>> seen;  // role -> reasons explain gave
+    for (const ops::RoleDecl& role : op.roles) {
+      CHECK((role.lever.empty() || op.guard(role.role) != nullptr));
+    }
+    for (int trial = 0; trial < 400; ++trial) {
+      std::vector<ops::NamedArg> shape;
+      for (const ops::ArgDecl& arg : op.args) {
+        const std::uint64_t value = sizes[random() % sizes.size()];
+        if (!arg.tensor() && value >= arg.min && value <= arg.max && random() % 4 != 0) {
+          shape.push_back({arg.name, value});
+        }
+      }
+      ops::Explanation explanation;
+      try {
+        explanation = (trial % 2 == 0 ? shipped : off)->explain(op.name, shape);
+      } catch (const ArgumentError&) {
+        continue;  // a shape no kernel can take: its refusal is the argument rules' (tested elsewhere)
+      }
+      for (const ops::RoleExplanation& row : explanation.roles) {
+        const ops::GuardDecl* guard = op.guard(row.role);
+        REQUIRE(guard != nullptr);
+        const auto& declared = guard->reasons;
+        if (row.reject) {
+          INFO(op.name << " role " << row.role << ": " << *row.reject);
+          CHECK(std::find(declared.begin(), declared.end(), *row.reject) != declared.end());
+          seen[row.role].insert(*row.reject);
+        }
+      }
+    }
+    // The sweep reached more than one row of every guarded role's table, so the check above bit.
+    for (const ops::GuardDecl& guard : op.guards) {
+      INFO(op.name << " role " << guard.role);
+      CHECK(seen[guard.role].size() >= 2);
+    }
+  }
 }
 
 TEST_CASE("levers are found by key and set by the caller's options with provenance", "[ops][declaration][levers]") {

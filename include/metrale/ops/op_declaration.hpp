@@ -80,6 +80,14 @@ struct RoleDecl {
   std::string lever;  // the [defaults] key of the lever that asks for it; empty: none (a parent)
 };
 
+// One role's guard as a table: every reason the guard can refuse the role with, in the guard's
+// table order (which is also each reason's log slot: one per reason, then the role's own).
+// Explain's and a pick's reasons for the role are drawn from it.
+struct GuardDecl {
+  std::string role;
+  std::vector<std::string> reasons;
+};
+
 // The values of one call, one per declared argument in declaration order.
 using OpArgValues = std::span<const std::uint64_t>;
 
@@ -222,6 +230,9 @@ struct OpDeclaration {
   std::vector<std::string> aliases;  // "ba-gates"
   std::string summary;               // one line
   std::vector<RoleDecl> roles;       // the parent (the kernel that always can run) first
+  // The guards' tables, one per guarded role (a role without one: a parent, or an engine's role
+  // guarded by a KernelGuard of its own).
+  std::vector<GuardDecl> guards;
   std::vector<LeverSpec> levers;
   std::vector<ArgDecl> args;
   // Validate, guard, pick, log once per slot, launch. Throws ArgumentError (bad arguments),
@@ -238,6 +249,8 @@ struct OpDeclaration {
   [[nodiscard]] std::optional<std::size_t> arg_index(std::string_view arg) const;
   [[nodiscard]] std::optional<std::size_t> role_index(std::string_view role_or_alias) const;
   [[nodiscard]] std::optional<std::size_t> lever_index(std::string_view toml_key) const;
+  // The guard table of `role` (its own name), or nullptr when it has none.
+  [[nodiscard]] const GuardDecl* guard(std::string_view role) const;
   // Whether `name` is this op's name or one of its aliases.
   [[nodiscard]] bool answers_to(std::string_view name) const;
 };

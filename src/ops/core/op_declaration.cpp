@@ -201,6 +201,15 @@ RoleExplanation explain_role(const OpContext& context, std::string_view role, st
   return row;
 }
 
+const GuardDecl* OpDeclaration::guard(std::string_view role) const {
+  for (const GuardDecl& decl : guards) {
+    if (decl.role == role) {
+      return &decl;
+    }
+  }
+  return nullptr;
+}
+
 std::optional<std::size_t> OpDeclaration::arg_index(std::string_view arg) const {
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i].name == arg) {
@@ -261,6 +270,19 @@ void check_declaration(const OpDeclaration& op) {
     for (const std::string& alias : role.aliases) {
       if (!roles.insert(alias).second) {
         declaration_error(op, fmt::format("role alias '{}' names another role", alias));
+      }
+    }
+  }
+  std::set<std::string_view> guarded;
+  for (const GuardDecl& guard : op.guards) {
+    if (!op.role_index(guard.role) || !guarded.insert(guard.role).second) {
+      declaration_error(op, fmt::format("guard of role '{}': no such role, or a second guard for it", guard.role));
+    }
+    // Each reason is a log slot of its own: two equal reasons would share one.
+    std::set<std::string_view> reasons;
+    for (const std::string& reason : guard.reasons) {
+      if (reason.empty() || !reasons.insert(reason).second) {
+        declaration_error(op, fmt::format("role '{}': guard reason '{}' is empty or listed twice", guard.role, reason));
       }
     }
   }
