@@ -197,6 +197,26 @@ class Runtime:
             shape[name] = _count(f"{spec.name}: {name}", value)
         return Explanation.from_native(self.raw.explain(spec.name, tuple(shape), tuple(shape.values()), "m" in shape))
 
+    def prepare(self, op: str, /, *, role: str | None = None, **shape: int) -> int:
+        """Does every first-call thing of ``op`` at a shape (its sizes by name, tensors not
+        needed) ahead, so that a call on a stream capturing into a CUDA graph can run it:
+        ``rt.prepare("fp8_act_quant", m=1, k=5120)`` before ``torch.cuda.graph(...)``. With
+        ``role`` None, the guards' pick and every role built; else that role. A captured call
+        of a shape not prepared raises CaptureError naming prepare. Returns the number of
+        kernel choices made ready."""
+        self._open()
+        spec = self.op(op)
+        if role is not None and role not in spec.role_names:  # type: ignore[attr-defined]
+            raise ArgumentError(f"{spec.name}: no kernel role {role!r} (roles: {spec.role_list()})")
+        for name, value in shape.items():
+            arg = spec.arg(name)
+            if arg is not None and arg.tensor:
+                raise ArgumentError(f"{spec.name}: prepare takes sizes, and {name} is a tensor")
+            shape[name] = _count(f"{spec.name}: {name}", value)
+        if not self.has_device:
+            raise NoDeviceError(f"no device: {self.no_device_reason}")
+        return int(self.raw.prepare(spec.name, role, tuple(shape), tuple(shape.values())))
+
     # Thin wrappers over run() for the library's two ops, with their keyword spellings.
 
     def ssm_ba_gates(self, x: Any, weight: Any, a_log: Any, dt_bias: Any, *, vheads_per_group: int,
