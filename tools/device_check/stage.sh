@@ -43,11 +43,12 @@ stage_from() {  # $1 build dir (its tools/ and tests/ hold the binaries), $2 sta
     [ -f "$binary" ] && cp "$binary" "$stage/bin/"
   done
   [ -f "$stage/bin/metrale-ops-bench" ] || { echo "stage: no metrale-ops-bench in $build/tools" >&2; return 1; }
-  # The Python package (the extension, its C library and the .py files), for the python step.
+  # The Python package (the extension and the .py files), for the python step; the C library it
+  # loads is bundled into lib/ below with the rest (the extension's RUNPATH reaches it there).
+  # The extension is built for this machine's Python (its ABI tag names the version).
   if [ -d "$build/python/metrale" ]; then
     mkdir -p "$stage/python" && cp -rL "$build/python/metrale" "$stage/python/" || return 1
     rm -rf "$stage/python/metrale/__pycache__"
-    [ -f "$build/libmetrale_c.so" ] && cp -L "$build/libmetrale_c.so" "$stage/python/metrale/"
   fi
   # Bundle what the binaries and the bundled libraries load, until nothing new appears.
   local added=1
