@@ -226,7 +226,7 @@ class Runtime:
         ``out`` may be a view with padded rows. The pick is ``rt.last_pick``
         (``rt.run("ssm_ba_gates", ...)`` returns it with the output)."""
         return self.run("ssm_ba_gates", x=x, weight=weight, a_log=a_log, dt_bias=dt_bias, gate_out=out,
-                        vheads_per_group=vheads_per_group, role=role, stream=stream).gate_out
+                        vheads_per_group=vheads_per_group, role=role, stream=stream).outputs["gate_out"]
 
     def fp8_act_quant(self, x: Any, *, column_major_scales: bool = False, pow2_scales: bool = False,
                       role: Fp8QuantRole | None = None, out: tuple[Any, Any] | None = None,
@@ -239,7 +239,9 @@ class Runtime:
         q, scales = out if out is not None else (None, None)
         result = self.run("fp8_act_quant", x=x, q=q, scales=scales, scale_layout=int(bool(column_major_scales)),
                           pow2_scales=int(bool(pow2_scales)), role=role, stream=stream)
-        return result.q, result.scales
+        # By the dict, not result.q: Result's attribute fallback costs a failed lookup per output.
+        outputs = result.outputs
+        return outputs["q"], outputs["scales"]
 
     # ---- the registry: an engine's own kernels ----------------------------------------
 
