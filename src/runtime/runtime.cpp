@@ -1,5 +1,6 @@
 // runtime.cpp: opening a runtime (backend, target, levers, kernels, the ops it serves) and the
-// op calls by name. Knows no op: every op arrives as a declaration (metrale/ops/op_declaration.hpp).
+// op calls by name or OpRef (on a capturing stream through the capture context of
+// runtime_prepare.cpp). Knows no op: every op arrives as a declaration (metrale/ops/op_declaration.hpp).
 #include "metrale/runtime.hpp"
 
 #include <fmt/format.h>

@@ -1,6 +1,7 @@
 // runtime_prepare.cpp: Runtime::prepare (every first-call thing of an op at a shape, ahead) and
-// the op call on a stream capturing into a CUDA graph, which runs only what prepare made ready
-// (ops/op_capture.hpp has the decisions, runtime/prepared_gpu.hpp the backends they run on).
+// the context an op call on a stream capturing into a CUDA graph runs with, which offers only
+// what prepare made ready (Runtime::run_entry in runtime.cpp calls it; ops/op_capture.hpp has the
+// decisions, runtime/prepared_gpu.hpp the backends they run on).
 // Invariants: the capture path allocates nothing, compiles, loads, queries and sets nothing;
 // it reads a snapshot of the prepared handles, so a kernel arriving later is not picked up.
 #include <fmt/format.h>
