@@ -6,12 +6,13 @@
 #   tools/device_check.sh             ON THE DEVICE, from the repo root, build-device carried, in
 #                                     this order: env (diagnostics; stops the run if the bench
 #                                     cannot start, unless --force), bench (goal shapes first),
-#                                     tests (tests/gpu), peers (tools/peers.py), memcheck and
+#                                     tests (tests/gpu), python (python/tests/test_cuda_torch.py
+#                                     on the staged package), peers (tools/peers.py), memcheck and
 #                                     racecheck (compute-sanitizer on the bench's --sanity;
 #                                     skipped if the bench timed out). Files in $OUT: env.log,
 #                                     bench.log, tests.log, peers.log, results.json, summary.txt.
 #   tools/device_check.sh --dry-run   everything that needs no device, against the same binaries.
-# Options: --only STEP[,STEP] / --skip STEP[,STEP] (bench, tests, peers, memcheck, racecheck,
+# Options: --only STEP[,STEP] / --skip STEP[,STEP] (bench, tests, python, peers, memcheck, racecheck,
 #   sanitizers; env always runs unless skipped), --force (go on when the bench cannot start),
 #   --deadline S (steps' total, default 360), --cap STEP=S, --log-cap BYTES (default 4 MiB),
 #   --bench / --gpu-tests / --peers / --sanitizer PATH (stand-ins, for tests; --gpu-tests none),
@@ -34,7 +35,7 @@ STAGE="$ROOT/build-device"
 MODE=device FORCE=0 ONLY="" SKIP="" DEADLINE=360 STAGE_FROM=""
 export LOG_CAP=$((4 << 20))  # read by steps.sh
 BENCH="" GPU_TESTS="" PEERS="" SANITIZER=compute-sanitizer
-declare -A CAP=([bench]=150 [tests]=90 [peers]=150 [memcheck]=75 [racecheck]=75)
+declare -A CAP=([bench]=150 [tests]=90 [python]=60 [peers]=150 [memcheck]=75 [racecheck]=75)
 usage() { sed -n '2,25p' "${BASH_SOURCE[0]}"; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -58,8 +59,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 for name in ${ONLY//,/ } ${SKIP//,/ }; do
-  case "$name" in env | bench | tests | peers | memcheck | racecheck | sanitizers) ;;
-    *) echo "device_check.sh: unknown step '$name' (env bench tests peers memcheck racecheck sanitizers)" >&2; exit 2 ;;
+  case "$name" in env | bench | tests | python | peers | memcheck | racecheck | sanitizers) ;;
+    *) echo "device_check.sh: unknown step '$name' (env bench tests python peers memcheck racecheck sanitizers)" >&2
+       exit 2 ;;
   esac
 done
 BENCH=${BENCH:-$STAGE/bin/metrale-ops-bench}
@@ -71,6 +73,7 @@ if [ "$MODE" = build ]; then
   cmake -S "$ROOT" -B "$WORK" -DCMAKE_BUILD_TYPE=Release -DMETRALE_BUILD_TESTS=ON -DMETRALE_BUILD_TOOLS=ON \
         >/dev/null || exit 1
   targets="metrale-ops-bench metrale-jit"
+  cmake --build "$WORK" --target help | grep -q metrale_python && targets="$targets metrale_python"
   [ -n "$(ls "$ROOT"/tests/gpu/*.cpp 2>/dev/null)" ] && targets="$targets metrale_gpu_tests"
   # shellcheck disable=SC2086
   cmake --build "$WORK" -j"${JOBS:-2}" --target $targets || exit 1
@@ -122,6 +125,16 @@ if [ "$MODE" = dry ] && [ -d "$STAGE/bin" ]; then
   else note stage-complete fail "$STAGE is incomplete or has a foreign RUNPATH (env.log)"; fi
 fi
 
+# python: the package's CUDA path from PyTorch (test_cuda_torch.py skips without torch or a
+# device) and, so the staged package is proven to load and run anywhere, its closed-runtime test
+# on the host backend; on the staged package, from the checkout's tests.
+python_step() {
+  if [ -d "$STAGE/python/metrale" ]; then
+    PYTHONPATH="$STAGE/python" run_step python tests.log "${CAP[python]}" exit:0 python3 -m pytest -q -p no:cacheprovider \
+      -rs "$ROOT/python/tests/test_cuda_torch.py" "$ROOT/python/tests/test_closed.py"
+  else note python absent "no Python package in $STAGE/python (built without nanobind)"; fi
+}
+
 if ! env_step; then
   :  # stopped: the bench cannot start, so nothing else can tell more; results and summary say so
 elif [ "$MODE" = device ]; then
@@ -130,6 +143,7 @@ elif [ "$MODE" = device ]; then
   # they were built from, which this machine may not have.
   if [ -x "$GPU_TESTS" ]; then METRALE_TEST_SOURCE_DIR="$ROOT" run_step tests tests.log "${CAP[tests]}" exit:0 "$GPU_TESTS"
   else note tests absent "$GPU_TESTS not built"; fi
+  python_step
   if [ -n "$PEERS" ]; then peers_cmd=("$PEERS"); else peers_cmd=(python3 "$ROOT/tools/peers.py"); fi
   peers_left=$((DEADLINE - ($(date +%s) - START)))
   peers_budget=$(( (peers_left < CAP[peers] ? peers_left : CAP[peers]) - 15 ))
@@ -152,6 +166,7 @@ else
   run_step sanity-host bench.log 30 exit:0 "$BENCH" --host --sanity
   if [ -x "$GPU_TESTS" ]; then METRALE_TEST_SOURCE_DIR="$ROOT" run_step tests tests.log 30 "exit:$no_device" "$GPU_TESTS"
   else note tests absent "no tests/gpu binary"; fi
+  python_step
   run_step peers peers.log 30 exit:0 python3 "$ROOT/tools/peers.py" --dry-run --json "$SCRATCH/peers.json"
   run_step script-syntax env.log 10 exit:0 bash -c 'for f; do bash -n "$f" || exit 1; done' syntax \
     "${BASH_SOURCE[0]}" "$DC_DIR/stage.sh" "$DC_DIR/steps.sh" "$DC_DIR/env.sh"

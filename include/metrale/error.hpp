@@ -39,4 +39,11 @@ class BackendError : public Error {
   using Error::Error;
 };
 
+// An op call on a stream capturing into a CUDA graph found no kernel prepared for it
+// (Runtime::prepare): nothing was compiled, loaded, queried or launched, so the capture is intact.
+class CaptureError : public BackendError {
+ public:
+  using BackendError::BackendError;
+};
+
 }  // namespace metrale

@@ -36,8 +36,10 @@ extern "C" {
 /* ---- versions, statuses, errors ---------------------------------------------------- */
 
 /* Bumped when a struct grows or a function changes meaning. 2: ops by name (metrale_op_run,
- * metrale_op_explain), levers by name (metrale_lever_*), no per-op functions or lever fields. */
-#define METRALE_ABI_VERSION 2
+ * metrale_op_explain), levers by name (metrale_lever_*), no per-op functions or lever fields.
+ * 3: graph capture (metrale_op_prepare, METRALE_ERROR_CAPTURE) and the CUDA error of a failure
+ * (metrale_last_error_info). */
+#define METRALE_ABI_VERSION 3
 
 typedef enum metrale_status {
   METRALE_OK = 0,
@@ -46,17 +48,37 @@ typedef enum metrale_status {
   METRALE_ERROR_BACKEND = 3,   /* the driver or the host backend refused an operation */
   METRALE_ERROR_NO_DEVICE = 4, /* the runtime has no device (the reason says why) */
   METRALE_ERROR_VERSION = 5,   /* a struct_size this library does not understand */
-  METRALE_ERROR_INTERNAL = 6   /* anything else (out of memory, a bug): the message says what */
+  METRALE_ERROR_INTERNAL = 6,  /* anything else (out of memory, a bug): the message says what */
+  METRALE_ERROR_CAPTURE = 7    /* an op call on a stream capturing into a CUDA graph found nothing
+                                  prepared for it (metrale_op_prepare); nothing launched */
 } metrale_status;
 
 /* "0.1.0": the library's version. */
 METRALE_API const char* metrale_version(void);
 /* METRALE_ABI_VERSION of the library actually loaded. */
 METRALE_API uint32_t metrale_abi_version(void);
-/* "ok", "argument", "config", "backend", "no device", "version", "internal". */
+/* "ok", "argument", "config", "backend", "no device", "version", "internal", "capture". */
 METRALE_API const char* metrale_status_name(metrale_status status);
 /* The message of the calling thread's last failure ("" when the last call succeeded). */
 METRALE_API const char* metrale_last_error(void);
+
+/* The calling thread's last failure as data. When the CUDA driver failed, its CUresult and name,
+ * and whether the error is sticky (an illegal address, a failed launch, a trap: the CUDA context
+ * is unusable and every later call fails; close the runtime and restart the process) or a
+ * refusal (an invalid value, too many resources: the call did not happen, the runtime is fine). */
+typedef struct metrale_error_info {
+  size_t struct_size;
+  metrale_status status; /* METRALE_OK when the last call succeeded */
+  int32_t cuda_code;     /* the CUresult, or 0 when the driver did not fail */
+  const char* cuda_name; /* "CUDA_ERROR_ILLEGAL_ADDRESS"; "" when cuda_code is 0 */
+  int32_t sticky;        /* 1: the CUDA context is unusable */
+  int32_t refusal;       /* 1: the driver refused the call; the runtime stays usable */
+  const char* message;   /* metrale_last_error() */
+} metrale_error_info;
+
+METRALE_API void metrale_error_info_init(metrale_error_info* info);
+/* Fills `info` (its strings live until the thread's next call); does not change the last error. */
+METRALE_API metrale_status metrale_last_error_info(metrale_error_info* info);
 
 /* ---- opening a runtime --------------------------------------------------------------- */
 
@@ -232,6 +254,15 @@ METRALE_API metrale_status metrale_op_run(metrale_runtime* runtime, const char* 
 METRALE_API metrale_status metrale_op_run_role(metrale_runtime* runtime, const char* op, const char* role,
                                                const metrale_op_arg* args, size_t arg_count, uint64_t stream,
                                                metrale_op_pick* pick);
+
+/* Does every first-call thing of `op` at the shape `shape` names (scalars, as metrale_op_explain
+ * takes them; tensors may be left out) ahead, so that a call on a stream capturing into a CUDA
+ * graph can run it: function attributes, occupancy answers, log slots, for the guards' pick and,
+ * with `role` NULL or "", every role built (one role when named). Launches nothing. `prepared`
+ * (may be NULL) receives how many kernel choices were made ready. A call on a capturing stream
+ * runs only what this prepared and fails with METRALE_ERROR_CAPTURE otherwise. */
+METRALE_API metrale_status metrale_op_prepare(metrale_runtime* runtime, const char* op, const char* role,
+                                              const metrale_op_arg* shape, size_t arg_count, size_t* prepared);
 
 /* ---- explain: the pick for a shape, as data -------------------------------------------- */
 

@@ -4,7 +4,8 @@
 // the typed calls (ops::ssm_ba_gates(*runtime, args), ...) live in each op's own header.
 // Invariants: "no device" is a state, not an error (has_device() is false and the reason is
 // kept; ops then throw BackendError naming it); the ops read their handles lock-free on every
-// call, so a twin arriving in the background is picked up by the next call.
+// call, so a twin arriving in the background is picked up by the next call; an op call on a
+// stream capturing into a CUDA graph runs only what prepare() made ready (src/ops/op_capture.hpp).
 #pragma once
 
 #include <array>
@@ -26,6 +27,11 @@
 #include "metrale/target/levers.hpp"
 
 namespace metrale {
+
+struct RuntimeCaptureState;
+namespace ops {
+struct CaptureMask;
+}
 
 enum class BackendChoice {
   kAuto,  // the CUDA device when there is one, else "no device"
@@ -70,6 +76,28 @@ struct RuntimeOptions {
   std::vector<std::string> bundle_dirs;
 };
 
+class Runtime;
+
+// One op of a runtime, found once (Runtime::op): its calls skip the lookup by name, and with the
+// values already in declaration order, the matching of named arguments too. The launch path an
+// engine calls per decode step; as cheap as the library gets (BENCHMARKS.md, "Per-call library
+// time"). Valid while its runtime lives.
+class OpRef {
+ public:
+  [[nodiscard]] const ops::OpDeclaration& declaration() const;
+  // One call by named arguments (as Runtime::run).
+  ops::Pick run(std::span<const ops::NamedArg> args, std::uint64_t stream = 0, std::string_view role = {}) const;
+  // One call with one value per declared argument in declaration order (what ops::bind_args
+  // writes: bind once, then change the pointers and M per call); the scalars' ranges are checked.
+  ops::Pick run_values(ops::OpArgValues values, std::uint64_t stream = 0, std::string_view role = {}) const;
+
+ private:
+  friend class Runtime;
+  OpRef(Runtime& runtime, std::size_t index) : runtime_(&runtime), index_(index) {}
+  Runtime* runtime_;
+  std::size_t index_;  // into the runtime's resolved ops
+};
+
 class Runtime : public ops::OpHost {
  public:
   static std::unique_ptr<Runtime> open(RuntimeOptions options = {});
@@ -98,6 +126,10 @@ class Runtime : public ops::OpHost {
   // arriving in the background is seen by the next call), its levers, the device. Throws
   // KernelChoiceError naming the known ops for an unknown name.
   [[nodiscard]] ops::OpContext op_context(std::string_view op) const override;
+  // op_context, or on a stream capturing into a CUDA graph only what prepare() made ready
+  // (CaptureError naming prepare when nothing is).
+  [[nodiscard]] ops::OpContext call_context(std::string_view op, std::uint64_t stream,
+                                            std::string_view forced_role) const override;
 
   // One op call by name (or alias): bind the named arguments (ArgumentError naming the argument
   // and rule), then validate, guard, pick, log once per slot and launch; `role` forces a kernel
@@ -106,6 +138,17 @@ class Runtime : public ops::OpHost {
   // there is no device.
   ops::Pick run(std::string_view op, std::span<const ops::NamedArg> args, std::uint64_t stream = 0,
                 std::string_view role = {});
+  // Does every first-call thing of `op` at this shape ahead, so that a call on a stream capturing
+  // into a CUDA graph can run it: a dry run of the op's own pick (and, with `role` "", of every
+  // role it has loaded, forced) that launches nothing but sets the function attributes, asks the
+  // occupancy questions and claims the log slots a launch would, then records each kernel and
+  // launch configuration as prepared. `shape` names the op's scalars as explain's does (tensors
+  // may be left out). A kernel arriving in the background later is prepared by a later call.
+  // Returns the dry runs' picks. Throws ArgumentError for a shape the op refuses, BackendError
+  // with no device.
+  std::vector<ops::Pick> prepare(std::string_view op, std::span<const ops::NamedArg> shape, std::string_view role = {});
+  // The op of that name or alias, resolved once (KernelChoiceError naming the known ops).
+  [[nodiscard]] OpRef op(std::string_view name);
   // The pick for a shape without launching: `shape` names the op's scalars (tensors are not
   // needed); `m_given` false asks for the smallest M each guarded role takes instead.
   [[nodiscard]] ops::Explanation explain(std::string_view op, std::span<const ops::NamedArg> shape,
@@ -121,8 +164,16 @@ class Runtime : public ops::OpHost {
     std::array<std::optional<VariantId>, ops::kMaxRoles> ids{};
     ops::OpContext base;  // everything but the handles and the device
   };
+  friend class OpRef;
   void resolve_ops();
+  // One bound call of a resolved op: eager, or on a capturing stream only what prepare made ready.
+  ops::Pick run_entry(const ResolvedOp& entry, const ops::OpCall& call);
   [[nodiscard]] const ResolvedOp& resolved(std::string_view op) const;
+  [[nodiscard]] ops::OpContext context_of(const ResolvedOp& entry) const;
+  // The context of a call on a capturing stream (runtime_prepare.cpp): the prepared kernels on
+  // the capture backend, what was declined in `mask`; CaptureError when nothing can run.
+  [[nodiscard]] ops::OpContext capture_context(const ResolvedOp& entry, std::string_view forced_role,
+                                               ops::CaptureMask& mask) const;
 
   std::unique_ptr<GpuBackend> backend_;
   std::string no_device_reason_;
@@ -133,6 +184,7 @@ class Runtime : public ops::OpHost {
   ops::OpSet ops_;
   std::vector<ResolvedOp> resolved_;
   DeviceIndex device_ = 0;
+  std::unique_ptr<RuntimeCaptureState> capture_;  // runtime/prepared_gpu.hpp
 };
 
 }  // namespace metrale

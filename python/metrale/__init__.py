@@ -16,7 +16,16 @@ library's log lines go to the ``logging`` logger "metrale".
 
 from . import _log
 from ._declarations import ArgSpec, OpSpec, RoleSpec
-from ._errors import ArgumentError, BackendError, ConfigError, Error, InternalError, NoDeviceError, VersionError
+from ._errors import (
+    ArgumentError,
+    BackendError,
+    CaptureError,
+    ConfigError,
+    Error,
+    InternalError,
+    NoDeviceError,
+    VersionError,
+)
 from ._native import abi_version
 from ._native import version as _version
 from ._results import BuildResult, Explanation, Lever, Pick, Result, RoleExplanation, Verdict
@@ -32,6 +41,7 @@ __all__ = [
     "BackendError",
     "BaGatesRole",
     "BuildResult",
+    "CaptureError",
     "ConfigError",
     "Error",
     "Explanation",

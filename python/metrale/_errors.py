@@ -37,6 +37,13 @@ class NoDeviceError(BackendError):
     status = 4
 
 
+class CaptureError(BackendError):
+    """An op call on a stream capturing into a CUDA graph found nothing prepared for it
+    (Runtime.prepare); nothing was launched and the capture is intact."""
+
+    status = 7
+
+
 class VersionError(Error):
     """The extension and libmetrale disagree on a struct's size."""
 
@@ -49,7 +56,9 @@ class InternalError(Error, RuntimeError):
     status = 6
 
 
-_BY_STATUS = {cls.status: cls for cls in (ArgumentError, ConfigError, BackendError, NoDeviceError, VersionError)}
+_BY_STATUS = {
+    cls.status: cls for cls in (ArgumentError, ConfigError, BackendError, NoDeviceError, VersionError, CaptureError)
+}
 
 
 def from_status(status: int, message: str) -> Error:

@@ -197,6 +197,26 @@ class Runtime:
             shape[name] = _count(f"{spec.name}: {name}", value)
         return Explanation.from_native(self.raw.explain(spec.name, tuple(shape), tuple(shape.values()), "m" in shape))
 
+    def prepare(self, op: str, /, *, role: str | None = None, **shape: int) -> int:
+        """Does every first-call thing of ``op`` at a shape (its sizes by name, tensors not
+        needed) ahead, so that a call on a stream capturing into a CUDA graph can run it:
+        ``rt.prepare("fp8_act_quant", m=1, k=5120)`` before ``torch.cuda.graph(...)``. With
+        ``role`` None, the guards' pick and every role built; else that role. A captured call
+        of a shape not prepared raises CaptureError naming prepare. Returns the number of
+        kernel choices made ready."""
+        self._open()
+        spec = self.op(op)
+        if role is not None and role not in spec.role_names:  # type: ignore[attr-defined]
+            raise ArgumentError(f"{spec.name}: no kernel role {role!r} (roles: {spec.role_list()})")
+        for name, value in shape.items():
+            arg = spec.arg(name)
+            if arg is not None and arg.tensor:
+                raise ArgumentError(f"{spec.name}: prepare takes sizes, and {name} is a tensor")
+            shape[name] = _count(f"{spec.name}: {name}", value)
+        if not self.has_device:
+            raise NoDeviceError(f"no device: {self.no_device_reason}")
+        return int(self.raw.prepare(spec.name, role, tuple(shape), tuple(shape.values())))
+
     # Thin wrappers over run() for the library's two ops, with their keyword spellings.
 
     def ssm_ba_gates(self, x: Any, weight: Any, a_log: Any, dt_bias: Any, *, vheads_per_group: int,
@@ -206,7 +226,7 @@ class Runtime:
         ``out`` may be a view with padded rows. The pick is ``rt.last_pick``
         (``rt.run("ssm_ba_gates", ...)`` returns it with the output)."""
         return self.run("ssm_ba_gates", x=x, weight=weight, a_log=a_log, dt_bias=dt_bias, gate_out=out,
-                        vheads_per_group=vheads_per_group, role=role, stream=stream).gate_out
+                        vheads_per_group=vheads_per_group, role=role, stream=stream).outputs["gate_out"]
 
     def fp8_act_quant(self, x: Any, *, column_major_scales: bool = False, pow2_scales: bool = False,
                       role: Fp8QuantRole | None = None, out: tuple[Any, Any] | None = None,
@@ -219,7 +239,9 @@ class Runtime:
         q, scales = out if out is not None else (None, None)
         result = self.run("fp8_act_quant", x=x, q=q, scales=scales, scale_layout=int(bool(column_major_scales)),
                           pow2_scales=int(bool(pow2_scales)), role=role, stream=stream)
-        return result.q, result.scales
+        # By the dict, not result.q: Result's attribute fallback costs a failed lookup per output.
+        outputs = result.outputs
+        return outputs["q"], outputs["scales"]
 
     # ---- the registry: an engine's own kernels ----------------------------------------
 

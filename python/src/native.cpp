@@ -348,6 +348,18 @@ class NativeRuntime {
     return out;
   }
 
+  // metrale_op_prepare: the number of kernel choices made ready.
+  std::size_t prepare(const std::string& op, std::optional<std::string> role, nb::handle names,
+                      nb::handle values) const {
+    const NamedArgs named(names, values);
+    std::size_t prepared = 0;
+    call([&](metrale_runtime* rt) {
+      return metrale_op_prepare(rt, op.c_str(), role ? role->c_str() : nullptr, named.args.data(), named.count,
+                                &prepared);
+    });
+    return prepared;
+  }
+
   void registry_add_source(const std::string& name, const std::string& source) {
     call([&](metrale_runtime* rt) { return metrale_registry_add_source(rt, name.c_str(), source.c_str()); });
   }
@@ -577,6 +589,8 @@ NB_MODULE(_native, m) {
       .def("run", &NativeRuntime::run, nb::arg("op"), nb::arg("role").none(), nb::arg("names"), nb::arg("values"),
            nb::arg("stream") = 0)
       .def("explain", &NativeRuntime::explain, nb::arg("op"), nb::arg("names"), nb::arg("values"), nb::arg("m_given"))
+      .def("prepare", &NativeRuntime::prepare, nb::arg("op"), nb::arg("role").none(), nb::arg("names"),
+           nb::arg("values"))
       .def("registry_add_source", &NativeRuntime::registry_add_source, nb::arg("name"), nb::arg("text"))
       .def("registry_declare", &NativeRuntime::registry_declare, nb::arg("kernel"), nb::arg("source"),
            nb::arg("name_expression"), nb::arg("block") = 0, nb::arg("lanes") = 0, nb::arg("groups") = 0)

@@ -186,3 +186,26 @@ def test_a_call_shaped_like_a_checked_one_is_still_checked(rt, rng):
     refused(rt, "q: expected e4m3", "fp8_act_quant", x=x, q=np.zeros((4, 256), ml_dtypes.float8_e5m2), scales=scales)
     refused(rt, "x.shape[0] is m = 4, but m= (given) is m = 3", "fp8_act_quant", x=x, q=q, scales=scales, m=3)
     assert (q == POISON_U8).all()
+
+
+def test_prepare_counts_its_kernels_and_refuses_by_name():
+    """rt.prepare (metrale_op_prepare): the guards' pick and each built role made ready for a
+    graph capture; a tensor, an unknown role or a shape the op refuses is named."""
+    with metrale.Runtime("host") as rt:
+        assert rt.prepare("fp8_act_quant", m=1, k=256) >= 2  # the pick, the parent, the twin
+        assert rt.prepare("fp8-quant", role="parent", m=1, k=256) == 1
+        with pytest.raises(metrale.ArgumentError, match="prepare takes sizes, and x is a tensor"):
+            rt.prepare("fp8_act_quant", x=1, m=1, k=256)
+        with pytest.raises(metrale.ArgumentError, match="no kernel role 'mma'"):
+            rt.prepare("fp8_act_quant", role="mma", m=1, k=256)
+        with pytest.raises(metrale.ArgumentError, match="K=100"):
+            rt.prepare("fp8_act_quant", m=1, k=100)
+
+
+def test_a_capture_refusal_is_a_capture_error():
+    """METRALE_ERROR_CAPTURE (7) raises metrale.CaptureError, a BackendError."""
+    from metrale._errors import from_status
+
+    error = from_status(7, "ssm_ba_gates on a capturing stream: ...; call prepare")
+    assert isinstance(error, metrale.CaptureError) and isinstance(error, metrale.BackendError)
+    assert metrale.CaptureError.status == 7

@@ -6,30 +6,61 @@
 #include <new>
 #include <set>
 
+#include "gpu/cuda_error.hpp"
 #include "metrale/error.hpp"
 
 namespace metrale::capi {
 namespace {
 
-std::string& last_error() {
-  thread_local std::string message;
-  return message;
+// The thread's last failure: its message, status and, for a driver failure, the CUDA error.
+struct LastError {
+  std::string message;
+  metrale_status status = METRALE_OK;
+  int cuda_code = 0;
+  std::string cuda_name;
+  CudaErrorKind kind = CudaErrorKind::kOther;
+};
+
+LastError& last_error() {
+  thread_local LastError error;
+  return error;
 }
 
 }  // namespace
 
 metrale_status fail(metrale_status status, std::string_view message) {
+  LastError& error = last_error();
+  error.status = status;
+  error.cuda_code = 0;
+  error.cuda_name.clear();
   try {
-    last_error().assign(message);
+    error.message.assign(message);
   } catch (...) {  // out of memory while recording the message: keep the status at least
-    last_error().clear();
+    error.message.clear();
   }
   return status;
 }
 
-void clear_last_error() { last_error().clear(); }
+void clear_last_error() {
+  LastError& error = last_error();
+  error.message.clear();
+  error.status = METRALE_OK;
+  error.cuda_code = 0;
+  error.cuda_name.clear();
+}
 
-const char* last_error_text() noexcept { return last_error().c_str(); }
+const char* last_error_text() noexcept { return last_error().message.c_str(); }
+
+LastErrorView last_error_view() noexcept {
+  const LastError& error = last_error();
+  const bool cuda = error.cuda_code != 0;
+  return LastErrorView{error.status,
+                       error.cuda_code,
+                       error.cuda_name.c_str(),
+                       error.message.c_str(),
+                       cuda && error.kind == CudaErrorKind::kSticky,
+                       cuda && error.kind == CudaErrorKind::kRefusal};
+}
 
 metrale_status fail_with_current_exception(std::string_view function) noexcept {
   const auto named = [&](const char* message) {
@@ -42,6 +73,19 @@ metrale_status fail_with_current_exception(std::string_view function) noexcept {
     throw;
   } catch (const CapiError& e) {
     return fail(e.status(), named(e.what()));
+  } catch (const CaptureError& e) {
+    return fail(METRALE_ERROR_CAPTURE, named(e.what()));
+  } catch (const DriverError& e) {
+    const metrale_status status = fail(METRALE_ERROR_BACKEND, named(e.what()));
+    LastError& error = last_error();
+    error.cuda_code = e.code();
+    error.kind = e.kind();
+    try {
+      error.cuda_name = e.name();
+    } catch (...) {
+      error.cuda_name.clear();
+    }
+    return status;
   } catch (const ArgumentError& e) {
     return fail(METRALE_ERROR_ARGUMENT, named(e.what()));
   } catch (const ConfigError& e) {
@@ -98,10 +142,34 @@ const char* metrale_status_name(metrale_status status) {
       return "version";
     case METRALE_ERROR_INTERNAL:
       return "internal";
+    case METRALE_ERROR_CAPTURE:
+      return "capture";
   }
   return "unknown status";
 }
 
 const char* metrale_last_error(void) { return metrale::capi::last_error_text(); }
+
+void metrale_error_info_init(metrale_error_info* info) {
+  if (info != nullptr) {
+    *info = metrale_error_info{};
+    info->struct_size = sizeof(metrale_error_info);
+  }
+}
+
+metrale_status metrale_last_error_info(metrale_error_info* info) {
+  // Not through capi_call: reading the last error must not clear it.
+  if (info == nullptr || info->struct_size < sizeof(metrale_error_info)) {
+    return info == nullptr ? METRALE_ERROR_ARGUMENT : METRALE_ERROR_VERSION;
+  }
+  const metrale::capi::LastErrorView error = metrale::capi::last_error_view();
+  info->status = error.status;
+  info->cuda_code = error.cuda_code;
+  info->cuda_name = error.cuda_name;
+  info->sticky = error.sticky ? 1 : 0;
+  info->refusal = error.refusal ? 1 : 0;
+  info->message = error.message;
+  return METRALE_OK;
+}
 
 }  // extern "C"

@@ -31,6 +31,16 @@ metrale_status fail(metrale_status status, std::string_view message);
 void clear_last_error();
 // The thread's last error ("" after a success); valid until the thread's next C call.
 const char* last_error_text() noexcept;
+// The thread's last failure as metrale_error_info reports it (strings valid until its next C call).
+struct LastErrorView {
+  metrale_status status;
+  int cuda_code;
+  const char* cuda_name;
+  const char* message;
+  bool sticky;
+  bool refusal;
+};
+LastErrorView last_error_view() noexcept;
 // Maps the exception being handled (call inside a catch block only) to a status and message.
 metrale_status fail_with_current_exception(std::string_view function) noexcept;
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <vector>
 
 #include "capi_call.hpp"
 #include "capi_runtime.hpp"
@@ -63,6 +64,31 @@ metrale_status run(const char* function, metrale_runtime* handle, const char* op
   });
 }
 
+metrale_status prepare(const char* function, metrale_runtime* handle, const char* op, const char* role,
+                       const metrale_op_arg* shape, std::size_t arg_count, std::size_t* prepared) {
+  return capi_call(function, [&] {
+    Runtime& runtime = runtime_of(handle);
+    const FoundOp found = find_op(handle, op);
+    device_of(handle);
+    if (arg_count > 0 && shape == nullptr) {
+      throw CapiError(METRALE_ERROR_ARGUMENT, fmt::format("shape is NULL but arg_count is {}", arg_count));
+    }
+    std::vector<ops::NamedArg> named;
+    named.reserve(arg_count);
+    for (std::size_t i = 0; i < arg_count; ++i) {
+      if (shape[i].name == nullptr) {
+        throw CapiError(METRALE_ERROR_ARGUMENT, fmt::format("shape[{}].name is NULL", i));
+      }
+      named.push_back(ops::NamedArg{shape[i].name, shape[i].value});
+    }
+    const std::string_view forced = role != nullptr ? std::string_view(role) : std::string_view();
+    const std::size_t count = runtime.prepare(found.op->name, named, forced).size();
+    if (prepared != nullptr) {
+      *prepared = count;
+    }
+  });
+}
+
 }  // namespace
 }  // namespace metrale::capi
 
@@ -78,6 +104,11 @@ void metrale_op_pick_init(metrale_op_pick* pick) {
 metrale_status metrale_op_run(metrale_runtime* runtime, const char* op, const metrale_op_arg* args, size_t arg_count,
                               uint64_t stream, metrale_op_pick* pick) {
   return metrale::capi::run("metrale_op_run", runtime, op, nullptr, args, arg_count, stream, pick);
+}
+
+metrale_status metrale_op_prepare(metrale_runtime* runtime, const char* op, const char* role,
+                                  const metrale_op_arg* shape, size_t arg_count, size_t* prepared) {
+  return metrale::capi::prepare("metrale_op_prepare", runtime, op, role, shape, arg_count, prepared);
 }
 
 metrale_status metrale_op_run_role(metrale_runtime* runtime, const char* op, const char* role,

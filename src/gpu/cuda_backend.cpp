@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "gpu/cluster_launch.hpp"
+#include "gpu/cuda_capture.hpp"
+#include "gpu/cuda_error.hpp"
 #include "ground/log.hpp"
 #include "metrale/error.hpp"
 
@@ -108,7 +110,14 @@ CudaContextScope CudaBackend::make_current() const { return CudaContextScope(dri
 
 void CudaBackend::check(CUresult result, const char* call) const {
   if (result != CUDA_SUCCESS) {
-    throw BackendError(std::string(call) + " failed on " + device_key() + ": " + driver_.describe(result));
+    const char* name = nullptr;
+    const bool named =
+        driver_.get_error_name != nullptr && driver_.get_error_name(result, &name) == CUDA_SUCCESS && name != nullptr;
+    const int code = static_cast<int>(result);
+    const CudaErrorKind kind = cuda_error_kind(code);
+    throw DriverError(std::string(call) + " failed on " + device_key() + ": " + driver_.describe(result) +
+                          (kind == CudaErrorKind::kSticky ? " [sticky: the CUDA context is unusable from now on]" : ""),
+                      code, named ? std::string(name) : "CUresult " + std::to_string(code));
   }
 }
 
@@ -142,10 +151,14 @@ void CudaBackend::launch(KernelHandle kernel, const LaunchConfig& config, std::s
   if (!kernel.present()) {
     throw BackendError("cuLaunchKernel of an absent kernel on " + device_key());
   }
-  std::vector<void*> values;
-  values.reserve(args.size());
-  for (const KernelArg& arg : args) {
-    values.push_back(const_cast<void*>(arg.value));
+  // The argument pointers on the stack: a launch allocates nothing.
+  std::array<void*, kMaxKernelArgs> values{};
+  if (args.size() > values.size()) {
+    throw BackendError(
+        fmt::format("cuLaunchKernel with {} arguments on {}: at most {}", args.size(), device_key(), values.size()));
+  }
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    values[i] = const_cast<void*>(args[i].value);
   }
   const auto function = reinterpret_cast<CUfunction>(kernel.value);
   if (config.cluster_blocks != 1) {
@@ -280,6 +293,19 @@ void CudaBackend::synchronize(std::uint64_t stream) {
     check(driver_.ctx_synchronize(), "cuCtxSynchronize");
   } else {
     check(driver_.stream_synchronize(reinterpret_cast<CUstream>(stream)), "cuStreamSynchronize");
+  }
+}
+
+bool CudaBackend::is_capturing(std::uint64_t stream) const { return cuda_stream_is_capturing(driver_, stream); }
+
+void CudaBackend::prepare_launch(KernelHandle kernel, const LaunchConfig& config) {
+  if (!kernel.present()) {
+    throw BackendError("prepare of an absent kernel on " + device_key());
+  }
+  const CudaContextScope scope = make_current();
+  opt_in_shared_memory(reinterpret_cast<CUfunction>(kernel.value), config.dynamic_shared_bytes);
+  if (config.cluster_blocks > 1) {
+    static_cast<void>(max_active_clusters(kernel, config));
   }
 }
 

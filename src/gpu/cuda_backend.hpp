@@ -2,7 +2,8 @@
 // Invariants: every call makes the device's primary context current first, so one process
 // may drive several devices from any thread; a module image is loaded once per device
 // (deduplicated by its hash), and its functions stay valid until the backend is destroyed;
-// every driver failure is a BackendError naming the call and cuGetErrorName. A launch without a
+// every driver failure is a DriverError (gpu/cuda_error.hpp: a BackendError with the CUresult, its
+// name and whether the context is now unusable) naming the call and cuGetErrorName. A launch without a
 // cluster is cuLaunchKernel; a cluster launch (LaunchConfig::cluster_blocks > 1) is checked by
 // cluster_launch_problem against the device's capability, then is cuLaunchKernelEx with a
 // cluster-dimension attribute (a driver without that entry point refuses it by name).
@@ -62,6 +63,11 @@ class CudaBackend final : public GpuBackend {
   void copy_to_device(DevicePtr dst, const void* src, std::size_t bytes) override;
   void copy_to_host(void* dst, DevicePtr src, std::size_t bytes) override;
   void synchronize(std::uint64_t stream) override;
+  // cuStreamGetCaptureInfo (gpu/cuda_capture.hpp).
+  [[nodiscard]] bool is_capturing(std::uint64_t stream) const override;
+  // Raises the function's dynamic shared memory limit for the config, and asks a cluster
+  // launch's occupancy, as the first launch would.
+  void prepare_launch(KernelHandle kernel, const LaunchConfig& config) override;
 
   [[nodiscard]] std::size_t loaded_module_count() const;
 

@@ -69,6 +69,12 @@ CudaDriverStatus load_driver() {
   if (optional_missing != nullptr) {
     logger().debug("libcuda.so.1 lacks {}: cluster launches will be refused", optional_missing);
   }
+  const char* capture_missing = nullptr;
+  METRALE_CUDA_SYMBOL(get_proc, driver.stream_get_capture_info, cuStreamGetCaptureInfo, 10010, capture_missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.stream_is_capturing, cuStreamIsCapturing, 10000, capture_missing);
+  if (driver.stream_get_capture_info == nullptr && driver.stream_is_capturing == nullptr) {
+    logger().warn("libcuda.so.1 lacks {}: op calls cannot tell a graph capture", capture_missing);
+  }
   if (const CUresult result = driver.init(0); result != CUDA_SUCCESS) {
     status.reason = "cuInit failed: " + driver.describe(result);
     return status;

@@ -39,6 +39,10 @@ struct CudaDriver {
   // Optional too: without it max_active_clusters answers "unknown".
   PFN_cuOccupancyMaxActiveClusters_v11070 occupancy_max_active_clusters = nullptr;
   PFN_cuFuncSetAttribute_v9000 func_set_attribute = nullptr;
+  // Optional: whether a stream is capturing into a graph (gpu/cuda_capture.hpp asks the first
+  // there is; without both, no stream is seen capturing).
+  PFN_cuStreamGetCaptureInfo_v10010 stream_get_capture_info = nullptr;
+  PFN_cuStreamIsCapturing_v10000 stream_is_capturing = nullptr;
   PFN_cuMemAlloc_v3020 mem_alloc = nullptr;
   PFN_cuMemFree_v3020 mem_free = nullptr;
   PFN_cuMemcpyHtoD_v3020 memcpy_htod = nullptr;

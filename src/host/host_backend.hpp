@@ -15,6 +15,7 @@
 // with launches from other threads.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -95,6 +96,13 @@ class HostBackend final : public GpuBackend {
   void copy_to_device(DevicePtr dst, const void* src, std::size_t bytes) override;
   void copy_to_host(void* dst, DevicePtr src, std::size_t bytes) override;
   void synchronize(std::uint64_t /*stream*/) override {}
+  // The host backend has no graphs; a test says "this stream is capturing" with
+  // simulate_capture(stream) (0 ends it), and is_capturing answers as the driver would, so the op
+  // calls' capture path runs on the CPU. Launches still run at once.
+  void simulate_capture(std::uint64_t stream) { capturing_stream_.store(stream, std::memory_order_relaxed); }
+  [[nodiscard]] bool is_capturing(std::uint64_t stream) const override {
+    return stream != 0 && capturing_stream_.load(std::memory_order_relaxed) == stream;
+  }
 
   // Profiles the launches that follow (see the header comment); a second begin replaces the
   // sampling and keeps what was recorded.
@@ -133,6 +141,7 @@ class HostBackend final : public GpuBackend {
   std::unique_ptr<host::GridExecutor> executor_;
   std::optional<ProfileSampling> profile_;
   std::vector<LaunchTraffic> profiled_;
+  std::atomic<std::uint64_t> capturing_stream_{0};
 };
 
 }  // namespace metrale

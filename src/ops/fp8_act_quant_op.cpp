@@ -102,9 +102,9 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
 }  // namespace
 
 Fp8QuantPick fp8_act_quant(const OpHost& host, const Fp8QuantArgs& args, std::uint64_t stream, std::string_view role) {
-  const OpContext context = host.op_context(kOpName);
-  const std::string_view forced = resolve_role(*context.op, role, ": only the BA-gates op has a tensor-core kernel");
-  return run_typed(context, args, stream, forced);
+  const OpContext named = host.op_context(kOpName);
+  const std::string_view forced = resolve_role(*named.op, role, ": only the BA-gates op has a tensor-core kernel");
+  return run_typed(host.call_context(kOpName, stream, forced), args, stream, forced);
 }
 
 Fp8QuantKernels fp8_quant_kernels(const OpHost& host) { return kernels_of(host.op_context(kOpName), false); }

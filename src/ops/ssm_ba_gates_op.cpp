@@ -199,9 +199,9 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
 }  // namespace
 
 BaGatesPick ssm_ba_gates(const OpHost& host, const BaGatesArgs& args, std::uint64_t stream, std::string_view role) {
-  const OpContext context = host.op_context(kOpName);
-  const std::string_view forced = resolve_role(*context.op, role);
-  return run_typed(context, args, stream, forced);
+  const OpContext named = host.op_context(kOpName);
+  const std::string_view forced = resolve_role(*named.op, role);
+  return run_typed(host.call_context(kOpName, stream, forced), args, stream, forced);
 }
 
 BaGatesKernels ba_gates_kernels(const OpHost& host) { return kernels_of(host.op_context(kOpName), false); }

@@ -1,5 +1,6 @@
 // runtime.cpp: opening a runtime (backend, target, levers, kernels, the ops it serves) and the
-// op calls by name. Knows no op: every op arrives as a declaration (metrale/ops/op_declaration.hpp).
+// op calls by name or OpRef (on a capturing stream through the capture context of
+// runtime_prepare.cpp). Knows no op: every op arrives as a declaration (metrale/ops/op_declaration.hpp).
 #include "metrale/runtime.hpp"
 
 #include <fmt/format.h>
@@ -10,7 +11,9 @@
 #include "jit/bundle.hpp"
 #include "jit/disk_entry_store.hpp"
 #include "metrale/error.hpp"
+#include "ops/op_capture.hpp"
 #include "ops/op_kernels.hpp"
+#include "runtime/prepared_gpu.hpp"
 #include "target/hardware_loader.hpp"
 #include "target/target_selection.hpp"
 
@@ -165,6 +168,11 @@ void Runtime::initialise(RuntimeOptions& options) {
 }
 
 void Runtime::resolve_ops() {
+  capture_ = std::make_unique<RuntimeCaptureState>();
+  capture_->handles.assign(ops_.ops().size(), ops::PreparedHandles{});
+  if (backend_) {
+    capture_->gpu = std::make_unique<CaptureGpu>(*backend_, capture_->launches);
+  }
   resolved_.clear();
   resolved_.reserve(ops_.ops().size());
   for (const ops::OpDeclaration& op : ops_.ops()) {
@@ -209,8 +217,18 @@ const Runtime::ResolvedOp& Runtime::resolved(std::string_view op) const {
   throw KernelChoiceError(fmt::format("op '{}' is not resolved on this runtime", op));
 }
 
-ops::OpContext Runtime::op_context(std::string_view op) const {
+ops::OpContext Runtime::op_context(std::string_view op) const { return context_of(resolved(op)); }
+
+ops::OpContext Runtime::call_context(std::string_view op, std::uint64_t stream, std::string_view forced_role) const {
   const ResolvedOp& entry = resolved(op);
+  if (!backend_ || !backend_->is_capturing(stream)) {
+    return context_of(entry);
+  }
+  ops::CaptureMask mask;
+  return capture_context(entry, forced_role, mask);
+}
+
+ops::OpContext Runtime::context_of(const ResolvedOp& entry) const {
   ops::OpContext context = entry.base;
   context.gpu = backend_.get();
   // The launch path: one lock-free read per role, so a twin arriving in the background is seen.
@@ -226,11 +244,56 @@ ops::OpContext Runtime::op_context(std::string_view op) const {
 
 ops::Pick Runtime::run(std::string_view op, std::span<const ops::NamedArg> args, std::uint64_t stream,
                        std::string_view role) {
-  const ops::OpContext context = op_context(op);
+  const ResolvedOp& entry = resolved(op);
   std::array<std::uint64_t, ops::kMaxArgs> values{};
-  const std::span<std::uint64_t> bound(values.data(), context.op->args.size());
-  ops::bind_args(*context.op, args, bound);
-  return ops::run_op(context, ops::OpCall{bound, stream, role});
+  const std::span<std::uint64_t> bound(values.data(), entry.op->args.size());
+  ops::bind_args(*entry.op, args, bound);
+  return run_entry(entry, ops::OpCall{bound, stream, role});
+}
+
+ops::Pick Runtime::run_entry(const ResolvedOp& entry, const ops::OpCall& call) {
+  if (!backend_ || !backend_->is_capturing(call.stream)) {
+    return ops::run_op(context_of(entry), call);
+  }
+  const std::string_view forced = ops::resolve_role(*entry.op, call.forced_role);
+  ops::CaptureMask mask;
+  const ops::OpContext context = capture_context(entry, forced, mask);
+  const std::size_t forwarded = CaptureGpu::forwarded();
+  try {
+    ops::Pick pick = ops::run_op(context, call);
+    ops::name_capture_declines(pick, context, mask);
+    return pick;
+  } catch (const CaptureError&) {
+    throw;
+  } catch (const BackendError& error) {
+    // The guards found nothing to run among the prepared kernels ("no kernel to run"): the
+    // capture's refusal, since nothing reached the device (a driver's failure would have).
+    if (CaptureGpu::forwarded() == forwarded) {
+      throw CaptureError(ops::capture_error_text(entry.op->name, error.what()));
+    }
+    throw;
+  }
+}
+
+OpRef Runtime::op(std::string_view name) {
+  const ResolvedOp& entry = resolved(name);
+  return OpRef(*this, static_cast<std::size_t>(&entry - resolved_.data()));
+}
+
+const ops::OpDeclaration& OpRef::declaration() const { return *runtime_->resolved_[index_].op; }
+
+ops::Pick OpRef::run(std::span<const ops::NamedArg> args, std::uint64_t stream, std::string_view role) const {
+  const Runtime::ResolvedOp& entry = runtime_->resolved_[index_];
+  std::array<std::uint64_t, ops::kMaxArgs> values{};
+  const std::span<std::uint64_t> bound(values.data(), entry.op->args.size());
+  ops::bind_args(*entry.op, args, bound);
+  return runtime_->run_entry(entry, ops::OpCall{bound, stream, role});
+}
+
+ops::Pick OpRef::run_values(ops::OpArgValues values, std::uint64_t stream, std::string_view role) const {
+  const Runtime::ResolvedOp& entry = runtime_->resolved_[index_];
+  ops::check_values(*entry.op, values);
+  return runtime_->run_entry(entry, ops::OpCall{values, stream, role});
 }
 
 ops::Explanation Runtime::explain(std::string_view op, std::span<const ops::NamedArg> shape, bool m_given) const {

@@ -336,6 +336,34 @@ static void check_registry(metrale_runtime* rt) {
   CHECK(contains(metrale_last_error(), "absent"), "message: %s", metrale_last_error());
 }
 
+/* metrale_op_prepare, and a failure as data (metrale_last_error_info): no CUDA error on the host. */
+static void check_prepare(metrale_runtime* rt) {
+  const metrale_op_arg shape[] = {{"m", 1}, {"n", 96}, {"k", 512}, {"vheads_per_group", 3}};
+  size_t prepared = 0;
+  CHECK(metrale_op_prepare(rt, "ssm_ba_gates", NULL, shape, COUNT(shape), &prepared) == METRALE_OK, "%s",
+        metrale_last_error());
+  CHECK(prepared >= 3, "prepared %zu kernel choices", prepared); /* the pick and each role built */
+  CHECK(metrale_op_prepare(rt, "ssm_ba_gates", "twin", shape, COUNT(shape), &prepared) == METRALE_OK && prepared == 1,
+        "a named role: %s", metrale_last_error());
+  metrale_error_info info;
+  metrale_error_info_init(&info);
+  CHECK(metrale_last_error_info(&info) == METRALE_OK && info.status == METRALE_OK && info.cuda_code == 0,
+        "after a success: status %d", info.status);
+  const metrale_op_arg bad[] = {{"m", 1}, {"n", 96}, {"k", 100}, {"vheads_per_group", 3}};
+  CHECK(metrale_op_prepare(rt, "ssm_ba_gates", NULL, bad, COUNT(bad), NULL) == METRALE_ERROR_ARGUMENT &&
+            contains(metrale_last_error(), "K=100"),
+        "K %% 8 != 0: %s", metrale_last_error());
+  CHECK(metrale_last_error_info(&info) == METRALE_OK, "info");
+  CHECK(info.status == METRALE_ERROR_ARGUMENT && info.cuda_code == 0 && strcmp(info.cuda_name, "") == 0 &&
+            info.sticky == 0 && info.refusal == 0 && contains(info.message, "K=100"),
+        "the refusal as data: status %d, cuda %d %s, message %s", info.status, info.cuda_code, TEXT(info.cuda_name),
+        TEXT(info.message));
+  CHECK(strcmp(metrale_last_error(), info.message) == 0, "reading the info cleared the last error");
+  CHECK(strcmp(metrale_status_name(METRALE_ERROR_CAPTURE), "capture") == 0, "the capture status's name");
+  info.struct_size = 4;
+  CHECK(metrale_last_error_info(&info) == METRALE_ERROR_VERSION, "a short info struct was not refused");
+}
+
 int main(void) {
   CHECK(strcmp(metrale_version(), "") != 0 && metrale_abi_version() == METRALE_ABI_VERSION, "versions");
   const metrale_lever_override levers[] = {{"fp8_act_quant_hopper", 0}};
@@ -357,6 +385,7 @@ int main(void) {
 
   check_ba_gates(rt);
   check_fp8_quant(rt);
+  check_prepare(rt);
   check_no_device();
   check_registry(rt);
   metrale_runtime_close(rt);

@@ -26,8 +26,10 @@ KernelRegistry::Options disk_options(const std::filesystem::path& dir) {
   return options;
 }
 
-std::vector<BuildRecord> build_two(const std::filesystem::path& dir, RegistryStats* stats = nullptr) {
-  KernelRegistry registry(jit_test_support::test_sources(), disk_options(dir));
+// `sources`: the test kernels as already read (a child that may not read the checkout); null: read now.
+std::vector<BuildRecord> build_two(const std::filesystem::path& dir, RegistryStats* stats = nullptr,
+                                   const SourceSet* sources = nullptr) {
+  KernelRegistry registry(sources != nullptr ? *sources : jit_test_support::test_sources(), disk_options(dir));
   registry.declare({"scale", "jit_test_kernels.cuh", "jit_test::scale<64>", KernelParams{64, 0, 0}, false});
   registry.declare({"to_bf16", "jit_test_kernels.cuh", "jit_test::to_bf16<32>", KernelParams{0, 32, 0}, false});
   auto records = registry.build("sm_90");
@@ -116,11 +118,12 @@ TEST_CASE("a bit-flipped or truncated entry is detected and rebuilt", "[jit][dis
   CHECK(stats.disk_hits == 2);
 }
 
-// Builds the two kernels into `dir` and returns the number of the first check that failed (0: all
-// held): both records ok, one NVRTC program, and the directory really read-only to this process.
-int build_read_only(const std::filesystem::path& dir) {
+// Builds the two kernels (from `sources`, read beforehand) into `dir` and returns the number of the
+// first check that failed (0: all held): both records ok, one NVRTC program, and the directory
+// really read-only to this process.
+int build_read_only(const std::filesystem::path& dir, const SourceSet& sources) {
   RegistryStats stats;
-  const auto records = build_two(dir, &stats);
+  const auto records = build_two(dir, &stats, &sources);
   if (records.size() != 2 || !records[0].ok() || !records[1].ok()) {
     return 2;
   }
@@ -137,6 +140,9 @@ TEST_CASE("a read-only cache directory still builds every kernel", "[jit][disk]"
   TempDir temp;
   const auto dir = temp.path() / "cache";
   std::filesystem::create_directories(dir);
+  // Read here, before the child drops to nobody: the checkout may lie under a folder nobody may
+  // enter (a 0700 home), and the child must read nothing from it.
+  const SourceSet sources = jit_test_support::test_sources();
   int code = 0;
   if (::geteuid() == 0) {
     // Root ignores permission bits (CI runs as root): build in a child that drops to nobody, who
@@ -148,11 +154,11 @@ TEST_CASE("a read-only cache directory still builds every kernel", "[jit][disk]"
       if (::setgid(65534) != 0 || ::setuid(65534) != 0) {
         return 1;
       }
-      return build_read_only(dir);
+      return build_read_only(dir, sources);
     });
   } else {
     REQUIRE(::chmod(dir.c_str(), 0500) == 0);
-    code = build_read_only(dir);
+    code = build_read_only(dir, sources);
     ::chmod(dir.c_str(), 0700);
   }
   CHECK(code == 0);

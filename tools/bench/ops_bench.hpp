@@ -33,6 +33,12 @@ class BenchClock {
   [[nodiscard]] virtual std::string kind() const = 0;
   // Microseconds of each of `runs` calls of `launch(i)`.
   virtual std::vector<double> time_runs(int runs, const std::function<void(int)>& launch) = 0;
+  // Microseconds per launch when `runs` calls of `launch(i, stream)` captured into one CUDA graph
+  // are replayed: the kernels' time without the launch overhead the event times include.
+  // nullopt where there are no graphs (the host backend).
+  virtual std::optional<double> graph_us(int /*runs*/, const std::function<void(int, std::uint64_t)>& /*launch*/) {
+    return std::nullopt;
+  }
   // One device-to-device copy of `bytes` (the ceiling's primitive).
   virtual void copy(DevicePtr dst, DevicePtr src, std::size_t bytes) = 0;
 };
@@ -89,6 +95,7 @@ struct KernelResult {
   std::string check_note;   // why it failed, or what was compared
   bool picked = false;      // the op's own pick at this shape with the lever on
   std::optional<double> median_us, min_us;
+  std::optional<double> graph_us;           // per launch in a replayed CUDA graph (BenchClock::graph_us)
   std::optional<double> speedup_vs_parent;  // twin rows: parent time / twin time
   int input_sets = 0;
 };

@@ -130,15 +130,17 @@ ops::Fp8QuantKernels fp8_quant_kernels(const Runtime& runtime) {
   return kernels;
 }
 
+// `launch(set, stream)`: the events time it on the default stream, the graph on a capture stream.
 void time_kernel(KernelResult& result, BenchClock* clock, const BenchSettings& settings, int sets,
-                 const std::function<void(int)>& launch) {
+                 const std::function<void(int, std::uint64_t)>& launch) {
   if (!result.checked || clock == nullptr || settings.sanity) {
     return;
   }
-  clock->time_runs(settings.warmup, [&](int i) { launch(i % sets); });
-  const std::vector<double> us = clock->time_runs(settings.repeats, [&](int i) { launch(i % sets); });
+  clock->time_runs(settings.warmup, [&](int i) { launch(i % sets, 0); });
+  const std::vector<double> us = clock->time_runs(settings.repeats, [&](int i) { launch(i % sets, 0); });
   result.median_us = median(us);
   result.min_us = *std::min_element(us.begin(), us.end());
+  result.graph_us = clock->graph_us(settings.repeats, [&](int i, std::uint64_t stream) { launch(i % sets, stream); });
 }
 
 }  // namespace
@@ -197,16 +199,16 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
       result.flops = 2.0 * m * n * k;
       result.picked = which == BaKernel::kMma ? pick.mma : !pick.mma && pick.twin == (which == BaKernel::kTwin);
       result.input_sets = sets;
-      auto launch = [&](int s) {
+      auto launch = [&](int s, std::uint64_t stream) {
         switch (which) {
           case BaKernel::kParent:
-            ops::launch_ba_gates_parent(gpu, handle, kernels.parent_params, args_of(s));
+            ops::launch_ba_gates_parent(gpu, handle, kernels.parent_params, args_of(s), stream);
             break;
           case BaKernel::kTwin:
-            ops::launch_ba_gates_twin(gpu, handle, kernels.twin_params, args_of(s));
+            ops::launch_ba_gates_twin(gpu, handle, kernels.twin_params, args_of(s), stream);
             break;
           case BaKernel::kMma:
-            ops::launch_ba_gates_mma(gpu, handle, kernels.mma_params, args_of(s), 0, settings.mma_max_cluster);
+            ops::launch_ba_gates_mma(gpu, handle, kernels.mma_params, args_of(s), stream, settings.mma_max_cluster);
             break;
         }
       };
@@ -217,7 +219,7 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
         std::memcpy(&p, &poison_bits, 4);
       }
       gpu.copy_to_device(out.at(0), poison.data(), out_bytes);
-      launch(0);
+      launch(0, 0);
       gpu.synchronize(0);
       gpu.copy_to_host(got.data(), out.at(0), out_bytes);
       const std::size_t unwritten = count_bits(got, kPoisonBits);
@@ -311,7 +313,7 @@ void run_fp8_quant(Runtime& runtime, BenchClock* clock, const BenchSettings& set
         if (pick.twin != twin) {
           note = "the library's pick did not select this kernel with the other absent";
         }
-        auto launch = [&](int s) { ops::launch_fp8_quant(gpu, pick, args_of(s)); };
+        auto launch = [&](int s, std::uint64_t stream) { ops::launch_fp8_quant(gpu, pick, args_of(s), stream); };
         std::vector<std::uint8_t> got_q(q_bytes, kPoisonQ);
         std::vector<float> got_s(std::size_t(m) * groups);
         std::uint32_t poison_bits = kPoisonBits;
@@ -321,7 +323,7 @@ void run_fp8_quant(Runtime& runtime, BenchClock* clock, const BenchSettings& set
         gpu.copy_to_device(q.at(0), got_q.data(), q_bytes);
         gpu.copy_to_device(sc.at(0), got_s.data(), s_bytes);
         if (note.empty()) {
-          launch(0);
+          launch(0, 0);
           gpu.synchronize(0);
         }
         gpu.copy_to_host(got_q.data(), q.at(0), q_bytes);

@@ -15,6 +15,7 @@
 #include "gpu/cuda_driver.hpp"
 #include "metrale/error.hpp"
 #include "ops_bench.hpp"
+#include "support/cuda_graph_api.hpp"
 
 namespace metrale::bench {
 namespace {
@@ -105,6 +106,53 @@ class CudaEventClock final : public BenchClock {
     return us;
   }
 
+  // Captures `runs` launches on a stream of its own into a graph, replays it once to warm up and
+  // kGraphReplays times between two events: the time per launch without its launch overhead.
+  std::optional<double> graph_us(int runs, const std::function<void(int, std::uint64_t)>& launch) override {
+    constexpr int kGraphReplays = 3;
+    const test::CudaGraphApi& graph_api = graph_api_once();
+    CUstream stream = nullptr;
+    check(graph_api.stream_create(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+    const auto release = [&] {
+      if (exec != nullptr) {
+        graph_api.exec_destroy(exec);
+      }
+      if (graph != nullptr) {
+        graph_api.graph_destroy(graph);
+      }
+      graph_api.stream_destroy(stream);
+    };
+    try {
+      check(graph_api.begin_capture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
+      try {
+        for (int i = 0; i < runs; ++i) {
+          launch(i, reinterpret_cast<std::uint64_t>(stream));
+        }
+      } catch (...) {
+        graph_api.end_capture(stream, &graph);  // ends the capture the failed launch left open
+        throw;
+      }
+      check(graph_api.end_capture(stream, &graph), "cuStreamEndCapture");
+      check(graph_api.instantiate(&exec, graph, 0), "cuGraphInstantiateWithFlags");
+      check(graph_api.launch(exec, stream), "cuGraphLaunch");
+      check(api_.record(events_[0], stream), "cuEventRecord");
+      for (int r = 0; r < kGraphReplays; ++r) {
+        check(graph_api.launch(exec, stream), "cuGraphLaunch");
+      }
+      check(api_.record(events_[1], stream), "cuEventRecord");
+      check(api_.synchronize(events_[1]), "cuEventSynchronize");
+      float ms = 0;
+      check(api_.elapsed(&ms, events_[0], events_[1]), "cuEventElapsedTime");
+      release();
+      return double(ms) * 1000.0 / (double(kGraphReplays) * std::max(runs, 1));
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+
   void copy(DevicePtr dst, DevicePtr src, std::size_t bytes) override {
     check(api_.copy_async(CUdeviceptr(dst.address), CUdeviceptr(src.address), bytes, nullptr), "cuMemcpyDtoDAsync");
   }
@@ -116,6 +164,12 @@ class CudaEventClock final : public BenchClock {
       throw BackendError("the CUDA clock needs the CUDA backend, not " + gpu.describe());
     }
     return *cuda;
+  }
+
+  // The graph entry points, loaded on the first graph timing.
+  static const test::CudaGraphApi& graph_api_once() {
+    static const test::CudaGraphApi api = test::CudaGraphApi::load();
+    return api;
   }
 
   GpuBackend& gpu_;

@@ -128,15 +128,16 @@ void print_head(const BenchReport& report) {
                double(report.ceiling->bytes) / double(1 << 20), report.ceiling->median_us,
                report.ceiling->bytes_per_s() / 1e9);
   }
-  fmt::print("{:<14} {:<7} {:>5} {:>6} {:>10} {:>12} {:>9} {:>7} {:>8} {:>6}  {}\n", "op", "kernel", "M", "K",
-             "median us", "bytes", "GB/s", "%ceil", "xparent", "picked", "check");
+  fmt::print("{:<14} {:<7} {:>5} {:>6} {:>10} {:>9} {:>12} {:>9} {:>7} {:>8} {:>6}  {}\n", "op", "kernel", "M", "K",
+             "median us", "graph us", "bytes", "GB/s", "%ceil", "xparent", "picked", "check");
   std::fflush(stdout);
 }
 
 void print_row(const BenchReport& report, const KernelResult& r) {
   const auto fraction = ceiling_fraction(report, r);
-  fmt::print("{:<14} {:<7} {:>5} {:>6} {:>10} {:>12} {:>9} {:>7} {:>8} {:>6}  {}\n", r.op, r.kernel, r.m, r.k,
-             !r.checked ? "WRONG" : (r.median_us ? fmt::format("{:.2f}", *r.median_us) : "-"), r.bytes,
+  fmt::print("{:<14} {:<7} {:>5} {:>6} {:>10} {:>9} {:>12} {:>9} {:>7} {:>8} {:>6}  {}\n", r.op, r.kernel, r.m, r.k,
+             !r.checked ? "WRONG" : (r.median_us ? fmt::format("{:.2f}", *r.median_us) : "-"),
+             r.graph_us ? fmt::format("{:.2f}", *r.graph_us) : "-", r.bytes,
              r.median_us ? fmt::format("{:.1f}", gbps(r)) : "-",
              fraction ? fmt::format("{:.1f}", *fraction * 100) : "-",
              r.speedup_vs_parent ? fmt::format("{:.2f}", *r.speedup_vs_parent) : "-", r.picked ? "yes" : "",
@@ -188,6 +189,7 @@ void write_json(const BenchReport& report, const std::string& path) {
                        {"input_sets", r.input_sets},
                        {"median_us", opt(r.median_us)},
                        {"min_us", opt(r.min_us)},
+                       {"graph_us", opt(r.graph_us)},
                        {"ceiling_fraction", opt(ceiling_fraction(report, r))},
                        {"speedup_vs_parent", opt(r.speedup_vs_parent)}});
   }

@@ -93,7 +93,9 @@ def summary_lines(result, seconds):
                      f"{c.get('bytes_per_s', 0) / 1e9:.1f} GB/s | {len(bench.get('kernels', []))} kernel rows")
         for r in bench.get("kernels", []):
             t = us(r.get("median_us")) if r.get("checked") else "WRONG"
-            lines.append(f"  {r['op']:<14} {r['kernel']:<7} M={r['m']:<5} K={r['k']:<6} {t:>10} us  {r.get('check', '')}")
+            g = us(r.get("graph_us")) if r.get("checked") else "-"
+            lines.append(f"  {r['op']:<14} {r['kernel']:<7} M={r['m']:<5} K={r['k']:<6} {t:>10} us (graph {g:>8} us)  "
+                         f"{r.get('check', '')}")
         for g in bench.get("goals", []):
             lines.append(f"  goal: {g['goal']}: {us(g.get('value'))} (target >= {g['target']})")
     peers = result["peers"] or {}

@@ -43,11 +43,18 @@ stage_from() {  # $1 build dir (its tools/ and tests/ hold the binaries), $2 sta
     [ -f "$binary" ] && cp "$binary" "$stage/bin/"
   done
   [ -f "$stage/bin/metrale-ops-bench" ] || { echo "stage: no metrale-ops-bench in $build/tools" >&2; return 1; }
+  # The Python package (the extension and the .py files), for the python step; the C library it
+  # loads is bundled into lib/ below with the rest (the extension's RUNPATH reaches it there).
+  # The extension is built for this machine's Python (its ABI tag names the version).
+  if [ -d "$build/python/metrale" ]; then
+    mkdir -p "$stage/python" && cp -rL "$build/python/metrale" "$stage/python/" || return 1
+    rm -rf "$stage/python/metrale/__pycache__"
+  fi
   # Bundle what the binaries and the bundled libraries load, until nothing new appears.
   local added=1
   while [ "$added" = 1 ]; do
     added=0
-    for binary in "$stage"/bin/* "$stage"/lib/*; do
+    for binary in "$stage"/bin/* "$stage"/lib/* "$stage"/python/metrale/*.so; do
       [ -f "$binary" ] || continue
       while read -r name path; do
         if ! [[ "$name" =~ $STAGE_SYSTEM_LIBS ]] && [ ! -e "$stage/lib/$name" ]; then
@@ -61,6 +68,10 @@ stage_from() {  # $1 build dir (its tools/ and tests/ hold the binaries), $2 sta
   for binary in "$stage"/bin/*; do patchelf --set-rpath '$ORIGIN/../lib' "$binary" || return 1; done
   # shellcheck disable=SC2016
   for binary in "$stage"/lib/*; do [ -f "$binary" ] && { patchelf --set-rpath '$ORIGIN' "$binary" || return 1; }; done
+  # shellcheck disable=SC2016
+  for binary in "$stage"/python/metrale/*.so; do
+    [ -f "$binary" ] && { patchelf --set-rpath '$ORIGIN:$ORIGIN/../../lib' "$binary" || return 1; }
+  done
   write_build_info "$ROOT" "$build" "$stage"
   echo "staged: $(ls "$stage/bin" | tr '\n' ' ')| bundled: $(ls "$stage/lib" | tr '\n' ' ')($(du -sh "$stage" | cut -f1))"
 }

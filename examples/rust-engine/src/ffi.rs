@@ -1,4 +1,4 @@
-//! The C ABI of include/metrale/metrale.h (ABI version 2), by hand: the structs (repr(C), field
+//! The C ABI of include/metrale/metrale.h (ABI version 3), by hand: the structs (repr(C), field
 //! for field) and the functions this crate uses. C enums are `i32`. Each struct with a
 //! `struct_size` is checked at run time against the library's own (see `crate::init`); the
 //! embedded arrays' lengths are the header's `METRALE_MAX_*`.
@@ -12,7 +12,8 @@ pub const METRALE_ERROR_ARGUMENT: metrale_status = 1;
 pub const METRALE_ERROR_CONFIG: metrale_status = 2;
 pub const METRALE_ERROR_BACKEND: metrale_status = 3;
 pub const METRALE_ERROR_NO_DEVICE: metrale_status = 4;
-pub const METRALE_ABI_VERSION: u32 = 2;
+pub const METRALE_ERROR_CAPTURE: metrale_status = 7;
+pub const METRALE_ABI_VERSION: u32 = 3;
 pub const METRALE_BACKEND_HOST: i32 = 1;
 pub const METRALE_ARG_INPUT: i32 = 0;
 pub const METRALE_ARG_OUTPUT: i32 = 1;
@@ -216,6 +217,14 @@ extern "C" {
         arg_count: usize,
         stream: u64,
         pick: *mut metrale_op_pick,
+    ) -> metrale_status;
+    pub fn metrale_op_prepare(
+        runtime: *mut metrale_runtime,
+        op: *const c_char,
+        role: *const c_char,
+        shape: *const metrale_op_arg,
+        arg_count: usize,
+        prepared: *mut usize,
     ) -> metrale_status;
     pub fn metrale_op_run_role(
         runtime: *mut metrale_runtime,

@@ -207,6 +207,28 @@ impl Runtime {
         self.run_role(op, "", args, stream)
     }
 
+    /// Does every first-call thing of `op` at the shape `shape` names (its scalars; tensors not
+    /// needed) ahead, so that a call on a stream capturing into a CUDA graph can run it (`role`
+    /// "": the guards' pick and every role built). A captured call of a shape not prepared
+    /// fails with `METRALE_ERROR_CAPTURE`. Returns how many kernel choices were made ready.
+    pub fn prepare(&mut self, op: &str, role: &str, shape: &[(&str, u64)]) -> Result<usize> {
+        let op = c_string(op, "op")?;
+        let role = c_string(role, "role")?;
+        let named = c_args(shape)?;
+        let mut prepared = 0usize;
+        check(unsafe {
+            ffi::metrale_op_prepare(
+                self.raw,
+                op.as_ptr(),
+                if role.is_empty() { ptr::null() } else { role.as_ptr() },
+                named.args.as_ptr(),
+                named.args.len(),
+                &mut prepared,
+            )
+        })?;
+        Ok(prepared)
+    }
+
     /// `run` with a kernel forced by role name or alias ("parent", "twin", "shared", "mma", ...;
     /// "" lets the guards pick). A role the op lacks, or one the target did not build, is refused
     /// before anything launches.

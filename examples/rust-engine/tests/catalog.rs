@@ -89,3 +89,15 @@ fn explain_answers_both_ops() {
     let err = rt.explain("fp8_act_quant", &[("tokens", 1)], true).unwrap_err();
     assert!(err.message.contains("'tokens'"), "{err}");
 }
+
+#[test]
+fn prepare_makes_an_op_ready_for_a_graph_capture() {
+    let mut rt = Runtime::open_host("hopper").unwrap();
+    // The guards' pick and every role built: the parent and the twin of the FP8 op.
+    let prepared = rt.prepare("fp8_act_quant", "", &[("m", 1), ("k", 256)]).unwrap();
+    assert!(prepared >= 2, "{prepared}");
+    assert_eq!(rt.prepare("fp8_act_quant", "parent", &[("m", 1), ("k", 256)]).unwrap(), 1);
+    let err = rt.prepare("fp8_act_quant", "", &[("m", 1), ("k", 100)]).unwrap_err();
+    assert_eq!(err.status, ffi::METRALE_ERROR_ARGUMENT, "{err:?}");
+    assert!(err.message.contains("K=100") && err.message.contains("metrale_op_prepare"), "{err:?}");
+}

@@ -49,6 +49,10 @@ struct KernelArg {
   std::size_t size = 0;
 };
 
+// The most arguments one launch passes: the launch path holds them in fixed arrays, so an op call
+// allocates nothing.
+inline constexpr std::size_t kMaxKernelArgs = 32;
+
 class GpuBackend {
  public:
   GpuBackend() = default;
@@ -80,6 +84,10 @@ class GpuBackend {
                                                                          const LaunchConfig& /*config*/) {
     return std::nullopt;
   }
+  // Everything a first launch of `kernel` as configured does besides launching (the CUDA backend
+  // raises the function's dynamic shared memory limit past 48 KiB), so a later launch, inside a
+  // graph capture too, sets no attribute. Runtime::prepare calls it; a no-op where nothing is due.
+  virtual void prepare_launch(KernelHandle /*kernel*/, const LaunchConfig& /*config*/) {}
 
   virtual KernelHandle load(const LoadRequest& request) = 0;
   virtual void launch(KernelHandle kernel, const LaunchConfig& config, std::span<const KernelArg> args) = 0;
@@ -90,6 +98,8 @@ class GpuBackend {
   virtual void copy_to_device(DevicePtr dst, const void* src, std::size_t bytes) = 0;
   virtual void copy_to_host(void* dst, DevicePtr src, std::size_t bytes) = 0;
   virtual void synchronize(std::uint64_t stream) = 0;
+  // Whether `stream` is capturing into a CUDA graph (cuStreamGetCaptureInfo); false off a device.
+  [[nodiscard]] virtual bool is_capturing(std::uint64_t /*stream*/) const { return false; }
 };
 
 }  // namespace metrale

@@ -2,14 +2,14 @@
 // launchers: KernelLaunch(gpu, kernel).grid(..).block(..).arg_ptr(..).arg_u32(..).launch(stream).
 // Invariants: arguments keep their order and exact sizes (the host backend checks them
 // against the kernel's signature); launching an absent handle is a BackendError, never a
-// driver call with a null function.
+// driver call with a null function; the builder holds its arguments in place (at most
+// kMaxKernelArgs, an ArgumentError past that), so a launch allocates nothing.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
-#include <vector>
 
 #include "metrale/gpu/gpu_backend.hpp"
 
@@ -45,10 +45,9 @@ class KernelLaunch {
   template <typename T>
   KernelLaunch& arg(const T& value) {
     static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= kSlotBytes);
-    Slot slot{};
+    Slot& slot = next_slot();
     std::memcpy(slot.bytes.data(), &value, sizeof(T));
     slot.size = sizeof(T);
-    slots_.push_back(slot);
     return *this;
   }
 
@@ -60,7 +59,7 @@ class KernelLaunch {
   void launch(std::uint64_t stream = 0);
 
   [[nodiscard]] const LaunchConfig& config() const { return config_; }
-  [[nodiscard]] std::size_t arg_count() const { return slots_.size(); }
+  [[nodiscard]] std::size_t arg_count() const { return count_; }
 
  private:
   static constexpr std::size_t kSlotBytes = 16;
@@ -69,10 +68,14 @@ class KernelLaunch {
     std::size_t size;
   };
 
+  // The next free slot; ArgumentError when all kMaxKernelArgs are taken.
+  Slot& next_slot();
+
   GpuBackend& gpu_;
   KernelHandle kernel_;
   LaunchConfig config_;
-  std::vector<Slot> slots_;
+  std::array<Slot, kMaxKernelArgs> slots_{};
+  std::size_t count_ = 0;
 };
 
 }  // namespace metrale

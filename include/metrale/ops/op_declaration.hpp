@@ -301,6 +301,10 @@ struct NamedArg {
 // argument and the rule otherwise. `out` must hold op.args.size() values.
 void bind_args(const OpDeclaration& op, std::span<const NamedArg> named, std::span<std::uint64_t> out);
 
+// The values of a call already in declaration order (OpRef::run_values): one per declared
+// argument, every scalar inside its range; ArgumentError naming the op, the argument and the rule.
+void check_values(const OpDeclaration& op, OpArgValues values);
+
 // The same for explain's shape: tensors are not needed (0), a scalar not given takes its fallback
 // or 0; names and ranges are checked as bind_args does.
 void bind_shape(const OpDeclaration& op, std::span<const NamedArg> named, std::span<std::uint64_t> out);
@@ -312,6 +316,14 @@ class OpHost {
   virtual ~OpHost() = default;
   // KernelChoiceError ("no op named X (known: ...)") for an op the host does not hold.
   [[nodiscard]] virtual OpContext op_context(std::string_view op) const = 0;
+  // The context one call on `stream` runs with (`forced_role`: its role's own name, "" for the
+  // guards' pick). The runtime's differs from op_context on a stream capturing into a CUDA graph:
+  // only prepared kernels, on a backend that refuses anything but their launches, or a
+  // CaptureError naming prepare (src/ops/op_capture.hpp).
+  [[nodiscard]] virtual OpContext call_context(std::string_view op, std::uint64_t /*stream*/,
+                                               std::string_view /*forced_role*/) const {
+    return op_context(op);
+  }
 };
 
 // The role's own name for a role name or alias ("" stays ""); KernelChoiceError "<op>: no kernel

@@ -361,6 +361,20 @@ void bind_args(const OpDeclaration& op, std::span<const NamedArg> named, std::sp
   bind(op, named, out, false);
 }
 
+void check_values(const OpDeclaration& op, OpArgValues values) {
+  if (values.size() != op.args.size()) {
+    throw ArgumentError(
+        fmt::format("{}: {} argument values for {} declared arguments", op.name, values.size(), op.args.size()));
+  }
+  for (std::size_t i = 0; i < op.args.size(); ++i) {
+    const ArgDecl& decl = op.args[i];
+    if (!decl.tensor() && (values[i] < decl.min || values[i] > decl.max)) {
+      throw ArgumentError(
+          fmt::format("{}: {}={} is outside [{}, {}]", op.name, decl.name, values[i], decl.min, decl.max));
+    }
+  }
+}
+
 void bind_shape(const OpDeclaration& op, std::span<const NamedArg> named, std::span<std::uint64_t> out) {
   bind(op, named, out, true);
 }
