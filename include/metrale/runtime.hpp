@@ -21,7 +21,6 @@
 #include "metrale/gpu/gpu_backend.hpp"
 #include "metrale/host/host_kernel.hpp"
 #include "metrale/jit/kernel_registry.hpp"
-#include "metrale/kernel_verdict.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "metrale/target/hardware_target.hpp"
 #include "metrale/target/levers.hpp"
@@ -36,6 +35,21 @@ enum class BackendChoice {
 };
 
 using ops::kForcedKernelReason;
+
+// One kernel's verification verdict on this runtime's device (Runtime::verdicts, explain, `metrale-jit
+// verify`; ARCHITECTURE.md, glossary: verdict). A failed one's refusal is the reason the guards report.
+struct KernelVerdict {
+  std::string kernel;
+  std::string params;  // KernelParams::tag()
+  ops::CheckVerdict verdict = ops::CheckVerdict::kSkipped;
+  std::string check;       // the checks run with their shapes, "; "-joined
+  std::string worst;       // the worst element of the failing (else the last) row, or why skipped
+  double ms = 0;           // the checks' wall time (inputs, references, copies, launches); a cached
+                           // verdict keeps the time of the run that made it
+  bool cached = false;     // read from the verdict cache: no check ran
+  bool cacheable = false;  // a result of the kernel's code (not a time limit, a fault, a skip)
+  std::string refusal;     // failed: "failed its check on NVIDIA H200, driver ...: ..."; else empty
+};
 
 struct RuntimeOptions {
   BackendChoice backend = BackendChoice::kAuto;

@@ -8,6 +8,8 @@
 #include <memory>
 #include <utility>
 
+#include "ground/once_slots.hpp"
+
 namespace metrale {
 
 namespace {
@@ -24,6 +26,8 @@ Outcome run_checks(GpuBackend& gpu, const std::vector<CheckUse>& uses) {
     // Isolated from every other thread's streams and captures for the whole check (the capture
     // mode is per thread, so it is set on the thread that launches).
     const IsolatedWork work = gpu.isolate();
+    // The ops' once-per-process lines are the engine's calls', not these forced small runs'.
+    const QuietSlots quiet;
     for (const CheckUse& use : uses) {
       if (!use.context.op->check) {
         continue;
@@ -118,6 +122,8 @@ KernelVerdict verify_kernel(GpuBackend& gpu, std::span<const CheckUse> uses, std
   worker.get();
   Outcome done = outcome.get();
   KernelVerdict verdict = verdict_from_rows(done.rows);
+  // The whole verification's time (inputs, references, copies, launches), not only the launches.
+  verdict.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!done.fault.empty()) {
     verdict.verdict = ops::CheckVerdict::kFailed;
     verdict.cacheable = false;

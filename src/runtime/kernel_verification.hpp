@@ -16,8 +16,8 @@
 #include <string_view>
 #include <vector>
 
-#include "metrale/kernel_verdict.hpp"
 #include "metrale/ops/op_declaration.hpp"
+#include "metrale/runtime.hpp"
 
 namespace metrale {
 
