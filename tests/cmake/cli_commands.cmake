@@ -29,7 +29,7 @@ metrale_cli_test(selftest_silu_mul 0
                  ARGS selftest --target hopper --op silu_mul_fp8_quant ENV ${METRALE_CLI_CACHE})
 # verify: every kernel's verdict on this device (here the host backend); the table, then the JSON's
 # exact keys (tests/scripts/verify_json.cmake).
-metrale_cli_test(verify_table 0 "fp8_act_quant_hopper +[^ ]+ +bytes == parent .* passed .*kernels, 0 failed" ARGS verify
+metrale_cli_test(verify_table 0 "fp8_act_quant_hopper +l4g8 +bytes == parent x3 +passed .* kernels, 0 failed" ARGS verify
                  --target hopper ENV ${METRALE_CLI_CACHE})
 add_test(NAME cli_verify_json COMMAND ${CMAKE_COMMAND} -DCLI=$<TARGET_FILE:metrale-jit> -DKERNEL=fp8_act_quant_hopper -P
                                       ${PROJECT_SOURCE_DIR}/tests/scripts/verify_json.cmake)

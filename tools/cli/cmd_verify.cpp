@@ -6,10 +6,12 @@
 // failed (it is refused: the ops use the next kernel), 0 otherwise.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli_support.hpp"
@@ -18,6 +20,31 @@
 
 namespace metrale::cli {
 namespace {
+
+// The table's check column: each distinct check once with its shape count ("bytes == parent x3"),
+// the shapes themselves are in --json.
+std::string check_summary(const std::string& check) {
+  std::vector<std::pair<std::string, int>> kinds;
+  std::size_t start = 0;
+  while (start < check.size()) {
+    std::size_t end = check.find("; ", start);
+    end = end == std::string::npos ? check.size() : end;
+    std::string kind = check.substr(start, end - start);
+    kind = kind.substr(0, kind.find(" ("));
+    auto found = std::find_if(kinds.begin(), kinds.end(), [&](const auto& known) { return known.first == kind; });
+    if (found == kinds.end()) {
+      kinds.emplace_back(kind, 1);
+    } else {
+      ++found->second;
+    }
+    start = end + 2;
+  }
+  std::string out;
+  for (const auto& [kind, count] : kinds) {
+    out += fmt::format("{}{} x{}", out.empty() ? "" : "; ", kind, count);
+  }
+  return out.empty() ? "-" : out;
+}
 
 struct VerifyOptions {
   std::string target;
@@ -49,8 +76,8 @@ int verify(const VerifyOptions& options) {
   } else {
     TextTable table({{"kernel"}, {"params"}, {"check"}, {"verdict"}, {"worst"}, {"ms", true}, {"cached"}});
     for (const KernelVerdict& v : verdicts) {
-      table.add_row({v.kernel, v.params, v.check.empty() ? "-" : v.check, std::string(ops::to_string(v.verdict)),
-                     v.worst, fmt::format("{:.1f}", v.ms), v.cached ? "yes" : "no"});
+      table.add_row({v.kernel, v.params, check_summary(v.check), std::string(ops::to_string(v.verdict)), v.worst,
+                     fmt::format("{:.1f}", v.ms), v.cached ? "yes" : "no"});
     }
     std::fputs(fmt::format("verify on {} (target {})\n{}{} kernels, {} failed\n", runtime->backend()->describe(),
                            runtime->target().name, table.render(), verdicts.size(), failed)
