@@ -12,7 +12,7 @@ pub const METRALE_ERROR_ARGUMENT: metrale_status = 1;
 pub const METRALE_ERROR_CONFIG: metrale_status = 2;
 pub const METRALE_ERROR_BACKEND: metrale_status = 3;
 pub const METRALE_ERROR_NO_DEVICE: metrale_status = 4;
-pub const METRALE_ABI_VERSION: u32 = 2;
+pub const METRALE_ABI_VERSION: u32 = 3;
 pub const METRALE_BACKEND_HOST: i32 = 1;
 pub const METRALE_ARG_INPUT: i32 = 0;
 pub const METRALE_ARG_OUTPUT: i32 = 1;
@@ -44,6 +44,8 @@ pub struct metrale_runtime_options {
     pub host_sm_count: u32,
     pub host_worker_threads: u32,
     pub bundle_dirs: *const c_char,
+    pub verify: i32,
+    pub verify_time_limit_ms: u32,
 }
 
 #[repr(C)]
@@ -58,6 +60,7 @@ pub struct metrale_runtime_info {
     pub sm_count: u32,
     pub lever_count: usize,
     pub op_count: usize,
+    pub verify: i32,
 }
 
 #[repr(C)]
