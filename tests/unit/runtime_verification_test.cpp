@@ -18,12 +18,12 @@
 #include "ops/op_kernels.hpp"
 #include "ref/bf16.hpp"
 #include "ref/fp8_act_quant_ref.hpp"
-#include "ref/ssm_ba_gates_ref.hpp"
 #include "runtime/kernel_verification.hpp"
 #include "runtime/verdict_cache.hpp"
 #include "runtime/verification_gate.hpp"
 #include "support/edited_templates.hpp"
 #include "support/isolated_runtime.hpp"
+#include "support/kernels_support.hpp"
 
 using namespace metrale;
 
@@ -205,42 +205,20 @@ TEST_CASE("a check that hangs is cut off by the time limit; the kernel is refuse
   CHECK(twin->refusal.find("time limit of 3000 ms") != std::string::npos);
   CHECK(open_ms >= 3000.0);
 
-  // Usable: the BA op at M 64 (above the twin's floor) runs its parent, equal to the reference.
-  const ref::BaGatesRefShape s{64, 96, 512, 512, 96, 48, 3};
-  const auto x = ref::random_bf16(std::size_t{s.m} * s.k_stride, 0x5eed251);
-  const auto weight = ref::random_bf16(std::size_t{s.n} * s.k, 0x5eed252, 0.05F);
-  const auto a_log = ref::random_floats(s.nv, 0x5eed253, -1.0F, 1.0F);
-  const auto dt_bias = ref::random_floats(s.nv, 0x5eed254, -1.0F, 1.0F);
-  std::vector<float> expected(std::size_t{s.m} * s.gate_stride, 0.0F);
-  ref::ssm_ba_gates_reference({x, weight, a_log, dt_bias}, s, expected);
-  GpuBackend& gpu = *runtime->backend();
-  const DevicePtr px = test::upload(gpu, x);
-  const DevicePtr pw = test::upload(gpu, weight);
-  const DevicePtr pa = test::upload(gpu, a_log);
-  const DevicePtr pd = test::upload(gpu, dt_bias);
-  const DevicePtr out = test::upload(gpu, std::vector<float>(expected.size(), -9.0F));
-  const std::vector<ops::NamedArg> args{{"x", px.address},
-                                        {"weight", pw.address},
-                                        {"a_log", pa.address},
-                                        {"dt_bias", pd.address},
-                                        {"gate_out", out.address},
-                                        {"m", s.m},
-                                        {"n", s.n},
-                                        {"k", s.k},
-                                        {"k_stride", s.k_stride},
-                                        {"gate_stride", s.gate_stride},
-                                        {"nv", s.nv},
-                                        {"vheads_per_group", s.vheads_per_group}};
-  const ops::Pick pick = runtime->run("ssm_ba_gates", args);
-  gpu.synchronize(0);
-  std::vector<float> got(expected.size());
-  gpu.copy_to_host(got.data(), out, got.size() * sizeof(float));
-  CHECK(pick.role == "parent");
-  CHECK(reason_of(pick, "twin") == twin->refusal);
-  CHECK(got == expected);  // the parent is bit-exact with the kernel-order reference on the host
-  for (const DevicePtr ptr : {px, pw, pa, pd, out}) {
-    gpu.free(ptr);
+  // Usable: the BA op at M 64 (above the twin's floor) runs its parent, equal to the reference,
+  // and explain names the refusal as the twin's reason.
+  const kernels_test::BaCase c({64, 96, 512, 512, 96, 48, 3}, 0x5eed251);
+  const kernels_test::BaResult ran = kernels_test::run_ba(*runtime, c, kernels_test::BaRun::kOp);
+  REQUIRE(ran.pick);
+  CHECK_FALSE(ran.pick->twin);
+  CHECK_FALSE(ran.pick->mma);
+  CHECK(ran.out == c.reference());  // the parent is bit-exact with the kernel-order reference on the host
+  const std::vector<ops::NamedArg> shape{{"m", 64}, {"n", 96}, {"k", 512}};
+  bool named = false;
+  for (const ops::RoleExplanation& row : runtime->explain("ssm_ba_gates", shape).roles) {
+    named = named || (row.role == "twin" && !row.runs && row.reject == twin->refusal);
   }
+  CHECK(named);
 }
 
 TEST_CASE("METRALE_VERIFY takes on or off and names a bad value", "[runtime][verify]") {
