@@ -14,22 +14,29 @@ std::optional<std::string> nvidia_driver_version(std::string_view proc_text) {
   if (module == std::string_view::npos) {
     return std::nullopt;
   }
-  std::size_t at = module + std::string_view("Kernel Module").size();
-  while (at < proc_text.size() && std::isdigit(static_cast<unsigned char>(proc_text[at])) == 0) {
-    if (proc_text[at] == '\n') {
-      return std::nullopt;
+  // The first word of that line made of digits and dots only, with a dot: "for x86_64" (the open
+  // module's line) and the build date's numbers are not it.
+  std::string_view line = proc_text.substr(module);
+  line = line.substr(0, line.find('\n'));
+  std::size_t at = 0;
+  while (at < line.size()) {
+    while (at < line.size() && std::isspace(static_cast<unsigned char>(line[at])) != 0) {
+      ++at;
     }
-    ++at;
+    std::size_t end = at;
+    while (end < line.size() && std::isspace(static_cast<unsigned char>(line[end])) == 0) {
+      ++end;
+    }
+    const std::string_view word = line.substr(at, end - at);
+    const bool dotted_number = !word.empty() && word.find('.') != std::string_view::npos &&
+                               std::isdigit(static_cast<unsigned char>(word.front())) != 0 &&
+                               word.find_first_not_of("0123456789.") == std::string_view::npos;
+    if (dotted_number) {
+      return std::string(word);
+    }
+    at = end;
   }
-  std::size_t end = at;
-  while (end < proc_text.size() &&
-         (std::isdigit(static_cast<unsigned char>(proc_text[end])) != 0 || proc_text[end] == '.')) {
-    ++end;
-  }
-  if (end == at || proc_text.substr(at, end - at).find('.') == std::string_view::npos) {
-    return std::nullopt;
-  }
-  return std::string(proc_text.substr(at, end - at));
+  return std::nullopt;
 }
 
 std::string cuda_version_text(int version) { return fmt::format("CUDA {}.{}", version / 1000, (version % 1000) / 10); }
