@@ -5,14 +5,16 @@
 #                                     folder proven complete, then the dry run against it.
 #   tools/device_check.sh             ON THE DEVICE, from the repo root, build-device carried, in
 #                                     this order: env (diagnostics; stops the run if the bench
-#                                     cannot start, unless --force), bench (goal shapes first),
+#                                     cannot start, unless --force), verify (`metrale-jit verify`:
+#                                     every kernel's check on this device, its table in
+#                                     tests.log), bench (goal shapes first),
 #                                     tests (tests/gpu), python (python/tests/test_cuda_torch.py
 #                                     on the staged package), peers (tools/peers.py), memcheck and
 #                                     racecheck (compute-sanitizer on the bench's --sanity;
 #                                     skipped if the bench timed out). Files in $OUT: env.log,
 #                                     bench.log, tests.log, peers.log, results.json, summary.txt.
 #   tools/device_check.sh --dry-run   everything that needs no device, against the same binaries.
-# Options: --only STEP[,STEP] / --skip STEP[,STEP] (bench, tests, python, peers, memcheck, racecheck,
+# Options: --only STEP[,STEP] / --skip STEP[,STEP] (verify, bench, tests, python, peers, memcheck, racecheck,
 #   sanitizers; env always runs unless skipped), --force (go on when the bench cannot start),
 #   --deadline S (steps' total, default 360), --cap STEP=S, --log-cap BYTES (default 4 MiB),
 #   --bench / --gpu-tests / --peers / --sanitizer PATH (stand-ins, for tests; --gpu-tests none),
@@ -35,7 +37,7 @@ STAGE="$ROOT/build-device"
 MODE=device FORCE=0 ONLY="" SKIP="" DEADLINE=360 STAGE_FROM=""
 export LOG_CAP=$((4 << 20))  # read by steps.sh
 BENCH="" GPU_TESTS="" PEERS="" SANITIZER=compute-sanitizer
-declare -A CAP=([bench]=150 [tests]=90 [python]=60 [peers]=150 [memcheck]=75 [racecheck]=75)
+declare -A CAP=([verify]=60 [bench]=150 [tests]=90 [python]=60 [peers]=150 [memcheck]=75 [racecheck]=75)
 usage() { sed -n '2,25p' "${BASH_SOURCE[0]}"; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -59,13 +61,14 @@ while [ $# -gt 0 ]; do
   shift
 done
 for name in ${ONLY//,/ } ${SKIP//,/ }; do
-  case "$name" in env | bench | tests | python | peers | memcheck | racecheck | sanitizers) ;;
-    *) echo "device_check.sh: unknown step '$name' (env bench tests python peers memcheck racecheck sanitizers)" >&2
+  case "$name" in env | verify | bench | tests | python | peers | memcheck | racecheck | sanitizers) ;;
+    *) echo "device_check.sh: unknown step '$name' (env verify bench tests python peers memcheck racecheck sanitizers)" >&2
        exit 2 ;;
   esac
 done
 BENCH=${BENCH:-$STAGE/bin/metrale-ops-bench}
 GPU_TESTS=${GPU_TESTS:-$STAGE/bin/metrale_gpu_tests}
+CLI=${CLI:-$STAGE/bin/metrale-jit}
 
 # --- --build: here, Release, staged with its libraries, then the dry run -------------------
 if [ "$MODE" = build ]; then
@@ -138,6 +141,9 @@ python_step() {
 if ! env_step; then
   :  # stopped: the bench cannot start, so nothing else can tell more; results and summary say so
 elif [ "$MODE" = device ]; then
+  # First: every kernel's verdict on this device (the first run of the device code since ecae987).
+  if [ -x "$CLI" ]; then run_step verify tests.log "${CAP[verify]}" exit:0 "$CLI" verify
+  else note verify skipped "no metrale-jit staged at $CLI"; fi
   run_step bench bench.log "${CAP[bench]}" exit:0 "$BENCH" --json "$SCRATCH/bench.json"
   # The GPU tests read a few kernel files from the checkout; the staged binaries name the folder
   # they were built from, which this machine may not have.
@@ -161,6 +167,8 @@ else
   # Dry run: the same binaries and scripts, with nothing that needs a device.
   no_device=77  # what the GPU binaries answer here; a dry run on a GPU machine passes too
   command -v nvidia-smi >/dev/null && no_device=0
+  if [ -x "$CLI" ]; then run_step verify tests.log 60 exit:0 "$CLI" verify  # the host backend here
+  else note verify skipped "no metrale-jit staged at $CLI"; fi
   run_step bench-no-device bench.log 20 "exit:$no_device" "$BENCH" --sanity
   run_step bench bench.log 60 exit:0 "$BENCH" --host --json "$SCRATCH/bench.json"
   run_step sanity-host bench.log 30 exit:0 "$BENCH" --host --sanity

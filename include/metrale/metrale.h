@@ -38,7 +38,7 @@ extern "C" {
 /* Bumped when a struct grows or a function changes meaning. 2: ops by name (metrale_op_run,
  * metrale_op_explain), levers by name (metrale_lever_*), no per-op functions or lever fields.
  * 3: graph capture (metrale_op_prepare, METRALE_ERROR_CAPTURE) and the CUDA error of a failure
- * (metrale_last_error_info). */
+ * (metrale_last_error_info); verification (options.verify, verify_time_limit_ms, info.verify). */
 #define METRALE_ABI_VERSION 3
 
 typedef enum metrale_status {
@@ -105,6 +105,11 @@ typedef struct metrale_runtime_options {
   /* Ahead-of-time bundles (`metrale-jit build --bundle DIR`), ':'-separated, looked in before
    * those of METRALE_BUNDLE_DIR, the disk cache and NVRTC. NULL or "": none but the variable's. */
   const char* bundle_dirs;
+  /* ABI 3: verification, every kernel checked on the device before an op uses it (a kernel that
+   * fails is refused: the op runs the next one). -1: METRALE_VERIFY decides (on unless "off");
+   * 0 off; 1 on. A struct of ABI 2 (without these fields) means -1 and the default limit. */
+  int32_t verify;
+  uint32_t verify_time_limit_ms; /* the most one kernel's checks may take; 0: 30000 */
 } metrale_runtime_options;
 
 /* One lever set by the caller: its [defaults] key ("ssm_ba_gates_hopper") and 1 on / 0 off. */
@@ -136,6 +141,9 @@ typedef struct metrale_runtime_info {
   uint32_t sm_count;            /* what the guards use */
   size_t lever_count;           /* metrale_lever_get's indices: [0, lever_count) */
   size_t op_count;              /* metrale_op_get's indices: [0, op_count) */
+  /* ABI 3: 1 when kernels are verified on the device before an op uses them (options.verify,
+   * METRALE_VERIFY); a struct of ABI 2 ends before this field and is filled up to its size. */
+  int32_t verify;
 } metrale_runtime_info;
 
 METRALE_API void metrale_runtime_info_init(metrale_runtime_info* info);

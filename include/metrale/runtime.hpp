@@ -42,6 +42,21 @@ enum class BackendChoice {
 
 using ops::kForcedKernelReason;
 
+// One kernel's verification verdict on this runtime's device (Runtime::verdicts, explain, `metrale-jit
+// verify`; ARCHITECTURE.md, glossary: verdict). A failed one's refusal is the reason the guards report.
+struct KernelVerdict {
+  std::string kernel;
+  std::string params;  // KernelParams::tag()
+  ops::CheckVerdict verdict = ops::CheckVerdict::kSkipped;
+  std::string check;       // the checks run with their shapes, "; "-joined
+  std::string worst;       // the worst element of the failing (else the last) row, or why skipped
+  double ms = 0;           // the checks' wall time (inputs, references, copies, launches); a cached
+                           // verdict keeps the time of the run that made it
+  bool cached = false;     // read from the verdict cache: no check ran
+  bool cacheable = false;  // a result of the kernel's code (not a time limit, a fault, a skip)
+  std::string refusal;     // failed: "failed its check on NVIDIA H200, driver ...: ..."; else empty
+};
+
 struct RuntimeOptions {
   BackendChoice backend = BackendChoice::kAuto;
   int device_ordinal = 0;
@@ -74,6 +89,14 @@ struct RuntimeOptions {
   // Ahead-of-time bundles (directories written by `metrale-jit build --bundle`), looked in
   // before the disk cache and NVRTC, followed by those of METRALE_BUNDLE_DIR (':'-separated).
   std::vector<std::string> bundle_dirs;
+  // Verification (ARCHITECTURE.md, glossary: verdict): every kernel an op can run is checked on
+  // this device against its parent or reference before an op may use it, and refused (absent,
+  // with its reason) when it fails. nullopt: METRALE_VERIFY (on unless "off"); true/false here
+  // override it. Verdicts are kept on disk beside the disk cache's entries (verdicts/), so a warm
+  // open runs no check; with `registry` given and no cache_dir they are kept in memory only.
+  std::optional<bool> verify;
+  // The most one kernel's checks may take before the kernel is refused (a hang is cut off).
+  std::uint32_t verify_time_limit_ms = 30000;
 };
 
 class Runtime;
@@ -97,6 +120,7 @@ class OpRef {
   Runtime* runtime_;
   std::size_t index_;  // into the runtime's resolved ops
 };
+class VerificationGate;
 
 class Runtime : public ops::OpHost {
  public:
@@ -119,6 +143,17 @@ class Runtime : public ops::OpHost {
   // The registry handle of a kernel the target ships (the library's or an engine's), read
   // lock-free; 0 when absent (not shipped, still building, failed, or no device).
   [[nodiscard]] KernelHandle kernel_handle(std::string_view kernel) const;
+
+  // Whether kernels are verified before use (RuntimeOptions::verify, METRALE_VERIFY).
+  [[nodiscard]] bool verification_enabled() const;
+  // The verdict of every kernel loaded on this device so far, in declaration order (background
+  // variants appear once their verification is done; wait with registry().wait_background()).
+  [[nodiscard]] std::vector<KernelVerdict> verdicts() const;
+  // The verdict of one shipped kernel, nullopt when none was reached (verification off, no device,
+  // not loaded yet).
+  [[nodiscard]] std::optional<KernelVerdict> verdict(std::string_view kernel) const;
+  // How many kernels this runtime checked (verdicts answered from the cache are not counted).
+  [[nodiscard]] std::uint64_t verification_checks_run() const;
 
   // The ops this runtime serves: the library's, then the engine's (RuntimeOptions::ops).
   [[nodiscard]] const ops::OpSet& ops() const { return ops_; }
@@ -180,6 +215,8 @@ class Runtime : public ops::OpHost {
   HardwareTarget target_;
   Levers levers_;
   std::unique_ptr<KernelRegistry> registry_;
+  // After the registry: destroyed first, once background builds are done (~Runtime waits them).
+  std::unique_ptr<VerificationGate> verification_;
   std::map<std::string, VariantId, std::less<>> variant_ids_;
   ops::OpSet ops_;
   std::vector<ResolvedOp> resolved_;

@@ -49,7 +49,9 @@ class Runtime:
     ``Runtime("host")`` runs on the CPU, anywhere; ``Runtime("cuda", device=1)`` on that GPU.
     ``levers={"ssm_ba_gates_hopper": False}`` sets levers by their [defaults] key over the
     target file and the environment (``rt.levers`` lists them with their provenance). Close it
-    (``close()`` or a ``with`` block) to free its kernels.
+    (``close()`` or a ``with`` block) to free its kernels. ``verify=False`` uses the kernels
+    without checking them on the device first (``True`` checks; ``None``: METRALE_VERIFY, on
+    unless ``off``); a kernel that fails its check is refused and the op runs the next one.
     """
 
     def __init__(
@@ -63,6 +65,7 @@ class Runtime:
         host_sm_count: int = 0,
         host_worker_threads: int = 0,
         bundle_dirs: Sequence[str] | None = None,
+        verify: bool | None = None,
     ) -> None:
         if backend not in _BACKENDS:
             raise ArgumentError(f"backend={backend!r}: expected 'auto', 'host' or 'cuda'")
@@ -72,12 +75,15 @@ class Runtime:
             if not isinstance(key, str) or not isinstance(value, bool):
                 raise ArgumentError(f"levers[{key!r}]={value!r}: expected a lever's [defaults] key and True or False")
             overrides.append((key, value))
+        if verify is not None and not isinstance(verify, bool):
+            raise ArgumentError(f"verify={verify!r}: expected True, False or None (METRALE_VERIFY decides)")
         if bundle_dirs is not None and (isinstance(bundle_dirs, str) or any(":" in d for d in bundle_dirs)):
             raise ArgumentError(f"bundle_dirs={bundle_dirs!r}: expected a list of directories, none with ':' in its name")
         #: The C ABI itself (pointers as ints), for engines that manage their own memory.
         self.raw = _native.NativeRuntime(
             _BACKENDS[backend], device, target, cache_dir, overrides, _count("host_sm_count", host_sm_count),
             _count("host_worker_threads", host_worker_threads), ":".join(bundle_dirs) if bundle_dirs else None,
+            -1 if verify is None else int(verify),
         )
         self._on_host = backend == "host"
         self._device = device
@@ -85,6 +91,8 @@ class Runtime:
         #: Whether ops can run (explain needs no device); when not, ``no_device_reason`` says why.
         self.has_device: bool = info["has_device"]
         self.no_device_reason: str = info["no_device_reason"]
+        #: Whether kernels are verified on the device before an op uses them (``verify=``, METRALE_VERIFY).
+        self.verify: bool = info["verify"]
         specs = [OpSpec.from_native(d) for d in self.raw.ops()]
         self._specs: dict[str, OpSpec] = {}
         for spec in specs:

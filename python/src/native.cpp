@@ -155,8 +155,8 @@ class NativeRuntime {
  public:
   NativeRuntime(int backend, int device_ordinal, std::optional<std::string> target,
                 std::optional<std::string> cache_dir, const std::vector<std::pair<std::string, bool>>& levers,
-                std::uint32_t host_sm_count, std::uint32_t host_worker_threads,
-                std::optional<std::string> bundle_dirs) {
+                std::uint32_t host_sm_count, std::uint32_t host_worker_threads, std::optional<std::string> bundle_dirs,
+                int verify) {
     std::vector<metrale_lever_override> overrides;
     for (const auto& [name, value] : levers) {
       overrides.push_back(metrale_lever_override{name.c_str(), value ? 1 : 0});
@@ -172,6 +172,7 @@ class NativeRuntime {
     options.host_sm_count = host_sm_count;
     options.host_worker_threads = host_worker_threads;
     options.bundle_dirs = bundle_dirs ? bundle_dirs->c_str() : nullptr;
+    options.verify = verify;  // -1: METRALE_VERIFY decides
     metrale_status status = METRALE_OK;
     {
       nb::gil_scoped_release unlocked;
@@ -227,6 +228,7 @@ class NativeRuntime {
     out["target_source"] = text(info.target_source);
     out["arch"] = text(info.arch);
     out["sm_count"] = info.sm_count;
+    out["verify"] = info.verify != 0;
     out["lever_count"] = info.lever_count;
     out["op_count"] = info.op_count;
     return out;
@@ -575,10 +577,10 @@ NB_MODULE(_native, m) {
   nb::class_<NativeRuntime>(m, "NativeRuntime")
       .def(nb::init<int, int, std::optional<std::string>, std::optional<std::string>,
                     const std::vector<std::pair<std::string, bool>>&, std::uint32_t, std::uint32_t,
-                    std::optional<std::string>>(),
+                    std::optional<std::string>, int>(),
            nb::arg("backend"), nb::arg("device_ordinal"), nb::arg("target").none(), nb::arg("cache_dir").none(),
            nb::arg("levers"), nb::arg("host_sm_count"), nb::arg("host_worker_threads"),
-           nb::arg("bundle_dirs").none() = nb::none())
+           nb::arg("bundle_dirs").none() = nb::none(), nb::arg("verify") = -1)
       .def("close", &NativeRuntime::close)
       .def_prop_ro("closed", &NativeRuntime::closed)
       .def("describe", &NativeRuntime::describe)

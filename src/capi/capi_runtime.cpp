@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <filesystem>
 #include <map>
 
@@ -74,6 +76,22 @@ RuntimeOptions runtime_options(const metrale_runtime_options& options) {
     for (const std::filesystem::path& dir : BundleSet::split_dirs(options.bundle_dirs)) {
       out.bundle_dirs.push_back(dir.string());
     }
+  }
+  // ABI 3's fields, read only from a struct that holds them (an ABI 2 caller's is smaller).
+  if (has_field(options.struct_size, offsetof(metrale_runtime_options, verify), sizeof(options.verify))) {
+    if (options.verify < -1 || options.verify > 1) {
+      throw CapiError(
+          METRALE_ERROR_ARGUMENT,
+          fmt::format("options.verify is {}: -1 (METRALE_VERIFY decides), 0 (off) or 1 (on)", options.verify));
+    }
+    if (options.verify != -1) {
+      out.verify = options.verify == 1;
+    }
+  }
+  if (has_field(options.struct_size, offsetof(metrale_runtime_options, verify_time_limit_ms),
+                sizeof(options.verify_time_limit_ms)) &&
+      options.verify_time_limit_ms != 0) {
+    out.verify_time_limit_ms = options.verify_time_limit_ms;
   }
   return out;
 }
@@ -159,6 +177,7 @@ void metrale_runtime_options_init(metrale_runtime_options* options) {
   if (options != nullptr) {
     *options = metrale_runtime_options{};
     options->struct_size = sizeof(metrale_runtime_options);
+    options->verify = -1;
   }
 }
 
@@ -169,7 +188,8 @@ metrale_status metrale_runtime_open(const metrale_runtime_options* options, metr
     metrale_runtime_options defaults;
     metrale_runtime_options_init(&defaults);
     if (options != nullptr) {
-      require_struct(options, "options");
+      // ABI 2's struct ended at bundle_dirs: it is still accepted (verification then as METRALE_VERIFY says).
+      require_struct_since(options, "options", offsetof(metrale_runtime_options, verify));
     }
     auto handle = std::make_unique<metrale_runtime>();
     handle->runtime = metrale::Runtime::open(runtime_options(options != nullptr ? *options : defaults));
@@ -203,7 +223,8 @@ metrale_status metrale_runtime_describe(const metrale_runtime* runtime, metrale_
   using namespace metrale::capi;
   return capi_call("metrale_runtime_describe", [&] {
     const metrale::Runtime& rt = runtime_of(runtime);
-    require_struct(info, "info");
+    // ABI 2's struct ended at op_count: filled up to the caller's size, never past it.
+    require_struct_since(info, "info", offsetof(metrale_runtime_info, verify));
     metrale_runtime_info out;
     metrale_runtime_info_init(&out);
     out.struct_size = info->struct_size;
@@ -216,7 +237,8 @@ metrale_status metrale_runtime_describe(const metrale_runtime* runtime, metrale_
     out.sm_count = runtime->sm_count;
     out.lever_count = runtime->levers.size();
     out.op_count = runtime->ops.size();
-    *info = out;
+    out.verify = rt.verification_enabled() ? 1 : 0;
+    std::memcpy(info, &out, std::min(info->struct_size, sizeof(out)));
   });
 }
 

@@ -69,6 +69,15 @@ class CudaBackend final : public GpuBackend {
   // launch's occupancy, as the first launch would.
   void prepare_launch(KernelHandle kernel, const LaunchConfig& config) override;
 
+  // Verification's identity and isolation (cuda_isolation.cpp).
+  [[nodiscard]] std::string device_name() const override;
+  [[nodiscard]] std::string device_uuid() const override;
+  [[nodiscard]] std::string driver_version() const override;
+  IsolatedWork isolate() override;
+  void copy_to_device_on(std::uint64_t stream, DevicePtr dst, const void* src, std::size_t bytes) override;
+  void copy_to_host_on(std::uint64_t stream, void* dst, DevicePtr src, std::size_t bytes) override;
+  [[nodiscard]] std::optional<std::string> context_lost() override;
+
   [[nodiscard]] std::size_t loaded_module_count() const;
 
   // Our context, current until the returned scope ends; then the caller's again. Public for

@@ -58,6 +58,13 @@ CudaDriverStatus load_driver() {
   METRALE_CUDA_SYMBOL(get_proc, driver.stream_synchronize, cuStreamSynchronize, 2000, missing);
   METRALE_CUDA_SYMBOL(get_proc, driver.get_error_name, cuGetErrorName, 6000, missing);
   METRALE_CUDA_SYMBOL(get_proc, driver.get_error_string, cuGetErrorString, 6000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.stream_create, cuStreamCreate, 2000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.stream_destroy, cuStreamDestroy, 4000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.memcpy_htod_async, cuMemcpyHtoDAsync, 3020, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.memcpy_dtoh_async, cuMemcpyDtoHAsync, 3020, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.thread_exchange_capture_mode, cuThreadExchangeStreamCaptureMode, 10010, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.device_get_uuid, cuDeviceGetUuid, 11040, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.driver_get_version, cuDriverGetVersion, 2020, missing);
   if (missing != nullptr) {
     status.reason = std::string("libcuda.so.1 lacks the entry point ") + missing;
     return status;

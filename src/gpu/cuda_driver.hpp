@@ -49,6 +49,14 @@ struct CudaDriver {
   PFN_cuMemcpyDtoH_v3020 memcpy_dtoh = nullptr;
   PFN_cuStreamSynchronize_v2000 stream_synchronize = nullptr;
   PFN_cuGetErrorName_v6000 get_error_name = nullptr;
+  // Verification's isolation and identity (GpuBackend::isolate, device_uuid, driver_version).
+  PFN_cuStreamCreate_v2000 stream_create = nullptr;
+  PFN_cuStreamDestroy_v4000 stream_destroy = nullptr;
+  PFN_cuMemcpyHtoDAsync_v3020 memcpy_htod_async = nullptr;
+  PFN_cuMemcpyDtoHAsync_v3020 memcpy_dtoh_async = nullptr;
+  PFN_cuThreadExchangeStreamCaptureMode_v10010 thread_exchange_capture_mode = nullptr;
+  PFN_cuDeviceGetUuid_v11040 device_get_uuid = nullptr;
+  PFN_cuDriverGetVersion_v2020 driver_get_version = nullptr;
   PFN_cuGetErrorString_v6000 get_error_string = nullptr;
 
   // "CUDA_ERROR_INVALID_VALUE (invalid argument)"; "CUresult 123" when the driver has no name.

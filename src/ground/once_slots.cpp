@@ -3,6 +3,13 @@
 
 namespace metrale {
 
+namespace {
+thread_local int quiet_depth = 0;
+}  // namespace
+
+QuietSlots::QuietSlots() { ++quiet_depth; }
+QuietSlots::~QuietSlots() { --quiet_depth; }
+
 OnceSlots::OnceSlots(std::size_t count) : count_(count), claimed_(std::make_unique<std::atomic<bool>[]>(count)) {
   for (std::size_t i = 0; i < count_; ++i) {
     claimed_[i].store(false, std::memory_order_relaxed);
@@ -10,7 +17,7 @@ OnceSlots::OnceSlots(std::size_t count) : count_(count), claimed_(std::make_uniq
 }
 
 bool OnceSlots::claim(std::size_t index) {
-  if (index >= count_) {
+  if (index >= count_ || quiet_depth > 0) {
     return false;
   }
   return !claimed_[index].exchange(true, std::memory_order_acq_rel);

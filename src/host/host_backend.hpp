@@ -79,6 +79,10 @@ class HostBackend final : public GpuBackend {
 
   [[nodiscard]] std::string describe() const override;
   [[nodiscard]] std::string device_key() const override { return "host"; }
+  // Fixed: the host backend runs the same code on every machine, so a verdict holds for all of them.
+  [[nodiscard]] std::string device_name() const override { return "host backend"; }
+  [[nodiscard]] std::string device_uuid() const override { return "host"; }
+  [[nodiscard]] std::string driver_version() const override { return "none"; }
   [[nodiscard]] bool needs_compiled_image() const override { return false; }
   [[nodiscard]] std::optional<std::uint32_t> sm_count() const override { return options_.sm_count; }
   [[nodiscard]] std::optional<std::uint32_t> max_dynamic_shared_bytes() const override {

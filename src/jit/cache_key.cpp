@@ -49,13 +49,17 @@ std::string sanitize_cache_name_part(const std::string& text, std::size_t max_le
   return out;
 }
 
-std::string CacheKey::digest() const {
+std::string fields_digest(std::initializer_list<const std::string*> fields) {
   std::string buffer;
-  for (const std::string* field : {&kernel, &params_tag, &arch, &nvrtc_version, &options, &source_digest}) {
+  for (const std::string* field : fields) {
     append_length_prefixed(buffer, *field);
   }
   const XXH128_hash_t hash = XXH3_128bits(buffer.data(), buffer.size());
   return hex_digest(hash.high64, hash.low64);
+}
+
+std::string CacheKey::digest() const {
+  return fields_digest({&kernel, &params_tag, &arch, &nvrtc_version, &options, &source_digest});
 }
 
 std::string hex_digest(std::uint64_t high, std::uint64_t low) { return fmt::format("{:016x}{:016x}", high, low); }

@@ -7,6 +7,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 namespace metrale {
@@ -14,6 +15,10 @@ namespace metrale {
 // A 128-bit digest (XXH3-128's high and low halves) as 32 lowercase hex digits, high first: the
 // one spelling of every digest the JIT writes (cache keys, source digests). Pure.
 std::string hex_digest(std::uint64_t high, std::uint64_t low);
+
+// XXH3-128 over `fields`, each length-prefixed, as hex_digest spells it: the digest of every key
+// made of text fields (cache keys, verdict keys). Pure.
+std::string fields_digest(std::initializer_list<const std::string*> fields);
 
 struct CacheKey {
   std::string kernel;         // "ssm_ba_gates_hopper"

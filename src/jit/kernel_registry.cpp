@@ -265,25 +265,26 @@ DeviceIndex KernelRegistry::load(GpuBackend& backend, LoadMode mode) {
 void KernelRegistry::load_ids(GpuBackend& backend, DeviceIndex device, std::span<const VariantId> ids) {
   if (!backend.needs_compiled_image()) {
     const std::shared_ptr<const SourceSet> snapshot = sources();
+    std::vector<LoadedVariant> loaded;
     for (const VariantId id : ids) {
       const KernelVariant declared = variant(id);
       BuildRecord record{id, declared.kernel, declared.params, "host", BuildOrigin::kHost, nullptr, {}};
       try {
-        handles_->set(id, device,
-                      backend.load(LoadRequest{declared.kernel,
-                                               declared.params,
-                                               declared.name_expression,
-                                               {},
-                                               {},
-                                               ImageKind::kCubin,
-                                               declared.source,
-                                               &snapshot->sources()}));
+        loaded.push_back(LoadedVariant{id, backend.load(LoadRequest{declared.kernel,
+                                                                    declared.params,
+                                                                    declared.name_expression,
+                                                                    {},
+                                                                    {},
+                                                                    ImageKind::kCubin,
+                                                                    declared.source,
+                                                                    &snapshot->sources()})});
       } catch (const Error& error) {
         record.load_error = error.what();
         logger().warn("kernel {} could not be loaded on {}: {}", declared.kernel, backend.device_key(), error.what());
       }
       keep_record(record);
     }
+    publish(backend, device, loaded);
     return;
   }
   // A bundle built for the device's own SM answers the arch question without NVRTC, so a
@@ -298,20 +299,38 @@ void KernelRegistry::load_ids(GpuBackend& backend, DeviceIndex device, std::span
                   nvrtc_version());
     return;
   }
+  std::vector<LoadedVariant> loaded;
   for (BuildRecord& record : build_ids(*arch, ids)) {
     if (!record.entry->ok) {
       continue;
     }
     const KernelVariant declared = variant(record.id);
     try {
-      handles_->set(
-          record.id, device,
+      loaded.push_back(LoadedVariant{
+          record.id,
           backend.load(LoadRequest{declared.kernel, declared.params, declared.name_expression,
-                                   record.entry->lowered_name, record.entry->image(), record.entry->image_kind()}));
+                                   record.entry->lowered_name, record.entry->image(), record.entry->image_kind()})});
     } catch (const Error& error) {
       record.load_error = error.what();
       logger().warn("kernel {} could not be loaded on {}: {}", declared.kernel, backend.device_key(), error.what());
       keep_record(record);
+    }
+  }
+  publish(backend, device, loaded);
+}
+
+void KernelRegistry::publish(GpuBackend& backend, DeviceIndex device, std::span<const LoadedVariant> loaded) {
+  std::vector<bool> allowed(loaded.size(), true);
+  if (options_.publish_gate && !loaded.empty()) {
+    allowed = options_.publish_gate(backend, device, loaded);
+    if (allowed.size() != loaded.size()) {
+      throw BackendError("the registry's publish gate answered " + std::to_string(allowed.size()) + " flags for " +
+                         std::to_string(loaded.size()) + " loaded kernels");
+    }
+  }
+  for (std::size_t i = 0; i < loaded.size(); ++i) {
+    if (allowed[i]) {
+      handles_->set(loaded[i].id, device, loaded[i].handle);
     }
   }
 }

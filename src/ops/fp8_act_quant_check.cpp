@@ -36,15 +36,15 @@ using check::Quantised;
 
 std::uint32_t m_aligned_of(const Shape& s) { return s.column_major_pow2 ? (s.m + 3) / 4 * 4 : 0; }
 
-Quantised run_role(const OpContext& context, std::string_view role, const Shape& s,
+Quantised run_role(const OpContext& context, std::string_view role, std::uint64_t stream, const Shape& s,
                    const std::vector<std::uint16_t>& x_values) {
   GpuBackend& gpu = *context.gpu;
   const std::uint32_t groups = s.k / kFp8QuantGroupSize;
   const std::uint32_t m_aligned = m_aligned_of(s);
   const std::size_t scale_count = std::size_t{s.column_major_pow2 ? m_aligned : s.m} * groups;
-  const check::Buffer x(gpu, x_values);
-  const check::Buffer q(gpu, std::vector<std::uint8_t>(std::size_t{s.m} * s.k, check::kPoisonByte));
-  const check::Buffer scales(gpu, check::poisoned_floats(scale_count));
+  const check::Buffer x(gpu, stream, x_values);
+  const check::Buffer q(gpu, stream, std::vector<std::uint8_t>(std::size_t{s.m} * s.k, check::kPoisonByte));
+  const check::Buffer scales(gpu, stream, check::poisoned_floats(scale_count));
   const NamedArg args[] = {{"x", x.address()},
                            {"q", q.address()},
                            {"scales", scales.address()},
@@ -55,7 +55,7 @@ Quantised run_role(const OpContext& context, std::string_view role, const Shape&
                            {"m_aligned", m_aligned},
                            {"pow2_scales", s.column_major_pow2 ? 1U : 0U}};
   Quantised out;
-  out.ms = check::run_forced(context, role, args);
+  out.ms = check::run_forced(context, role, args, stream);
   out.q = q.download<std::uint8_t>();
   out.scales = check::scales_by_token(scales.download<float>(), s.m, groups, s.column_major_pow2, m_aligned);
   return out;
@@ -70,8 +70,8 @@ void check_shape(const OpContext& context, const CheckOptions& options, const Sh
   roles.want_parent = options.role.empty() || options.role == kParent;
   roles.want_twin = options.role.empty() || options.role == kTwin;
   roles.parent_skipped = check::why_skipped(context, kParent);
-  roles.run_parent = [&] { return run_role(context, kParent, s, x); };
-  roles.run_twin = [&] { return run_role(context, kTwin, s, x); };
+  roles.run_parent = [&] { return run_role(context, kParent, options.stream, s, x); };
+  roles.run_twin = [&] { return run_role(context, kTwin, options.stream, s, x); };
   check::check_parent_and_twin(context, shape_text(s), roles, {expected.q, expected.scales}, s.k, out);
 }
 

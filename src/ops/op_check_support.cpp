@@ -14,10 +14,10 @@
 
 namespace metrale::ops::check {
 
-Buffer::Buffer(GpuBackend& gpu, const void* data, std::size_t bytes)
-    : gpu_(gpu), ptr_(gpu.alloc(std::max<std::size_t>(bytes, 1))), bytes_(bytes) {
+Buffer::Buffer(GpuBackend& gpu, std::uint64_t stream, const void* data, std::size_t bytes)
+    : gpu_(gpu), stream_(stream), ptr_(gpu.alloc(std::max<std::size_t>(bytes, 1))), bytes_(bytes) {
   try {
-    gpu.copy_to_device(ptr_, data, bytes_);
+    gpu.copy_to_device_on(stream_, ptr_, data, bytes_);
   } catch (...) {
     gpu.free(ptr_);
     throw;
@@ -31,7 +31,7 @@ Buffer::~Buffer() {
   }
 }
 
-void Buffer::read(void* out) const { gpu_.copy_to_host(out, ptr_, bytes_); }
+void Buffer::read(void* out) const { gpu_.copy_to_host_on(stream_, out, ptr_, bytes_); }
 
 std::vector<float> poisoned_floats(std::size_t count) {
   return std::vector<float>(count, std::bit_cast<float>(kPoisonFloatBits));
@@ -48,14 +48,15 @@ std::optional<std::string> why_skipped(const OpContext& context, std::string_vie
   return std::nullopt;
 }
 
-double run_forced(const OpContext& context, std::string_view role, std::span<const NamedArg> args) {
+double run_forced(const OpContext& context, std::string_view role, std::span<const NamedArg> args,
+                  std::uint64_t stream) {
   const OpDeclaration& op = *context.op;
   std::array<std::uint64_t, kMaxArgs> values{};
   const std::span<std::uint64_t> bound(values.data(), op.args.size());
   bind_args(op, args, bound);
   const auto start = std::chrono::steady_clock::now();
-  run_op(context, OpCall{bound, 0, role});
-  context.gpu->synchronize(0);
+  run_op(context, OpCall{bound, stream, role});
+  context.gpu->synchronize(stream);
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 

@@ -25,12 +25,14 @@ namespace metrale::ops::check {
 inline constexpr std::uint32_t kPoisonFloatBits = 0x7fc0dead;
 inline constexpr std::uint8_t kPoisonByte = 0xAB;
 
-// One allocation on the context's device, freed when it goes out of scope.
+// One allocation on the context's device, freed when it goes out of scope; its copies are ordered
+// on `stream` (CheckOptions::stream).
 class Buffer {
  public:
-  Buffer(GpuBackend& gpu, const void* data, std::size_t bytes);
+  Buffer(GpuBackend& gpu, std::uint64_t stream, const void* data, std::size_t bytes);
   template <typename T>
-  Buffer(GpuBackend& gpu, const std::vector<T>& values) : Buffer(gpu, values.data(), values.size() * sizeof(T)) {}
+  Buffer(GpuBackend& gpu, std::uint64_t stream, const std::vector<T>& values)
+      : Buffer(gpu, stream, values.data(), values.size() * sizeof(T)) {}
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
   ~Buffer();
@@ -45,6 +47,7 @@ class Buffer {
  private:
   void read(void* out) const;
   GpuBackend& gpu_;
+  std::uint64_t stream_;
   DevicePtr ptr_;
   std::size_t bytes_;
 };
@@ -55,9 +58,10 @@ std::vector<float> poisoned_floats(std::size_t count);
 // The verdict of a role that cannot run here: no device, or its kernel absent. nullopt: it can.
 std::optional<std::string> why_skipped(const OpContext& context, std::string_view role);
 
-// Runs `role` forced through run_op with the named arguments and waits for it; returns the
-// milliseconds it took (upload excluded).
-double run_forced(const OpContext& context, std::string_view role, std::span<const NamedArg> args);
+// Runs `role` forced through run_op with the named arguments on `stream` and waits for it;
+// returns the milliseconds it took (upload excluded).
+double run_forced(const OpContext& context, std::string_view role, std::span<const NamedArg> args,
+                  std::uint64_t stream);
 
 // A result row for `role` at `shape`: kernel filled from the context.
 CheckResult result_for(const OpContext& context, std::string_view role, std::string shape, std::string check);

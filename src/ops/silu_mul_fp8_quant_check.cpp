@@ -74,19 +74,20 @@ Inputs make_inputs(const Shape& s, std::uint64_t seed) {
   return in;
 }
 
-check::Quantised run_role(const OpContext& context, std::string_view role, const Shape& s, const Inputs& in) {
+check::Quantised run_role(const OpContext& context, std::string_view role, std::uint64_t stream, const Shape& s,
+                          const Inputs& in) {
   GpuBackend& gpu = *context.gpu;
   const std::uint32_t groups = s.k / kFp8QuantGroupSize;
   const std::size_t scale_count = std::size_t{s.column_major_pow2 ? s.m_aligned() : s.m} * groups;
-  const check::Buffer gate(gpu, in.gate);
+  const check::Buffer gate(gpu, stream, in.gate);
   // Halves: up is gate's buffer K elements on (16-byte aligned: K is a multiple of 128).
   std::optional<check::Buffer> up_buffer;
   if (!s.halves) {
-    up_buffer.emplace(gpu, in.up);
+    up_buffer.emplace(gpu, stream, in.up);
   }
   const std::uint64_t up = s.halves ? gate.address() + std::uint64_t{s.k} * 2 : up_buffer->address();
-  const check::Buffer q(gpu, std::vector<std::uint8_t>(std::size_t{s.m} * s.k, check::kPoisonByte));
-  const check::Buffer scales(gpu, check::poisoned_floats(scale_count));
+  const check::Buffer q(gpu, stream, std::vector<std::uint8_t>(std::size_t{s.m} * s.k, check::kPoisonByte));
+  const check::Buffer scales(gpu, stream, check::poisoned_floats(scale_count));
   const NamedArg args[] = {{"gate", gate.address()},
                            {"up", up},
                            {"q", q.address()},
@@ -99,7 +100,7 @@ check::Quantised run_role(const OpContext& context, std::string_view role, const
                            {"m_aligned", s.m_aligned()},
                            {"pow2_scales", s.column_major_pow2 ? 1U : 0U}};
   check::Quantised out;
-  out.ms = check::run_forced(context, role, args);
+  out.ms = check::run_forced(context, role, args, stream);
   out.q = q.download<std::uint8_t>();
   out.scales = check::scales_by_token(scales.download<float>(), s.m, groups, s.column_major_pow2, s.m_aligned());
   return out;
@@ -123,8 +124,8 @@ void check_shape(const OpContext& context, const CheckOptions& options, const Sh
   roles.want_parent = options.role.empty() || options.role == kParent || options.role == kQuant;
   roles.want_twin = options.role.empty() || options.role == kTwin;
   roles.parent_skipped = parent_skipped(context);
-  roles.run_parent = [&] { return run_role(context, kParent, s, in); };
-  roles.run_twin = [&] { return run_role(context, kTwin, s, in); };
+  roles.run_parent = [&] { return run_role(context, kParent, options.stream, s, in); };
+  roles.run_twin = [&] { return run_role(context, kTwin, options.stream, s, in); };
   check::check_parent_and_twin(context, shape_text(s), roles, {expected.q, expected.scales}, s.k, out);
 }
 

@@ -66,14 +66,14 @@ struct Ran {
   double ms = 0;
 };
 
-Ran run_role(const OpContext& context, std::string_view role, const Problem& p) {
+Ran run_role(const OpContext& context, std::string_view role, std::uint64_t stream, const Problem& p) {
   GpuBackend& gpu = *context.gpu;
   const ref::BaGatesRefShape& s = p.shape;
-  const check::Buffer x(gpu, p.x);
-  const check::Buffer weight(gpu, p.weight);
-  const check::Buffer a_log(gpu, p.a_log);
-  const check::Buffer dt_bias(gpu, p.dt_bias);
-  const check::Buffer gate_out(gpu, check::poisoned_floats(std::size_t{s.m} * s.gate_stride));
+  const check::Buffer x(gpu, stream, p.x);
+  const check::Buffer weight(gpu, stream, p.weight);
+  const check::Buffer a_log(gpu, stream, p.a_log);
+  const check::Buffer dt_bias(gpu, stream, p.dt_bias);
+  const check::Buffer gate_out(gpu, stream, check::poisoned_floats(std::size_t{s.m} * s.gate_stride));
   const NamedArg args[] = {{"x", x.address()},
                            {"weight", weight.address()},
                            {"a_log", a_log.address()},
@@ -87,7 +87,7 @@ Ran run_role(const OpContext& context, std::string_view role, const Problem& p) 
                            {"nv", s.nv},
                            {"vheads_per_group", s.vheads_per_group}};
   Ran ran;
-  ran.ms = check::run_forced(context, role, args);
+  ran.ms = check::run_forced(context, role, args, stream);
   ran.gate_out = gate_out.download<float>();
   return ran;
 }
@@ -109,7 +109,7 @@ void check_seed_kernels(const OpContext& context, const CheckOptions& options, c
     if (const auto skipped = check::why_skipped(context, kParent)) {
       row.worst = *skipped;
     } else {
-      Ran ran = run_role(context, kParent, p);
+      Ran ran = run_role(context, kParent, options.stream, p);
       row.ms = ran.ms;
       check::compare_relative(row, "gate_out", ran.gate_out, expected, cols, kRelTolerance);
       parent_out = std::move(ran.gate_out);
@@ -127,7 +127,7 @@ void check_seed_kernels(const OpContext& context, const CheckOptions& options, c
   if (const auto skipped = check::why_skipped(context, kTwin)) {
     row.worst = *skipped;
   } else {
-    const Ran ran = run_role(context, kTwin, p);
+    const Ran ran = run_role(context, kTwin, options.stream, p);
     row.ms = ran.ms;
     if (parent_out) {
       check::compare_bytes<float>(row, "gate_out", ran.gate_out, *parent_out, cols, "the parent");
@@ -159,7 +159,7 @@ void check_tensor_core(const OpContext& context, const CheckOptions& options, co
   args.k_stride = p.shape.k_stride;
   const std::uint32_t cluster = ba_gates_mma_cluster(*context.gpu, context.kernel(kTensorCore).params, args);
   row.shape += fmt::format(" cluster={}", cluster);
-  const Ran ran = run_role(context, kTensorCore, p);
+  const Ran ran = run_role(context, kTensorCore, options.stream, p);
   row.ms = ran.ms;
   const std::vector<double> oracle = ref::ssm_ba_gates_oracle(p.inputs(), p.shape);
   check::compare_frobenius(row, "gate_out", ran.gate_out, oracle, p.shape.gate_stride, kFrobeniusBound);

@@ -9,11 +9,13 @@
 #include "ground/log.hpp"
 #include "host/host_backend.hpp"
 #include "jit/bundle.hpp"
+#include "jit/cache_location.hpp"
 #include "jit/disk_entry_store.hpp"
 #include "metrale/error.hpp"
 #include "ops/op_capture.hpp"
 #include "ops/op_kernels.hpp"
 #include "runtime/prepared_gpu.hpp"
+#include "runtime/verification_gate.hpp"
 #include "target/hardware_loader.hpp"
 #include "target/target_selection.hpp"
 
@@ -44,6 +46,30 @@ HardwareTarget choose_target(const std::vector<HardwareTarget>& targets, const R
     return select_target(targets, *backend->compute_capability());
   }
   return *find_target(targets, kDefaultTarget);
+}
+
+// Verification as asked: RuntimeOptions::verify over METRALE_VERIFY (on by default); verdicts
+// beside the disk cache's entries (the registry's own cache when the caller gave one is not known
+// here: then only an explicit cache_dir keeps them).
+VerificationSettings verification_settings(const RuntimeOptions& options) {
+  VerificationSettings settings;
+  if (options.verify) {
+    settings.enabled = *options.verify;
+  } else if (const std::optional<std::string> value = options.env("METRALE_VERIFY"); value && !value->empty()) {
+    settings.enabled = parse_verify_setting(*value);
+  }
+  if (options.verify_time_limit_ms == 0) {
+    throw ConfigError("RuntimeOptions::verify_time_limit_ms is 0: a check needs some time (default 30000 ms)");
+  }
+  settings.time_limit = std::chrono::milliseconds(options.verify_time_limit_ms);
+  if (options.cache_dir) {
+    settings.verdict_dir = std::filesystem::path(*options.cache_dir) / "verdicts";
+  } else if (!options.registry) {
+    if (const CacheDirChoice choice = choose_cache_dir(options.env); choice.dir) {
+      settings.verdict_dir = *choice.dir / "verdicts";
+    }
+  }
+  return settings;
 }
 
 }  // namespace
@@ -156,9 +182,30 @@ void Runtime::initialise(RuntimeOptions& options) {
   } else if (!given) {
     registry_options.bundles = nullptr;  // the environment given names none
   }
+  const VerificationSettings verification = verification_settings(options);
+  if (backend_) {
+    // Nothing an op can run is published before its verdict (verification_gate.hpp); a caller's
+    // own gate still has its say.
+    registry_options.publish_gate = [this, theirs = std::move(registry_options.publish_gate)](
+                                        GpuBackend& gpu, DeviceIndex device, std::span<const LoadedVariant> batch) {
+      std::vector<bool> allowed = verification_->decide(gpu, device, batch);
+      if (theirs) {
+        const std::vector<bool> their_word = theirs(gpu, device, batch);
+        for (std::size_t i = 0; i < allowed.size() && i < their_word.size(); ++i) {
+          allowed[i] = allowed[i] && their_word[i];
+        }
+      }
+      return allowed;
+    };
+  }
   registry_ = std::make_unique<KernelRegistry>(std::move(sources), std::move(registry_options));
   variant_ids_ = ops::declare_target_kernels(*registry_, target_, catalog);
   resolve_ops();
+  std::vector<GateOp> gate_ops;
+  for (const ResolvedOp& entry : resolved_) {
+    gate_ops.push_back(GateOp{entry.base, entry.ids});
+  }
+  verification_ = std::make_unique<VerificationGate>(verification, std::move(gate_ops), *registry_);
   if (backend_) {
     logger().info("metrale: {} on target {} ({})", backend_->describe(), target_.name, target_.source);
     device_ = registry_->load(*backend_, options.load_mode);
@@ -187,8 +234,9 @@ void Runtime::resolve_ops() {
       const ops::RoleDecl& role = op.roles[i];
       const KernelEntry* shipped = target_.find_kernel(role.kernel);
       entry.ids[i] = variant_id(role.kernel);
-      entry.base.kernels[i] = ops::OpKernel{role.role, role.kernel, shipped != nullptr,
-                                            shipped != nullptr ? shipped->params : KernelParams{}, KernelHandle{}};
+      entry.base.kernels[i] = ops::OpKernel{role.role,          role.kernel,
+                                            shipped != nullptr, shipped != nullptr ? shipped->params : KernelParams{},
+                                            KernelHandle{},     {}};
     }
     for (std::size_t i = 0; i < op.levers.size(); ++i) {
       entry.base.levers[i] = levers_.find(op.levers[i].toml_key);
@@ -236,6 +284,7 @@ ops::OpContext Runtime::context_of(const ResolvedOp& entry) const {
     for (std::size_t i = 0; i < entry.op->roles.size(); ++i) {
       if (entry.ids[i]) {
         context.kernels[i].handle = registry_->handle(device_, *entry.ids[i]);
+        context.kernels[i].refusal = verification_->refusal(*entry.ids[i]);
       }
     }
   }
@@ -304,7 +353,36 @@ ops::Explanation Runtime::explain(std::string_view op, std::span<const ops::Name
   std::array<std::uint64_t, ops::kMaxArgs> values{};
   const std::span<std::uint64_t> bound(values.data(), context.op->args.size());
   ops::bind_shape(*context.op, shape, bound);
-  return context.op->explain(context, ops::ExplainQuery{bound, m_given});
+  ops::Explanation explanation = context.op->explain(context, ops::ExplainQuery{bound, m_given});
+  // Each role's verdict, and a refused kernel's refusal as the reason it does not run.
+  for (ops::RoleExplanation& row : explanation.roles) {
+    const std::optional<KernelVerdict> verdict = this->verdict(row.kernel);
+    if (!verdict) {
+      continue;
+    }
+    if (verdict->verdict == ops::CheckVerdict::kFailed) {
+      row.verification = "refused: " + verdict->refusal;
+      if (!row.runs) {
+        row.reject = verdict->refusal;
+      }
+    } else {
+      row.verification = fmt::format("{}{}", ops::to_string(verdict->verdict), verdict->cached ? " (cached)" : "");
+    }
+  }
+  return explanation;
 }
+
+bool Runtime::verification_enabled() const { return verification_ && verification_->enabled(); }
+
+std::vector<KernelVerdict> Runtime::verdicts() const {
+  return verification_ ? verification_->verdicts() : std::vector<KernelVerdict>{};
+}
+
+std::optional<KernelVerdict> Runtime::verdict(std::string_view kernel) const {
+  const std::optional<VariantId> id = variant_id(kernel);
+  return (verification_ && id) ? verification_->verdict(*id) : std::nullopt;
+}
+
+std::uint64_t Runtime::verification_checks_run() const { return verification_ ? verification_->checks_run() : 0; }
 
 }  // namespace metrale

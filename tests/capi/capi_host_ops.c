@@ -3,10 +3,13 @@
  * against small references computed here, forces kernels by role name and alias, checks that
  * every refusal (unknown op, argument or role, a missing argument, a scalar out of range, a bad
  * shape, a NULL runtime) is named and writes nothing, and gets the named reason of a variant
- * that fails to compile. Exit 0 when every check holds; each failed check prints what differed. */
+ * that fails to compile; ABI 3's verification switch (options.verify) reaches runtime_info.verify,
+ * a bad value is refused by name and an ABI 2 sized struct still opens. Exit 0 when every check holds; each failed
+ * check prints what differed. */
 #define _POSIX_C_SOURCE 200112L
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -364,6 +367,40 @@ static void check_prepare(metrale_runtime* rt) {
   CHECK(metrale_last_error_info(&info) == METRALE_ERROR_VERSION, "a short info struct was not refused");
 }
 
+/* ABI 3: options.verify (-1 the environment, 0 off, 1 on) is what runtime_info.verify reports. */
+static void check_verify_option(void) {
+  for (int32_t asked = 0; asked <= 1; ++asked) {
+    metrale_runtime_options options;
+    metrale_runtime_options_init(&options);
+    CHECK(options.verify == -1, "options_init sets verify %d, not -1", options.verify);
+    options.backend = METRALE_BACKEND_HOST;
+    options.target = "hopper";
+    options.verify = asked;
+    metrale_runtime* rt = NULL;
+    CHECK(metrale_runtime_open(&options, &rt) == METRALE_OK, "%s", metrale_last_error());
+    metrale_runtime_info info;
+    metrale_runtime_info_init(&info);
+    CHECK(rt != NULL && metrale_runtime_describe(rt, &info) == METRALE_OK && info.verify == asked,
+          "verify %d asked, %d reported", asked, info.verify);
+    metrale_runtime_close(rt);
+  }
+  metrale_runtime_options bad;
+  metrale_runtime_options_init(&bad);
+  bad.backend = METRALE_BACKEND_HOST;
+  bad.verify = 2;
+  metrale_runtime* rt = NULL;
+  CHECK(metrale_runtime_open(&bad, &rt) == METRALE_ERROR_ARGUMENT && contains(metrale_last_error(), "options.verify"),
+        "verify 2: %s", metrale_last_error());
+  /* An ABI 2 caller's struct ends before verify: still accepted, verification as METRALE_VERIFY says. */
+  metrale_runtime_options old;
+  metrale_runtime_options_init(&old);
+  old.backend = METRALE_BACKEND_HOST;
+  old.target = "hopper";
+  old.struct_size = offsetof(metrale_runtime_options, verify);
+  CHECK(metrale_runtime_open(&old, &rt) == METRALE_OK, "an ABI 2 struct: %s", metrale_last_error());
+  metrale_runtime_close(rt);
+}
+
 int main(void) {
   CHECK(strcmp(metrale_version(), "") != 0 && metrale_abi_version() == METRALE_ABI_VERSION, "versions");
   const metrale_lever_override levers[] = {{"fp8_act_quant_hopper", 0}};
@@ -388,6 +425,7 @@ int main(void) {
   check_prepare(rt);
   check_no_device();
   check_registry(rt);
+  check_verify_option();
   metrale_runtime_close(rt);
   if (failures != 0) {
     fprintf(stderr, "%d checks failed\n", failures);

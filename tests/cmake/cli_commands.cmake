@@ -27,6 +27,13 @@ metrale_cli_test(selftest_passes 0 "0 failed" ARGS selftest ENV ${METRALE_CLI_CA
 metrale_cli_test(selftest_silu_mul 0
                  "parent +silu_mul_bf16 +M=16 K=17408 gate.up halves of .M..2K. +bytes == reference +PASS.*twin +silu_mul_fp8_quant_fused +M=16 K=17408.*PASS.*PASS.*PASS.*PASS.*PASS.*6 checks, 0 failed"
                  ARGS selftest --target hopper --op silu_mul_fp8_quant ENV ${METRALE_CLI_CACHE})
+# verify: every kernel's verdict on this device (here the host backend); the table, then the JSON's
+# exact keys (tests/scripts/verify_json.cmake).
+metrale_cli_test(verify_table 0 "fp8_act_quant_hopper +l4g8 +bytes == parent x3 +passed .* kernels, 0 failed" ARGS verify
+                 --target hopper ENV ${METRALE_CLI_CACHE})
+add_test(NAME cli_verify_json COMMAND ${CMAKE_COMMAND} -DCLI=$<TARGET_FILE:metrale-jit> -DKERNEL=fp8_act_quant_hopper -P
+                                      ${PROJECT_SOURCE_DIR}/tests/scripts/verify_json.cmake)
+set_tests_properties(cli_verify_json PROPERTIES ENVIRONMENT "${METRALE_CLI_CACHE}")
 metrale_cli_test(build_hopper_table 0 "ssm_ba_gates_hopper.*sm_90" ARGS build --target hopper ENV ${METRALE_CLI_CACHE})
 
 # Bad usage: exit 2 with a message that names the problem.

@@ -1,6 +1,8 @@
 // tests/support/isolated_runtime.hpp: runtime options for tests that must not see the process
 // environment (levers come from the HARDWARE.toml file only) nor touch the user's disk cache
-// (memory-only registry), and an upload helper for their inputs.
+// (memory-only registry), and an upload helper for their inputs. Verification is off here: a
+// cold verification costs about a second per open on the host backend and most tests open many
+// runtimes (the product's default stays on; tests/unit/runtime_verification_test.cpp turns it on).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,7 @@ inline RuntimeOptions isolated_runtime_options(BackendChoice backend, std::uint3
   options.env = no_environment;
   options.registry.emplace();
   options.registry->store = {};  // memory only: tests leave the user's cache alone
+  options.verify = false;        // see the header comment
   return options;
 }
 

@@ -12,42 +12,15 @@
 #include "host/host_backend.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 #include "ops/op_kernels.hpp"
+#include "support/edited_templates.hpp"
 #include "support/kernels_support.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace metrale;
+using metrale::test::template_dir_env;
+using metrale::test::write_edited_templates;
 
 namespace {
-
-// The embedded templates in a folder, the twin's call edited: `pow2_scale != 0u` becomes
-// `== 0u` in its last occurrence (the twin's; the shared kernel's comes first).
-void write_edited_templates(const std::filesystem::path& dir) {
-  bool edited = false;
-  for (const EmbeddedFile& file : embedded_templates()) {
-    std::string text(file.text);
-    if (file.name == ops::kFp8QuantTemplateFile) {
-      const std::string from = "scale_stride_g, pow2_scale != 0u);";
-      const std::size_t at = text.rfind(from);
-      REQUIRE(at != std::string::npos);  // the anchor moved: update this test with the template
-      REQUIRE(text.find(from) != at);    // and the shared kernel's call is another one
-      text.replace(at, from.size(), "scale_stride_g, pow2_scale == 0u);");
-      edited = true;
-    }
-    const std::filesystem::path path = dir / std::string(file.name);
-    std::filesystem::create_directories(path.parent_path());
-    std::ofstream(path, std::ios::binary) << text;
-  }
-  REQUIRE(edited);
-}
-
-EnvLookup template_dir_env(const std::optional<std::filesystem::path>& dir) {
-  return [dir](const char* name) -> std::optional<std::string> {
-    if (dir && std::string_view(name) == "METRALE_TEMPLATE_DIR") {
-      return dir->string();
-    }
-    return std::nullopt;  // the host JIT's PATH falls back to /usr/local/bin:/usr/bin:/bin
-  };
-}
 
 // Where the host JIT keeps its objects across runs of these tests (a rerun loads, not compiles).
 std::filesystem::path jit_cache() { return std::filesystem::path(METRALE_BINARY_DIR) / "test-cache" / "host-override"; }

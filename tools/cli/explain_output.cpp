@@ -58,12 +58,18 @@ Json explain_json(const ops::Explanation& e, std::string_view op) {
   out["reject"] = main != nullptr ? or_null(main->reject) : Json(nullptr);
   out["requested"] = main != nullptr && main->requested;
   out["lever"] = main != nullptr ? main->lever_origin : "";
+  if (main != nullptr && !main->verification.empty()) {
+    out["verification"] = main->verification;  // only where verification ran (a device, verify on)
+  }
   for (const ops::RoleExplanation& row : e.roles) {
     if (&row == main) {
       continue;
     }
     Json role = {
         {"runs", row.runs}, {"reject", or_null(row.reject)}, {"requested", row.requested}, {"lever", row.lever_origin}};
+    if (!row.verification.empty()) {
+      role["verification"] = row.verification;
+    }
     for (const auto& [key, value] : row.details) {
       role[key] = value;
     }
@@ -107,6 +113,12 @@ std::string explain_text(const ops::Explanation& e, std::string_view op) {
     if (row.runs && !row.note.empty()) {
       text += fmt::format("  {}\n", row.note);
     }
+    if (!row.verification.empty()) {
+      text += fmt::format("  {} kernel verdict: {}\n", spoken(row.role), row.verification);
+    }
+  }
+  if (main != nullptr && !main->verification.empty()) {
+    text += fmt::format("  {} verdict: {}\n", main->kernel, main->verification);
   }
   if (!other_runs && main != nullptr) {
     text += fmt::format("  reason {}\n", main->reject.value_or(fmt::format("none: the {} runs", main->role)));

@@ -52,7 +52,10 @@ std::unique_ptr<Runtime> open_without_device(const std::string& target) {
 }
 
 std::unique_ptr<Runtime> open_device_or_host(const std::string& target) {
-  RuntimeOptions options = runtime_options(target);
+  return open_device_or_host(runtime_options(target));
+}
+
+std::unique_ptr<Runtime> open_device_or_host(RuntimeOptions options) {
   CudaBackendOpen opened = CudaBackend::open(options.device_ordinal);
   if (opened.backend) {
     return Runtime::open_with(std::move(opened.backend), std::move(options));

@@ -35,6 +35,8 @@ std::unique_ptr<Runtime> open_without_device(const std::string& target);
 // The CUDA device when there is one, else the host backend (with the target's SM count, so the
 // guards decide as on that target). `target` empty: the device's target, else the default.
 std::unique_ptr<Runtime> open_device_or_host(const std::string& target);
+// The same with options the command made (runtime_options(target) and its own settings).
+std::unique_ptr<Runtime> open_device_or_host(RuntimeOptions options);
 
 // The op called `name` (its name or an alias), or a UsageError "unknown op ... (known: ...)".
 const ops::OpDeclaration& require_op(const ops::OpSet& ops, std::string_view name);

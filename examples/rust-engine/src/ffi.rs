@@ -45,6 +45,8 @@ pub struct metrale_runtime_options {
     pub host_sm_count: u32,
     pub host_worker_threads: u32,
     pub bundle_dirs: *const c_char,
+    pub verify: i32,
+    pub verify_time_limit_ms: u32,
 }
 
 #[repr(C)]
@@ -59,6 +61,7 @@ pub struct metrale_runtime_info {
     pub sm_count: u32,
     pub lever_count: usize,
     pub op_count: usize,
+    pub verify: i32,
 }
 
 #[repr(C)]

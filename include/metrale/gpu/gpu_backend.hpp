@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -52,6 +53,31 @@ struct KernelArg {
 // The most arguments one launch passes: the launch path holds them in fixed arrays, so an op call
 // allocates nothing.
 inline constexpr std::size_t kMaxKernelArgs = 32;
+// Work kept off every other thread's streams and graph captures (verification): on a CUDA device
+// a non-blocking stream of its own, never stream 0, with the calling thread's capture mode relaxed
+// while it lives, so it cannot invalidate an engine's capture on another thread; on the host
+// backend stream 0 and nothing to undo. Move-only; the destructor undoes what it set up.
+class IsolatedWork {
+ public:
+  IsolatedWork() = default;
+  IsolatedWork(std::uint64_t stream, std::function<void()> end) : stream_(stream), end_(std::move(end)) {}
+  IsolatedWork(IsolatedWork&& other) noexcept : stream_(other.stream_), end_(std::move(other.end_)) {
+    other.end_ = nullptr;
+  }
+  IsolatedWork& operator=(IsolatedWork&&) = delete;
+  IsolatedWork(const IsolatedWork&) = delete;
+  IsolatedWork& operator=(const IsolatedWork&) = delete;
+  ~IsolatedWork() {
+    if (end_) {
+      end_();
+    }
+  }
+  [[nodiscard]] std::uint64_t stream() const { return stream_; }
+
+ private:
+  std::uint64_t stream_ = 0;
+  std::function<void()> end_;
+};
 
 class GpuBackend {
  public:
@@ -66,6 +92,12 @@ class GpuBackend {
   [[nodiscard]] virtual std::string describe() const = 0;
   // A stable identity for per-device handle caches ("cuda:0", "host").
   [[nodiscard]] virtual std::string device_key() const = 0;
+  // What a verdict is keyed by and names (src/runtime/verdict_cache.hpp): the device's name
+  // ("NVIDIA H200"), its UUID, and the driver's version ("580.159.04"). Defaults: describe() and
+  // "unknown" (a backend that cannot say; its verdicts then share one key per name).
+  [[nodiscard]] virtual std::string device_name() const { return describe(); }
+  [[nodiscard]] virtual std::string device_uuid() const { return "unknown"; }
+  [[nodiscard]] virtual std::string driver_version() const { return "unknown"; }
   // False for the host backend: the registry then skips NVRTC and loads host code.
   [[nodiscard]] virtual bool needs_compiled_image() const = 0;
   // nullopt when the query fails; callers fall back to the target's sm_count.
@@ -100,6 +132,20 @@ class GpuBackend {
   virtual void synchronize(std::uint64_t stream) = 0;
   // Whether `stream` is capturing into a CUDA graph (cuStreamGetCaptureInfo); false off a device.
   [[nodiscard]] virtual bool is_capturing(std::uint64_t /*stream*/) const { return false; }
+
+  // Work isolated from other threads' streams and captures (see IsolatedWork); default: stream 0.
+  virtual IsolatedWork isolate() { return {}; }
+  // Copies ordered on `stream` that return once done (a CUDA device: async copy + stream sync, so
+  // the legacy stream 0 is never touched). Default: the plain copies.
+  virtual void copy_to_device_on(std::uint64_t /*stream*/, DevicePtr dst, const void* src, std::size_t bytes) {
+    copy_to_device(dst, src, bytes);
+  }
+  virtual void copy_to_host_on(std::uint64_t /*stream*/, void* dst, DevicePtr src, std::size_t bytes) {
+    copy_to_host(dst, src, bytes);
+  }
+  // After a failure: the text of a sticky error that lost the device's context ("the CUDA context
+  // is lost: CUDA_ERROR_ILLEGAL_ADDRESS ..."), or nullopt when the device is still usable.
+  [[nodiscard]] virtual std::optional<std::string> context_lost() { return std::nullopt; }
 };
 
 }  // namespace metrale

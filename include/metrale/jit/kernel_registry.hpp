@@ -81,6 +81,12 @@ struct RegistryStats {
   double compile_ms = 0.0;           // summed over programs
 };
 
+// One variant loaded on a device, not yet visible to handle() (KernelRegistry::Options::publish_gate).
+struct LoadedVariant {
+  VariantId id = 0;
+  KernelHandle handle;
+};
+
 enum class LoadMode {
   kWaitForAll,       // load() returns once every variant is built and loaded
   kBackgroundTwins,  // load() returns once the non-background variants are loaded
@@ -99,6 +105,12 @@ class KernelRegistry {
     // Ahead-of-time bundles, looked in after memory and before `store` and NVRTC. Default:
     // METRALE_BUNDLE_DIR (':'-separated directories); null: none.
     std::shared_ptr<const BundleSet> bundles = default_bundle_set();
+    // Decides which handles of a loaded batch become visible to handle(): called once per batch
+    // (on the background thread for background variants) before any of them is published, with
+    // the device's index and the batch in declaration order; returns one flag per entry (true:
+    // publish). What it refuses stays absent (0); naming and logging why is the gate's (the
+    // runtime's verification, src/runtime/verification_gate.hpp). Empty: publish every handle.
+    std::function<std::vector<bool>(GpuBackend&, DeviceIndex, std::span<const LoadedVariant>)> publish_gate;
   };
 
   explicit KernelRegistry(SourceSet sources);
@@ -149,6 +161,8 @@ class KernelRegistry {
  private:
   std::vector<BuildRecord> build_ids(std::string_view arch, std::span<const VariantId> ids);
   void load_ids(GpuBackend& backend, DeviceIndex device, std::span<const VariantId> ids);
+  // The gate's word on a loaded batch, then the handles it lets through set in the table.
+  void publish(GpuBackend& backend, DeviceIndex device, std::span<const LoadedVariant> loaded);
   DeviceIndex attach(GpuBackend& backend);
   void keep_record(const BuildRecord& record);
 

@@ -127,6 +127,10 @@ struct OpKernel {
   bool shipped = false;
   KernelParams params;
   KernelHandle handle;
+  // Why verification refused this kernel on this device ("failed its check on ..."); empty when it
+  // was not refused. A refused kernel's handle is 0, so the guards pass over it as over any absent
+  // one; run_op then names this as their reason. Views text the runtime keeps for its lifetime.
+  std::string_view refusal;
 };
 
 inline constexpr std::size_t kMaxRoles = 8;
@@ -185,6 +189,9 @@ struct RoleExplanation {
   std::optional<std::string> min_reason;                      // why it never runs at this shape
   std::vector<std::pair<std::string, std::int64_t>> details;  // {"tokens_per_tile", 128}, ...
   std::string note;  // one line for people when it runs ("tiles of 128 tokens, ..."); empty: none
+  // Verification's word on the kernel on this device ("passed (cached)", "refused: failed its
+  // check on ..."); empty when verification did not run (off, no device). Filled by the runtime.
+  std::string verification;
 };
 
 struct Explanation {
@@ -223,6 +230,9 @@ struct CheckOptions {
   bool full_shapes = false;  // the production shapes (selftest) instead of small ones
   std::uint64_t seed = 0x5eed;
   std::string_view role;  // "" every role
+  // The stream every copy and launch of the check is ordered on (verification: its own isolated
+  // stream, GpuBackend::isolate); 0 the default stream.
+  std::uint64_t stream = 0;
 };
 
 struct OpDeclaration {
@@ -331,7 +341,8 @@ class OpHost {
 std::string_view resolve_role(const OpDeclaration& op, std::string_view role_or_alias, std::string_view hint = {});
 
 // Runs `op` on the host's context: the forced role resolved by name or alias (KernelChoiceError
-// naming the op's roles for an unknown one), then the declaration's run.
+// naming the op's roles for an unknown one, or naming the refusal of a forced kernel verification
+// refused), then the declaration's run; a verdict on a refused role names its refusal.
 Pick run_op(const OpContext& context, const OpCall& call);
 
 }  // namespace metrale::ops

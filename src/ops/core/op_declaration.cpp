@@ -402,7 +402,24 @@ Pick run_op(const OpContext& context, const OpCall& call) {
     throw ArgumentError(
         fmt::format("{}: {} argument values for {} declared arguments", op.name, call.args.size(), op.args.size()));
   }
-  return op.run(context, resolved);
+  if (!resolved.forced_role.empty()) {
+    const OpKernel& forced = context.kernel(resolved.forced_role);
+    if (!forced.refusal.empty()) {
+      throw KernelChoiceError(fmt::format("{}: the {} kernel {} was refused by verification: {}", op.name, forced.role,
+                                          forced.kernel, forced.refusal));
+    }
+  }
+  Pick pick = op.run(context, resolved);
+  // A refused kernel reads as absent to the guards; its refusal is the better reason to report.
+  for (std::size_t i = 0; i < pick.verdict_count; ++i) {
+    Verdict& verdict = pick.verdicts[i];
+    for (std::size_t r = 0; verdict.reason && r < op.roles.size(); ++r) {
+      if (context.kernels[r].role == verdict.role && !context.kernels[r].refusal.empty()) {
+        verdict.reason = context.kernels[r].refusal;
+      }
+    }
+  }
+  return pick;
 }
 
 }  // namespace metrale::ops
