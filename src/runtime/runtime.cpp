@@ -155,7 +155,11 @@ void Runtime::initialise(RuntimeOptions& options) {
   }
   registry_ = std::make_unique<KernelRegistry>(std::move(sources), std::move(registry_options));
   variant_ids_ = ops::declare_target_kernels(*registry_, target_, catalog);
+  variant_of_ = [this, catalog](const KernelEntry& entry) {
+    return ops::target_kernel_variant(target_, entry, catalog);
+  };
   resolve_ops();
+  declare_pinned_shapes(options);
   if (backend_) {
     logger().info("metrale: {} on target {} ({})", backend_->describe(), target_.name, target_.source);
     device_ = registry_->load(*backend_, options.load_mode);
@@ -226,10 +230,13 @@ ops::OpContext Runtime::op_context(std::string_view op) const {
 
 ops::Pick Runtime::run(std::string_view op, std::span<const ops::NamedArg> args, std::uint64_t stream,
                        std::string_view role) {
-  const ops::OpContext context = op_context(op);
+  ops::OpContext context = op_context(op);
   std::array<std::uint64_t, ops::kMaxArgs> values{};
   const std::span<std::uint64_t> bound(values.data(), context.op->args.size());
   ops::bind_args(*context.op, args, bound);
+  if (backend_ && !context.op->shape_constants.empty()) {
+    take_shape_variants(context, bound, stream);
+  }
   return ops::run_op(context, ops::OpCall{bound, stream, role});
 }
 

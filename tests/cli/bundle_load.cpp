@@ -5,6 +5,7 @@
 //   bundle's exact CUBIN bytes under the manifest's lowered names;
 // - without the bundle, the disk cache the build filled serves every kernel (any compiler's
 //   entry for the same key will do when none can compile);
+// - the target's pinned shape (hopper's [shapes]: N = 96) is in the bundle and served from it;
 // - a runtime on the host backend opens with the bundle, and `metrale-jit selftest` passes;
 // - each tampered copy (flipped CUBIN byte, CUBIN re-stamped for another arch with its
 //   checksum updated, edited options, edited lowered name) loses exactly that entry, which a
@@ -219,13 +220,24 @@ int main(int argc, char** argv) {
     for (const auto& load : loads) {
       bool matched = false;
       for (const auto& entry : manifest["entries"]) {
+        // A kernel may have several entries (a shape-specialised variant beside the generic).
         if (entry["kernel"] == load.kernel) {
-          matched = entry["lowered_name"] == load.lowered_name && load.kind == metrale::ImageKind::kCubin &&
-                    fs::file_size(bundle / entry["cubin_file"].get<std::string>()) == load.image_bytes;
+          matched = matched || (entry["lowered_name"] == load.lowered_name && load.kind == metrale::ImageKind::kCubin &&
+                                fs::file_size(bundle / entry["cubin_file"].get<std::string>()) == load.image_bytes);
         }
       }
       check(matched, "the stub loaded " + load.kernel + "'s CUBIN under the manifest's lowered name");
     }
+    // hopper's [shapes] pins N = 96: the tensor-core kernel's 6-tile variant is in the bundle, and
+    // the runtime (which declares it at open) loaded it from there.
+    bool pinned = false;
+    for (const auto& entry : manifest["entries"]) {
+      pinned = pinned || (entry["kernel"] == "ssm_ba_gates_mma" && entry["params"] == "b256l128g6s6");
+    }
+    check(pinned, "the bundle holds the pinned shape's variant (ssm_ba_gates_mma b256l128g6s6)");
+    const auto six = opened.runtime->registry().find("ssm_ba_gates_mma", metrale::KernelParams{256, 128, 6, 6});
+    check(six && opened.runtime->registry().handle(0, *six).value != 0,
+          "the runtime's pinned variant was loaded from the bundle");
   }
   {  // No bundle: the disk cache the build filled serves every kernel, though NVRTC is absent.
     const Opened opened = open_on_stub({}, work.path() / "build-cache");

@@ -90,6 +90,8 @@ class GpuBackend {
   virtual void copy_to_device(DevicePtr dst, const void* src, std::size_t bytes) = 0;
   virtual void copy_to_host(void* dst, DevicePtr src, std::size_t bytes) = 0;
   virtual void synchronize(std::uint64_t stream) = 0;
+  // Whether `stream` is capturing into a CUDA graph (cuStreamGetCaptureInfo); false off a device.
+  [[nodiscard]] virtual bool is_capturing([[maybe_unused]] std::uint64_t stream) const { return false; }
 };
 
 }  // namespace metrale

@@ -126,6 +126,10 @@ class KernelRegistry {
   // nothing compiled for a backend that needs no image) and loads it; returns the device's
   // index for handle(). Errors of single variants are records, not exceptions.
   DeviceIndex load(GpuBackend& backend, LoadMode mode = LoadMode::kWaitForAll);
+  // Builds and loads `ids` for a backend load() attached, on a background thread (after the
+  // background gate, as load()'s deferred variants); their handles appear once published.
+  // ArgumentError for a backend load() has not attached.
+  void load_in_background(GpuBackend& backend, std::vector<VariantId> ids);
   // Waits until every background build started by load() has finished; rethrows the first
   // exception one of them threw (the others are still waited for).
   void wait_background();
