@@ -36,8 +36,9 @@ extern "C" {
 /* ---- versions, statuses, errors ---------------------------------------------------- */
 
 /* Bumped when a struct grows or a function changes meaning. 2: ops by name (metrale_op_run,
- * metrale_op_explain), levers by name (metrale_lever_*), no per-op functions or lever fields. */
-#define METRALE_ABI_VERSION 2
+ * metrale_op_explain), levers by name (metrale_lever_*), no per-op functions or lever fields.
+ * 3: metrale_runtime_options.shapes (a version-2 struct, without it, is still accepted). */
+#define METRALE_ABI_VERSION 3
 
 typedef enum metrale_status {
   METRALE_OK = 0,
@@ -83,6 +84,11 @@ typedef struct metrale_runtime_options {
   /* Ahead-of-time bundles (`metrale-jit build --bundle DIR`), ':'-separated, looked in before
    * those of METRALE_BUNDLE_DIR, the disk cache and NVRTC. NULL or "": none but the variable's. */
   const char* bundle_dirs;
+  /* Since ABI 3. Shape constants to build specialised kernel variants for at open, beside the
+   * target's [shapes]: "<op>.<argument>=<value>,<value>;..." ("ssm_ba_gates.n=96"). NULL or "":
+   * none. A malformed entry fails with METRALE_ERROR_ARGUMENT, an op or argument that declares no
+   * shape constant with METRALE_ERROR_CONFIG. */
+  const char* shapes;
 } metrale_runtime_options;
 
 /* One lever set by the caller: its [defaults] key ("ssm_ba_gates_hopper") and 1 on / 0 off. */

@@ -105,7 +105,8 @@ Opened open_on_stub(const fs::path& bundle, const fs::path& cache_dir) {
   return opened;
 }
 
-// Every variant of the runtime: handle present except `absent_kernel` (empty: none).
+// Every variant of the runtime: handle present except `absent_kernel` (empty: none; "kernel" or
+// "kernel params", when the kernel also has shape variants that stay).
 void check_handles(const Opened& opened, const std::string& absent_kernel, const std::string& context,
                    metrale::BuildOrigin origin = metrale::BuildOrigin::kBundle) {
   metrale::KernelRegistry& registry = opened.runtime->registry();
@@ -113,7 +114,7 @@ void check_handles(const Opened& opened, const std::string& absent_kernel, const
   for (metrale::VariantId id = 0; id < registry.variant_count(); ++id) {
     const metrale::KernelVariant variant = registry.variant(id);
     const bool present = registry.handle(0, id).value != 0;
-    const bool want = variant.kernel != absent_kernel;
+    const bool want = variant.kernel != absent_kernel && variant.kernel + " " + variant.params.tag() != absent_kernel;
     check(present == want, fmt::format("{}: {} handle is {} (expected {})", context, variant.kernel,
                                        present ? "present" : "absent", want ? "present" : "absent"));
     const auto record = registry.record(id, "sm_90");
@@ -131,9 +132,10 @@ void check_handles(const Opened& opened, const std::string& absent_kernel, const
 
 using Tamper = std::function<void(const fs::path& dir, nlohmann::json& manifest)>;
 
-nlohmann::json& entry_of(nlohmann::json& manifest, const std::string& kernel) {
+// The first entry of `kernel` (with `params`, when given: a kernel may also have shape variants).
+nlohmann::json& entry_of(nlohmann::json& manifest, const std::string& kernel, const std::string& params = "") {
   for (nlohmann::json& entry : manifest["entries"]) {
-    if (entry["kernel"] == kernel) {
+    if (entry["kernel"] == kernel && (params.empty() || entry["params"] == params)) {
       return entry;
     }
   }
@@ -259,9 +261,10 @@ int main(int argc, char** argv) {
   }
 
   check_tampered(
-      cli, bundle, work.path(), "flipped-byte", "ssm_ba_gates_mma",
+      cli, bundle, work.path(), "flipped-byte", "ssm_ba_gates_mma b256l128g6",
       [](const fs::path& dir, nlohmann::json& manifest) {
-        const fs::path cubin = dir / entry_of(manifest, "ssm_ba_gates_mma")["cubin_file"].get<std::string>();
+        const fs::path cubin =
+            dir / entry_of(manifest, "ssm_ba_gates_mma", "b256l128g6")["cubin_file"].get<std::string>();
         std::string bytes = read_text(cubin);
         bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x01);
         write_text(cubin, bytes);
