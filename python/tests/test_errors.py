@@ -186,3 +186,17 @@ def test_a_call_shaped_like_a_checked_one_is_still_checked(rt, rng):
     refused(rt, "q: expected e4m3", "fp8_act_quant", x=x, q=np.zeros((4, 256), ml_dtypes.float8_e5m2), scales=scales)
     refused(rt, "x.shape[0] is m = 4, but m= (given) is m = 3", "fp8_act_quant", x=x, q=q, scales=scales, m=3)
     assert (q == POISON_U8).all()
+
+
+def test_pinned_shapes_open_and_bad_pins_are_named():
+    # shapes= pins shape constants (issue 26): a good pin opens and explain reports it; a key that
+    # is not <op>.<argument>, a value that is not a positive integer and an argument without a
+    # shape constant are refused by name.
+    with metrale.Runtime("host", target="hopper", shapes={"ssm_ba_gates.n": [96, 90]}) as pinned:
+        assert pinned.has_device
+    with pytest.raises(metrale.ArgumentError, match=r"shapes\['n'\]"):
+        metrale.Runtime("host", shapes={"n": [96]})
+    with pytest.raises(metrale.ArgumentError, match="positive integers"):
+        metrale.Runtime("host", shapes={"ssm_ba_gates.n": [0]})
+    with pytest.raises(metrale.ConfigError, match="has no shape constant 'k'"):
+        metrale.Runtime("host", shapes={"ssm_ba_gates.k": [96]})
