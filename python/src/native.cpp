@@ -155,8 +155,8 @@ class NativeRuntime {
  public:
   NativeRuntime(int backend, int device_ordinal, std::optional<std::string> target,
                 std::optional<std::string> cache_dir, const std::vector<std::pair<std::string, bool>>& levers,
-                std::uint32_t host_sm_count, std::uint32_t host_worker_threads,
-                std::optional<std::string> bundle_dirs, std::optional<std::string> shapes) {
+                std::uint32_t host_sm_count, std::uint32_t host_worker_threads, std::optional<std::string> bundle_dirs,
+                std::optional<std::string> shapes) {
     std::vector<metrale_lever_override> overrides;
     for (const auto& [name, value] : levers) {
       overrides.push_back(metrale_lever_override{name.c_str(), value ? 1 : 0});
