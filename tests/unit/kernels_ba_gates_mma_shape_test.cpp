@@ -2,11 +2,13 @@
 // count (templates/ssm_ba_gates_mma.cuh's TILES, KernelParams::shape) on the host backend: the
 // specialised variant writes the generic form's bytes and is within 1e-5 of the float64 oracle
 // (random normal inputs, poisoned outputs), for every N its tiles take; the launcher refuses it at
-// another N; the rule mapping N to TILES names why an N stays generic.
+// another N; the rule mapping N to TILES names why an N stays generic; a shape variant compiles
+// in an NVRTC program of its own.
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <vector>
 
+#include "jit/variant_builder.hpp"
 #include "metrale/error.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 #include "ops/op_kernels.hpp"
@@ -116,4 +118,22 @@ TEST_CASE("BA gates on tensor cores: N maps to its output tiles, or stays generi
   CHECK(ops::op_kernel_variant(ops::kBaGatesMmaKernel, kSix)->name_expression ==
         "metrale::kernels::ssm_ba_gates_mma<256, 128, 6, 6>");
   CHECK(kSix.tag() == "b256l128g6s6");
+}
+
+TEST_CASE("a shape-specialised variant compiles in an NVRTC program of its own", "[jit][shape]") {
+  // Misses of one source share a program, except a shape variant: its image then holds only its
+  // own code and it does not lengthen its generic form's program.
+  std::vector<detail::BuildJob> jobs;
+  for (const KernelParams& params : {kGeneric, kSix, KernelParams{256, 64, 3, 0}, KernelParams{256, 64, 3, 5}}) {
+    jobs.push_back(detail::BuildJob{
+        static_cast<VariantId>(jobs.size()), *ops::op_kernel_variant(ops::kBaGatesMmaKernel, params), {}});
+  }
+  jobs.push_back(detail::BuildJob{4, *ops::op_kernel_variant(ops::kBaGatesParentKernel, {256, 64, 0}), {}});
+  const std::vector<std::size_t> misses{0, 1, 2, 3, 4};
+  const auto groups = detail::group_by_source(jobs, misses);
+  REQUIRE(groups.size() == 4);
+  CHECK(groups[0] == std::vector<std::size_t>{0, 2});  // the generic forms of ssm_ba_gates_mma.cuh
+  CHECK(groups[1] == std::vector<std::size_t>{1});
+  CHECK(groups[2] == std::vector<std::size_t>{3});
+  CHECK(groups[3] == std::vector<std::size_t>{4});  // another source
 }

@@ -8,7 +8,8 @@
 // Which targets at which arch is a pure decision (plan_builds); the device only informs it. A
 // target's [shapes] add their shape-specialised variants (ops/pinned_shapes.hpp) to its batch.
 // The variants of one template file compile as one NVRTC program, so their CUBINs (and the
-// table's sizes) are the same image holding every entry of that program.
+// table's sizes) are the same image holding every entry of that program; a shape-specialised
+// variant compiles alone.
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -1,7 +1,8 @@
 // metrale/jit/kernel_registry.hpp: kernel variants -> compiled entries -> per-device handles.
 // Generic: a host engine declares its own sources and variants through the same API the
 // library's ops use. Building goes memory cache, then the entry store (disk), then NVRTC;
-// the misses of one source share one NVRTC program, different sources compile in parallel,
+// the misses of one source share one NVRTC program (a shape-specialised variant has one of its
+// own), different sources compile in parallel,
 // each variant once per process however many threads ask.
 // Invariants: handle() takes no lock; an absent handle (0) is a normal state (not declared
 // for this device, failed to compile, still building in the background, no device); a
