@@ -6,7 +6,14 @@
 // - BLOCK: threads per block, a whole number of warps;
 // - TOKENS: the tokens a block owns (a multiple of 16; one 16-row MMA tile per TOKENS / 16);
 // - STAGES: K chunks in the shared-memory ring (2 .. 16); STAGES - 1 are in flight while one is
-//   multiplied.
+//   multiplied;
+// - TILES: the output tiles ceil(N / 16) a shape-specialised variant is compiled for (1 .. 8), or 0,
+//   the generic form, for any N <= 128. Why: the generic form instantiates its K loop once per tile
+//   count a warp may get (0 .. 8) and picks one from N at run time; a specialised variant
+//   instantiates only the counts its N gives (one when the tiles split evenly over a token tile's
+//   warps: N = 96 on the shipped variant), so it compiles faster, its CUBIN is smaller and ptxas
+//   sizes its registers for one loop. It takes only N with ceil(N / 16) == TILES (the launcher
+//   checks; the kernel returns at once on another N rather than read past its tiles).
 // The warps split as (TOKENS / 16) token tiles x (warps / (TOKENS / 16)) output slices; a warp
 // accumulates its token tile against kMmaNTiles / slices output tiles of 16 (slice s takes tiles
 // s, s + slices, ...), so N <= 128.
@@ -64,6 +71,11 @@ constexpr unsigned int kMmaAccLd = kMmaMaxN + 4;
 // K steps whose fragments a warp loads before it issues their MMAs.
 constexpr unsigned int kMmaBatch = 2;
 
+// The output tiles of N (rounded up), the TILES a specialised variant for N takes.
+__host__ __device__ constexpr unsigned int ba_gates_mma_out_tiles(unsigned int n) {
+  return (n + kMmaTile - 1u) / kMmaTile;
+}
+
 // Elements of one stage: the x tile's `tokens` rows, then N rounded up to whole output tiles.
 __host__ __device__ constexpr unsigned int ba_gates_mma_stage_elems(unsigned int tokens, unsigned int n) {
   return (tokens + (n + kMmaTile - 1u) / kMmaTile * kMmaTile) * kMmaRowLd;
@@ -95,6 +107,18 @@ struct BaGatesMmaShape {
   static constexpr unsigned int kCopySlots = (kMaxStageRows * kVecPerRow + BLOCK - 1u) / BLOCK;
   static_assert(ba_gates_mma_shared_bytes(TOKENS, kMmaMaxN, STAGES) <= 227u * 1024u,
                 "at N = 128 the stages must fit the 227 KiB a block may opt in to");
+};
+
+// The output tiles one warp of a TILES variant multiplies: slice s gets ceil((tiles - s) / kSlices)
+// of them, so at most two counts occur (kMost for the first tiles % kSlices slices, kFewest for the
+// others); the generic form (TILES 0) may meet any count from 0 to kTilesPerWarp.
+template <unsigned int BLOCK, unsigned int TOKENS, unsigned int STAGES, unsigned int TILES>
+struct BaGatesMmaWarpTiles {
+  using Shape = BaGatesMmaShape<BLOCK, TOKENS, STAGES>;
+  static_assert(TILES <= kMmaNTiles, "TILES must be in [0, 8] (0: the generic form)");
+  static constexpr unsigned int kMost =
+      TILES == 0 ? Shape::kTilesPerWarp : (TILES + Shape::kSlices - 1u) / Shape::kSlices;
+  static constexpr unsigned int kFewest = TILES == 0 ? 0u : TILES / Shape::kSlices;
 };
 
 // The K chunks one CTA multiplies: [begin, begin + count), starting at begin + first and wrapping.
@@ -184,13 +208,13 @@ struct BaGatesMmaCopies {
 // issues their MMAs, with no branch between them, so the loads overlap and ptxas can interleave
 // them with the MMAs. The ring's stage for chunk c is c mod STAGES; the copies issued at chunk c
 // go to the stage chunk c - 1 used, which every warp has left once the barrier is passed.
-template <unsigned int BLOCK, unsigned int TOKENS, unsigned int STAGES, unsigned int TILES>
+template <unsigned int BLOCK, unsigned int TOKENS, unsigned int STAGES, unsigned int TILES, unsigned int ACC>
 __device__ inline void ba_gates_mma_k_loop(const BaGatesMmaCopies<BLOCK, TOKENS, STAGES>& copies,
-                                           unsigned short* stages, unsigned int stage_elems,
-                                           MmaF32Fragment (&acc)[BaGatesMmaShape<BLOCK, TOKENS, STAGES>::kTilesPerWarp],
+                                           unsigned short* stages, unsigned int stage_elems, MmaF32Fragment (&acc)[ACC],
                                            unsigned int token_tile, unsigned int slice, const BaGatesMmaKRange& range,
                                            unsigned int k) {
   using Shape = BaGatesMmaShape<BLOCK, TOKENS, STAGES>;
+  static_assert(TILES <= ACC, "a warp's tiles must fit its accumulators");
   constexpr unsigned int kSteps = kMmaChunk / kMmaTile;
   static_assert(kSteps % kMmaBatch == 0, "the batches must cover the chunk's k-steps");
   const unsigned int a_offset = token_tile * kMmaTile * kMmaRowLd;
@@ -230,7 +254,7 @@ __device__ inline void ba_gates_mma_k_loop(const BaGatesMmaCopies<BLOCK, TOKENS,
   }
 }
 
-// Runs the K loop instantiated for this warp's tile count (0 .. kTilesPerWarp).
+// The generic form: runs the K loop instantiated for this warp's tile count (0 .. kTilesPerWarp).
 template <unsigned int BLOCK, unsigned int TOKENS, unsigned int STAGES, unsigned int TILES>
 __device__ inline void ba_gates_mma_k_loop_for(
     unsigned int tiles, const BaGatesMmaCopies<BLOCK, TOKENS, STAGES>& copies, unsigned short* stages,
@@ -248,15 +272,16 @@ __device__ inline void ba_gates_mma_k_loop_for(
   }
 }
 
-template <unsigned int BLOCK, unsigned int TOKENS, unsigned int STAGES>
+template <unsigned int BLOCK, unsigned int TOKENS, unsigned int STAGES, unsigned int TILES = 0>
 __global__ void __launch_bounds__(BLOCK, 1)
     ssm_ba_gates_mma(const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ weight,
                      const float* __restrict__ a_log, const float* __restrict__ dt_bias, float* __restrict__ gate_out,
                      unsigned int m, unsigned int n, unsigned int k, unsigned int k_stride, unsigned int gate_stride,
                      unsigned int nv, unsigned int vheads_per_group) {
   using Shape = BaGatesMmaShape<BLOCK, TOKENS, STAGES>;
-  if (n > kMmaMaxN) {
-    return;  // refused by the launcher; the stage rows would not hold it
+  using WarpTiles = BaGatesMmaWarpTiles<BLOCK, TOKENS, STAGES, TILES>;
+  if (n > kMmaMaxN || (TILES != 0 && ba_gates_mma_out_tiles(n) != TILES)) {
+    return;  // refused by the launcher; the stage rows (or this variant's tiles) would not hold it
   }
   // The stages while accumulating, then the accumulator tile: one buffer, both uses.
   unsigned short* stages = reinterpret_cast<unsigned short*>(dynamic_shared_memory());
@@ -274,7 +299,7 @@ __global__ void __launch_bounds__(BLOCK, 1)
   // Output tiles are dealt round-robin over the slices (slice, slice + kSlices, ...), so an N
   // of fewer than 8 tiles still spreads evenly: N = 96 is 3 + 3 tiles, not 4 + 2.
   const unsigned int slice = warp / Shape::kTokenTiles;
-  const unsigned int out_tiles = (n + kMmaTile - 1u) / kMmaTile;
+  const unsigned int out_tiles = TILES != 0 ? TILES : ba_gates_mma_out_tiles(n);
   const unsigned int tiles = out_tiles > slice ? (out_tiles - slice + Shape::kSlices - 1u) / Shape::kSlices : 0u;
   const unsigned int chunks = (k + kMmaChunk - 1u) / kMmaChunk;
   BaGatesMmaKRange range;
@@ -285,21 +310,32 @@ __global__ void __launch_bounds__(BLOCK, 1)
   // ~0.6 us on the H200 whatever the instruction count or x prefetch.
   range.first = static_cast<unsigned int>(static_cast<unsigned long long>(tile_index) * range.count / tile_count);
 
-  MmaF32Fragment acc[Shape::kTilesPerWarp];
-  for (unsigned int t = 0; t < Shape::kTilesPerWarp; ++t) {
+  MmaF32Fragment acc[WarpTiles::kMost > 0 ? WarpTiles::kMost : 1];
+  for (unsigned int t = 0; t < WarpTiles::kMost; ++t) {
     mma_zero(acc[t]);
   }
   const BaGatesMmaCopies<BLOCK, TOKENS, STAGES> copies(x, weight, token0, m, n, k, k_stride);
   for (unsigned int s = 0; s + 1u < STAGES; ++s) {
     copies.issue(stages + s * stage_elems, s, range, k);
   }
-  const unsigned int warp_tiles = tiles < Shape::kTilesPerWarp ? tiles : Shape::kTilesPerWarp;
-  ba_gates_mma_k_loop_for<BLOCK, TOKENS, STAGES, Shape::kTilesPerWarp>(warp_tiles, copies, stages, stage_elems, acc,
-                                                                       token_tile, slice, range, k);
+  const unsigned int warp_tiles = tiles < WarpTiles::kMost ? tiles : WarpTiles::kMost;
+  if constexpr (TILES == 0) {
+    ba_gates_mma_k_loop_for<BLOCK, TOKENS, STAGES, Shape::kTilesPerWarp>(warp_tiles, copies, stages, stage_elems, acc,
+                                                                         token_tile, slice, range, k);
+  } else if constexpr (WarpTiles::kMost == WarpTiles::kFewest) {
+    ba_gates_mma_k_loop<BLOCK, TOKENS, STAGES, WarpTiles::kMost>(copies, stages, stage_elems, acc, token_tile, slice,
+                                                                 range, k);
+  } else if (warp_tiles == WarpTiles::kMost) {
+    ba_gates_mma_k_loop<BLOCK, TOKENS, STAGES, WarpTiles::kMost>(copies, stages, stage_elems, acc, token_tile, slice,
+                                                                 range, k);
+  } else {
+    ba_gates_mma_k_loop<BLOCK, TOKENS, STAGES, WarpTiles::kFewest>(copies, stages, stage_elems, acc, token_tile, slice,
+                                                                   range, k);
+  }
   async_copy_wait<0>();
   // Every warp is done reading the stages before the accumulator tile overwrites them.
   __syncthreads();
-  for (unsigned int t = 0; t < Shape::kTilesPerWarp; ++t) {
+  for (unsigned int t = 0; t < WarpTiles::kMost; ++t) {
     const unsigned int tile = slice + t * Shape::kSlices;
     if (tile < out_tiles) {
       mma_store_row(acc_tile + token_tile * kMmaTile * kMmaAccLd + tile * kMmaTile, acc[t], kMmaAccLd);

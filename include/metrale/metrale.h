@@ -38,7 +38,8 @@ extern "C" {
 /* Bumped when a struct grows or a function changes meaning. 2: ops by name (metrale_op_run,
  * metrale_op_explain), levers by name (metrale_lever_*), no per-op functions or lever fields.
  * 3: graph capture (metrale_op_prepare, METRALE_ERROR_CAPTURE) and the CUDA error of a failure
- * (metrale_last_error_info); verification (options.verify, verify_time_limit_ms, info.verify). */
+ * (metrale_last_error_info); verification (options.verify, verify_time_limit_ms, info.verify);
+ * options.shapes. A version-2 options struct (without the new fields) is still accepted. */
 #define METRALE_ABI_VERSION 3
 
 typedef enum metrale_status {
@@ -110,6 +111,11 @@ typedef struct metrale_runtime_options {
    * 0 off; 1 on. A struct of ABI 2 (without these fields) means -1 and the default limit. */
   int32_t verify;
   uint32_t verify_time_limit_ms; /* the most one kernel's checks may take; 0: 30000 */
+  /* Since ABI 3. Shape constants to build specialised kernel variants for at open, beside the
+   * target's [shapes]: "<op>.<argument>=<value>,<value>;..." ("ssm_ba_gates.n=96"). NULL or "":
+   * none. A malformed entry fails with METRALE_ERROR_ARGUMENT, an op or argument that declares no
+   * shape constant with METRALE_ERROR_CONFIG. */
+  const char* shapes;
 } metrale_runtime_options;
 
 /* One lever set by the caller: its [defaults] key ("ssm_ba_gates_hopper") and 1 on / 0 off. */

@@ -10,8 +10,10 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -97,6 +99,24 @@ struct RuntimeOptions {
   std::optional<bool> verify;
   // The most one kernel's checks may take before the kernel is refused (a hang is cut off).
   std::uint32_t verify_time_limit_ms = 30000;
+  // Shape constants to build specialised variants for at open, in its one batch, beside the
+  // target's [shapes]: "<op>.<argument>" (an op's name or alias) -> values ({"ssm_ba_gates.n",
+  // {96}}). ConfigError for an op or argument that declares no shape constant.
+  std::map<std::string, std::vector<std::uint64_t>> shapes;
+};
+
+// One shape constant of an op at one call's value: the template argument the rule chose (0:
+// generic, with its reason) and whether that variant is published now (the call takes it).
+struct ShapeVariantState {
+  std::string_view role;
+  std::string_view kernel;  // the role's
+  std::string_view arg;
+  std::uint64_t value = 0;
+  std::uint32_t shape = 0;
+  std::string_view refusal;
+  KernelParams params;     // the specialised variant's (shape set); the generic's when shape == 0
+  bool declared = false;   // pinned at open, or asked for by an earlier call
+  bool published = false;  // its handle is present: the call runs it
 };
 
 class Runtime;
@@ -188,6 +208,10 @@ class Runtime : public ops::OpHost {
   // needed); `m_given` false asks for the smallest M each guarded role takes instead.
   [[nodiscard]] ops::Explanation explain(std::string_view op, std::span<const ops::NamedArg> shape,
                                          bool m_given = true) const;
+  // Each shape constant of the op at these arguments (named as for explain): which variant a call
+  // takes and why. Requests nothing.
+  [[nodiscard]] std::vector<ShapeVariantState> shape_variants(std::string_view op,
+                                                              std::span<const ops::NamedArg> shape) const;
 
  private:
   Runtime() = default;
@@ -209,6 +233,16 @@ class Runtime : public ops::OpHost {
   // the capture backend, what was declined in `mask`; CaptureError when nothing can run.
   [[nodiscard]] ops::OpContext capture_context(const ResolvedOp& entry, std::string_view forced_role,
                                                ops::CaptureMask& mask) const;
+  // The specialised variant of a shipped role at `shape`: its id when declared (declared now when
+  // `declare`), else nullopt. Takes shapes_mutex_.
+  std::optional<VariantId> shape_variant_id(const ops::OpKernel& kernel, std::uint32_t shape, bool declare) const;
+  // Swaps each shape constant's role to its specialised variant when published; on a value first
+  // met, outside a capture, asks for it in the background. The runtime's op-call path.
+  void take_shape_variants(ops::OpContext& context, ops::OpArgValues values, std::uint64_t stream) const;
+  // Pinned shapes (the target's [shapes], RuntimeOptions::shapes) declared before load().
+  void declare_pinned_shapes(const RuntimeOptions& options);
+  [[nodiscard]] std::vector<ShapeVariantState> shape_states(const ops::OpContext& context,
+                                                            ops::OpArgValues values) const;
 
   std::unique_ptr<GpuBackend> backend_;
   std::string no_device_reason_;
@@ -222,6 +256,9 @@ class Runtime : public ops::OpHost {
   std::vector<ResolvedOp> resolved_;
   DeviceIndex device_ = 0;
   std::unique_ptr<RuntimeCaptureState> capture_;  // runtime/prepared_gpu.hpp
+  // Expands a specialised variant's name expression (the catalog of open()).
+  std::function<KernelVariant(const KernelEntry&)> variant_of_;
+  mutable std::mutex shapes_mutex_;  // declaring shape variants: one caller declares and requests
 };
 
 }  // namespace metrale

@@ -52,6 +52,9 @@ class Runtime:
     (``close()`` or a ``with`` block) to free its kernels. ``verify=False`` uses the kernels
     without checking them on the device first (``True`` checks; ``None``: METRALE_VERIFY, on
     unless ``off``); a kernel that fails its check is refused and the op runs the next one.
+    ``shapes={"ssm_ba_gates.n": [96]}``
+    pins shape constants: open builds their specialised kernel variants in its one batch (a value
+    first met by a call is built in the background instead).
     """
 
     def __init__(
@@ -66,6 +69,7 @@ class Runtime:
         host_worker_threads: int = 0,
         bundle_dirs: Sequence[str] | None = None,
         verify: bool | None = None,
+        shapes: Mapping[str, Sequence[int]] | None = None,
     ) -> None:
         if backend not in _BACKENDS:
             raise ArgumentError(f"backend={backend!r}: expected 'auto', 'host' or 'cuda'")
@@ -79,11 +83,19 @@ class Runtime:
             raise ArgumentError(f"verify={verify!r}: expected True, False or None (METRALE_VERIFY decides)")
         if bundle_dirs is not None and (isinstance(bundle_dirs, str) or any(":" in d for d in bundle_dirs)):
             raise ArgumentError(f"bundle_dirs={bundle_dirs!r}: expected a list of directories, none with ':' in its name")
+        pins = []
+        for key, values in (shapes or {}).items():
+            if not isinstance(key, str) or "." not in key or any(c in key for c in ";=,"):
+                raise ArgumentError(f"shapes[{key!r}]: expected '<op>.<argument>' (ssm_ba_gates.n)")
+            if isinstance(values, int) or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
+                raise ArgumentError(f"shapes[{key!r}]={values!r}: expected a list of positive integers")
+            pins.append(f"{key}={','.join(str(v) for v in values)}")
         #: The C ABI itself (pointers as ints), for engines that manage their own memory.
         self.raw = _native.NativeRuntime(
             _BACKENDS[backend], device, target, cache_dir, overrides, _count("host_sm_count", host_sm_count),
             _count("host_worker_threads", host_worker_threads), ":".join(bundle_dirs) if bundle_dirs else None,
             -1 if verify is None else int(verify),
+            ";".join(pins) if pins else None,
         )
         self._on_host = backend == "host"
         self._device = device

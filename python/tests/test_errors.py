@@ -209,3 +209,17 @@ def test_a_capture_refusal_is_a_capture_error():
     error = from_status(7, "ssm_ba_gates on a capturing stream: ...; call prepare")
     assert isinstance(error, metrale.CaptureError) and isinstance(error, metrale.BackendError)
     assert metrale.CaptureError.status == 7
+
+
+def test_pinned_shapes_open_and_bad_pins_are_named():
+    # shapes= pins shape constants (issue 26): a good pin opens and explain reports it; a key that
+    # is not <op>.<argument>, a value that is not a positive integer and an argument without a
+    # shape constant are refused by name.
+    with metrale.Runtime("host", target="hopper", shapes={"ssm_ba_gates.n": [96, 90]}) as pinned:
+        assert pinned.has_device
+    with pytest.raises(metrale.ArgumentError, match=r"shapes\['n'\]"):
+        metrale.Runtime("host", shapes={"n": [96]})
+    with pytest.raises(metrale.ArgumentError, match="positive integers"):
+        metrale.Runtime("host", shapes={"ssm_ba_gates.n": [0]})
+    with pytest.raises(metrale.ConfigError, match="has no shape constant 'k'"):
+        metrale.Runtime("host", shapes={"ssm_ba_gates.k": [96]})

@@ -7,10 +7,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <vector>
 
 #include "capi_call.hpp"
 #include "jit/bundle.hpp"
@@ -57,6 +59,38 @@ std::map<std::string, bool> lever_overrides(const metrale_runtime_options& optio
   return levers;
 }
 
+// options.shapes ("op.arg=96,90;op.arg=4") as RuntimeOptions::shapes; which op and argument is
+// the runtime's check.
+std::map<std::string, std::vector<std::uint64_t>> shape_pins(std::string_view text) {
+  std::map<std::string, std::vector<std::uint64_t>> pins;
+  std::size_t from = 0;
+  while (from < text.size()) {
+    const std::size_t end = std::min(text.find(';', from), text.size());
+    const std::string_view entry = text.substr(from, end - from);
+    from = end + 1;
+    const std::size_t equals = entry.find('=');
+    if (equals == std::string_view::npos || equals == 0 || equals + 1 == entry.size()) {
+      throw CapiError(METRALE_ERROR_ARGUMENT,
+                      fmt::format("options.shapes: '{}' is not <op>.<argument>=<value>,<value>...", entry));
+    }
+    std::vector<std::uint64_t>& values = pins[std::string(entry.substr(0, equals))];
+    std::string_view list = entry.substr(equals + 1);
+    while (!list.empty()) {
+      const std::size_t comma = std::min(list.find(','), list.size());
+      const std::string_view item = list.substr(0, comma);
+      std::uint64_t value = 0;
+      const auto [rest, error] = std::from_chars(item.data(), item.data() + item.size(), value);
+      if (error != std::errc() || rest != item.data() + item.size() || value == 0) {
+        throw CapiError(METRALE_ERROR_ARGUMENT,
+                        fmt::format("options.shapes: '{}' in '{}' is not a positive integer", item, entry));
+      }
+      values.push_back(value);
+      list = comma < list.size() ? list.substr(comma + 1) : std::string_view();
+    }
+  }
+  return pins;
+}
+
 RuntimeOptions runtime_options(const metrale_runtime_options& options) {
   RuntimeOptions out;
   out.backend = backend_choice(options.backend);
@@ -92,6 +126,10 @@ RuntimeOptions runtime_options(const metrale_runtime_options& options) {
                 sizeof(options.verify_time_limit_ms)) &&
       options.verify_time_limit_ms != 0) {
     out.verify_time_limit_ms = options.verify_time_limit_ms;
+  }
+  if (has_field(options.struct_size, offsetof(metrale_runtime_options, shapes), sizeof(options.shapes)) &&
+      options.shapes != nullptr) {
+    out.shapes = shape_pins(options.shapes);
   }
   return out;
 }

@@ -16,6 +16,9 @@ std::string KernelParams::tag() const {
   if (groups != 0) {
     out += fmt::format("g{}", groups);
   }
+  if (shape != 0) {
+    out += fmt::format("s{}", shape);
+  }
   return out.empty() ? std::string("default") : out;
 }
 

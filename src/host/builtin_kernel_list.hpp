@@ -2,7 +2,8 @@
 // instantiates, expanded twice: plainly (builtin_kernels.cpp) and as a profiled unit
 // (profiled_builtin_kernels.cpp), whose templates live in another namespace. A macro because the
 // two expansions differ only in the namespace the templates were included into.
-// Invariant: every (kernel, params) any HARDWARE.toml ships is here; the unit test "every shipped
+// Invariant: every (kernel, params) any HARDWARE.toml ships is here (with the shape constants it
+// pins: ssm_ba_gates_mma at N = 96, 6 output tiles); the unit test "every shipped
 // variant has a host instantiation" fails when one is missing.
 #pragma once
 
@@ -20,6 +21,8 @@
         std::string(::metrale::kSsmBaGatesHopper), ::metrale::KernelParams{256, 64, 8}));                            \
     (table).add(::metrale::make_host_kernel<&ssm_ba_gates_mma<256, 128, 6>>(std::string(::metrale::kSsmBaGatesMma),  \
                                                                             ::metrale::KernelParams{256, 128, 6}));  \
+    (table).add(::metrale::make_host_kernel<&ssm_ba_gates_mma<256, 128, 6, 6>>(                                      \
+        std::string(::metrale::kSsmBaGatesMma), ::metrale::KernelParams{256, 128, 6, 6}));                           \
     (table).add(::metrale::make_host_kernel<&ssm_ba_gates_mma<256, 64, 3>>(std::string(::metrale::kSsmBaGatesMma),   \
                                                                            ::metrale::KernelParams{256, 64, 3}));    \
     (table).add(::metrale::make_host_kernel<&per_token_group_quant_fp8<16, 1>>(std::string(::metrale::kFp8ActQuant), \

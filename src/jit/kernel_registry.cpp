@@ -262,6 +262,20 @@ DeviceIndex KernelRegistry::load(GpuBackend& backend, LoadMode mode) {
   return device;
 }
 
+void KernelRegistry::load_in_background(GpuBackend& backend, std::vector<VariantId> ids) {
+  const std::optional<DeviceIndex> device = device_index(backend);
+  if (!device) {
+    throw ArgumentError("load_in_background: " + backend.describe() + " was never loaded on this registry");
+  }
+  std::lock_guard lock(background_mutex_);
+  background_.push_back(std::async(std::launch::async, [this, &backend, device = *device, ids = std::move(ids)] {
+    if (options_.background_gate) {
+      options_.background_gate();
+    }
+    load_ids(backend, device, ids);
+  }));
+}
+
 void KernelRegistry::load_ids(GpuBackend& backend, DeviceIndex device, std::span<const VariantId> ids) {
   if (!backend.needs_compiled_image()) {
     const std::shared_ptr<const SourceSet> snapshot = sources();

@@ -202,6 +202,12 @@ std::vector<std::vector<std::size_t>> group_by_source(std::span<const BuildJob> 
   std::vector<std::vector<std::size_t>> groups;
   std::map<std::string_view, std::size_t> group_of_source;
   for (const std::size_t miss : misses) {
+    // A shape-specialised variant compiles alone: its image then holds only its own code, and it
+    // does not lengthen its generic form's program, which is the longest of a cold build.
+    if (jobs[miss].variant.params.shape != 0) {
+      groups.push_back({miss});
+      continue;
+    }
     const std::string_view source = jobs[miss].variant.source;
     auto [it, inserted] = group_of_source.emplace(source, groups.size());
     if (inserted) {

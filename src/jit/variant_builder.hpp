@@ -6,7 +6,8 @@
 // Invariants: every claimed memory-cache key is fulfilled, even when compiling throws; the
 // misses of one source share one NVRTC program, and when that program fails with several
 // name expressions each is retried alone, so one bad instantiation cannot take down its
-// siblings; a failed compile is logged here, once, by the one thread that compiled it.
+// siblings; a failed compile is logged here, once, by the one thread that compiled it; a
+// shape-specialised variant is a program of its own.
 #pragma once
 
 #include <functional>
@@ -83,7 +84,7 @@ BundleKeyFields make_bundle_key(const KernelVariant& variant, std::string_view a
 BuildSummary build_variants(std::span<const BuildJob> jobs, const BuildContext& context);
 
 // The misses grouped by source, each group in job order; groups in order of first
-// appearance. Pure.
+// appearance; a shape-specialised variant (params.shape != 0) in a group of its own. Pure.
 std::vector<std::vector<std::size_t>> group_by_source(std::span<const BuildJob> jobs,
                                                       std::span<const std::size_t> misses);
 

@@ -104,6 +104,11 @@ Problem check_ssm_ba_gates_mma(const KernelParams& p) {
                                          "memory, past the {} a block may have",
                                          p.groups, p.groups, p.lanes, shared, kMaxOptInSharedBytes));
   }
+  if (p.shape > kMmaOutTiles) {
+    return problem("shape", fmt::format("shape = {}: the output tiles of a specialised variant must be in [1, {}] (0: "
+                                        "the generic form)",
+                                        p.shape, kMmaOutTiles));
+  }
   return std::nullopt;
 }
 

@@ -35,10 +35,11 @@ KernelCatalog make_library_catalog() {
                .same_shape = true,
                .background = true,
                .rule = check_ssm_ba_gates_hopper});
-  // Declared in the background like a twin: until it arrives its guard says "kernel absent".
+  // Declared in the background like a twin: until it arrives its guard says "kernel absent". Its
+  // shape constant ({shape}) is TILES, ceil(N / 16) (0: the generic form).
   catalog.add({.kernel = std::string(kBaGatesMmaKernel),
                .source = std::string(kBaGatesMmaTemplateFile),
-               .expression = named(kBaGatesMmaTemplate, "{block}, {lanes}, {groups}"),
+               .expression = named(kBaGatesMmaTemplate, "{block}, {lanes}, {groups}, {shape}"),
                .params = {"block", "lanes", "groups"},
                .twin_of = {},  // not a twin
                .same_shape = false,

@@ -145,6 +145,13 @@ void launch_ba_gates_mma(GpuBackend& gpu, KernelHandle kernel, const KernelParam
     detail::argument_error(kOp, fmt::format("N={} exceeds {}, the most outputs {} holds per block", args.n,
                                             kBaGatesMmaMaxN, kBaGatesMmaKernel));
   }
+  // A shape-specialised variant holds exactly its tiles' outputs (the kernel returns on another N).
+  if (params.shape != 0 && ba_gates_mma_shape_for(args.n).tiles != params.shape) {
+    detail::argument_error(
+        kOp,
+        fmt::format("{} variant {} is specialised for N in ({}, {}] ({} output tiles), not N={}", kBaGatesMmaKernel,
+                    params.tag(), (params.shape - 1) * 16, params.shape * 16, params.shape, args.n));
+  }
   const std::uint64_t shared = ba_gates_mma_shared_bytes(params.lanes, args.n, params.groups);
   const std::uint64_t limit = ba_gates_mma_shared_limit(gpu.max_dynamic_shared_bytes(), gpu.compute_capability());
   if (shared > limit) {

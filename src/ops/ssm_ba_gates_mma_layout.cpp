@@ -41,4 +41,16 @@ std::uint32_t ba_gates_mma_cluster_blocks(std::uint32_t m, std::uint32_t tokens,
   return blocks;
 }
 
+MmaShapeChoice ba_gates_mma_shape_for(std::uint32_t n) {
+  constexpr std::uint32_t kTile = 16;
+  constexpr std::uint32_t kMaxN = 128;
+  if (n == 0) {
+    return {0, kMmaShapeNoOutputs};
+  }
+  if (n > kMaxN) {
+    return {0, kMmaShapeTooWide};
+  }
+  return {(n + kTile - 1) / kTile, {}};
+}
+
 }  // namespace metrale::ops

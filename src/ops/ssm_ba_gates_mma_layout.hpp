@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "metrale/gpu/compute_capability.hpp"
 
@@ -37,5 +38,15 @@ std::uint64_t ba_gates_mma_shared_limit(std::optional<std::uint32_t> device_limi
 // tile's K pass over up to 8 SMs instead of one. Pure.
 std::uint32_t ba_gates_mma_cluster_blocks(std::uint32_t m, std::uint32_t tokens, std::uint32_t k,
                                           std::uint32_t sm_count, std::optional<ComputeCapability> compute_capability);
+
+// The shape constant of ssm_ba_gates_mma: N maps to its TILES template argument, ceil(N / 16)
+// (KernelParams::shape), or stays on the generic form (tiles 0) with a named reason.
+inline constexpr std::string_view kMmaShapeNoOutputs = "N = 0 has no output tiles";
+inline constexpr std::string_view kMmaShapeTooWide = "N > 128 is past the kernel's 8 output tiles";
+struct MmaShapeChoice {
+  std::uint32_t tiles = 0;   // the template argument; 0: generic
+  std::string_view refusal;  // why generic; empty when tiles != 0
+};
+MmaShapeChoice ba_gates_mma_shape_for(std::uint32_t n);
 
 }  // namespace metrale::ops

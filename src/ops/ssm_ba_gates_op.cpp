@@ -5,6 +5,8 @@
 // role is checked built before anything launches and keeps the op's validation.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "metrale/error.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
@@ -247,6 +249,12 @@ OpDeclaration ssm_ba_gates_declaration() {
       scalar_arg("nv", 0, UINT32_MAX, "v-heads (0: n / 2)").with_zero_means("n/2"),
       scalar_arg("vheads_per_group", std::nullopt, UINT32_MAX, "v-heads per key group"),
   };
+  // N is the tensor-core kernel's shape constant: its output tiles (ssm_ba_gates_mma_layout.hpp).
+  op.shape_constants = {ShapeConstantDecl{std::string(kTensorCoreRole), "n", [](std::uint64_t n) {
+                                            const MmaShapeChoice choice = ba_gates_mma_shape_for(
+                                                static_cast<std::uint32_t>(std::min<std::uint64_t>(n, UINT32_MAX)));
+                                            return ShapeChoice{choice.tiles, choice.refusal};
+                                          }}};
   op.run = [](const OpContext& context, const OpCall& call) {
     return generic_pick(run_typed(context, unpack(call.args), call.stream, call.forced_role),
                         !call.forced_role.empty());

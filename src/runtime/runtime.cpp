@@ -200,12 +200,16 @@ void Runtime::initialise(RuntimeOptions& options) {
   }
   registry_ = std::make_unique<KernelRegistry>(std::move(sources), std::move(registry_options));
   variant_ids_ = ops::declare_target_kernels(*registry_, target_, catalog);
+  variant_of_ = [this, catalog](const KernelEntry& entry) {
+    return ops::target_kernel_variant(target_, entry, catalog);
+  };
   resolve_ops();
   std::vector<GateOp> gate_ops;
   for (const ResolvedOp& entry : resolved_) {
     gate_ops.push_back(GateOp{entry.base, entry.ids});
   }
   verification_ = std::make_unique<VerificationGate>(verification, std::move(gate_ops), *registry_);
+  declare_pinned_shapes(options);
   if (backend_) {
     logger().info("metrale: {} on target {} ({})", backend_->describe(), target_.name, target_.source);
     device_ = registry_->load(*backend_, options.load_mode);
@@ -302,7 +306,12 @@ ops::Pick Runtime::run(std::string_view op, std::span<const ops::NamedArg> args,
 
 ops::Pick Runtime::run_entry(const ResolvedOp& entry, const ops::OpCall& call) {
   if (!backend_ || !backend_->is_capturing(call.stream)) {
-    return ops::run_op(context_of(entry), call);
+    ops::OpContext context = context_of(entry);
+    // Outside a capture only: a capture runs what prepare made ready and never asks for a build.
+    if (backend_ && !entry.op->shape_constants.empty()) {
+      take_shape_variants(context, call.args, call.stream);
+    }
+    return ops::run_op(context, call);
   }
   const std::string_view forced = ops::resolve_role(*entry.op, call.forced_role);
   ops::CaptureMask mask;

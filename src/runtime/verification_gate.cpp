@@ -98,6 +98,12 @@ std::vector<bool> VerificationGate::decide(GpuBackend& gpu, DeviceIndex device, 
       passed[*id] = decide_one(gpu, device, *id, loaded).verdict != ops::CheckVerdict::kFailed;
     }
   }
+  // A shape-specialised variant (issue 26) is no role's own id: it is checked in its role's place.
+  for (const LoadedVariant& variant : batch) {
+    if (!passed.contains(variant.id) && !uses_of(gpu, device, variant.id, loaded).empty()) {
+      passed[variant.id] = decide_one(gpu, device, variant.id, loaded).verdict != ops::CheckVerdict::kFailed;
+    }
+  }
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const auto found = passed.find(batch[i].id);
     if (found == passed.end()) {
@@ -115,12 +121,29 @@ std::vector<bool> VerificationGate::decide(GpuBackend& gpu, DeviceIndex device, 
   return allowed;
 }
 
+namespace {
+
+// Whether `variant` is a shape-specialised variant of role `r`'s kernel: the same kernel, a shape
+// set, and a shape constant of the op on that role.
+bool runs_in_role(const GateOp& op, std::size_t r, const KernelVariant& variant) {
+  if (variant.params.shape == 0 || variant.kernel != op.base.kernels[r].kernel) {
+    return false;
+  }
+  const std::string& role = op.base.op->roles[r].role;
+  return std::any_of(op.base.op->shape_constants.begin(), op.base.op->shape_constants.end(),
+                     [&](const ops::ShapeConstantDecl& constant) { return constant.role == role; });
+}
+
+}  // namespace
+
 std::vector<CheckUse> VerificationGate::uses_of(GpuBackend& gpu, DeviceIndex device, VariantId id,
                                                 const std::map<VariantId, KernelHandle>& batch) const {
   std::vector<CheckUse> uses;
+  const KernelVariant variant = registry_.variant(id);
   for (const GateOp& op : ops_) {
     for (std::size_t r = 0; r < op.base.op->roles.size(); ++r) {
-      if (op.ids[r] != id) {
+      const bool specialised = op.ids[r] != id && runs_in_role(op, r, variant);
+      if (op.ids[r] != id && !specialised) {
         continue;
       }
       CheckUse use{op.base, op.base.op->roles[r].role};
@@ -137,6 +160,15 @@ std::vector<CheckUse> VerificationGate::uses_of(GpuBackend& gpu, DeviceIndex dev
         kernel.handle = !kernel.refusal.empty()    ? KernelHandle{}
                         : candidate != batch.end() ? candidate->second
                                                    : registry_.handle(device, *other);
+      }
+      if (specialised) {
+        // The specialised variant in its role's place, with its own parameters (the check hook
+        // then picks problems its shape takes).
+        ops::OpKernel& kernel = use.context.kernels[r];
+        const auto candidate = batch.find(id);
+        kernel.handle = candidate != batch.end() ? candidate->second : registry_.handle(device, id);
+        kernel.params = variant.params;
+        kernel.refusal = {};
       }
       uses.push_back(std::move(use));
     }

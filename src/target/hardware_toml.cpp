@@ -301,6 +301,50 @@ void read_roofline_table(const FileChecker& check, const toml::table& root, Hard
   target.roofline = roofline;
 }
 
+// [shapes]: optional; "<op>.<argument> = [values]" (TOML's dotted keys make each op a table),
+// every value a positive integer, none twice. Whether the op declares that shape constant is the
+// runtime's and the CLI's check (ops/pinned_shapes.hpp), which names this file and line too.
+void read_shapes_table(const FileChecker& check, const toml::table& root, HardwareTarget& target) {
+  if (root.get("shapes") == nullptr) {
+    return;
+  }
+  const toml::table& shapes = check.table(root, "shapes", "shapes");
+  for (auto&& [op, op_node] : shapes) {
+    const std::string op_key = FileChecker::dotted("shapes", op.str());
+    const auto* args = op_node.as_table();
+    if (args == nullptr) {
+      check.wrong_type(op_node, op_key, "table of <argument> = [values] (shapes.<op>.<argument> = [96])");
+    }
+    for (auto&& [arg, values_node] : *args) {
+      const std::string key = FileChecker::dotted(op_key, arg.str());
+      const auto* values = values_node.as_array();
+      if (values == nullptr) {
+        check.wrong_type(values_node, key, "array of positive integers");
+      }
+      PinnedShape pinned{std::string(op.str()), std::string(arg.str()), {}, arg.source().begin.line};
+      for (const toml::node& value : *values) {
+        const auto* integer = value.as_integer();
+        if (integer == nullptr) {
+          check.wrong_type(value, key, "positive integer");
+        }
+        if (integer->get() <= 0 || integer->get() > UINT32_MAX) {
+          check.fail(value.source().begin.line, key,
+                     fmt::format("{} is not a positive 32-bit integer", integer->get()));
+        }
+        const auto v = static_cast<std::uint64_t>(integer->get());
+        if (std::find(pinned.values.begin(), pinned.values.end(), v) != pinned.values.end()) {
+          check.fail(value.source().begin.line, key, fmt::format("{} is listed twice", v));
+        }
+        pinned.values.push_back(v);
+      }
+      if (pinned.values.empty()) {
+        check.fail(pinned.line, key, "an empty list (leave the key out)");
+      }
+      target.shapes.push_back(std::move(pinned));
+    }
+  }
+}
+
 }  // namespace
 
 ParsedHardware parse_hardware_file(std::string_view text, std::string_view source_name,
@@ -313,7 +357,7 @@ ParsedHardware parse_hardware_file(std::string_view text, std::string_view sourc
     check.fail(error.source().begin.line, "TOML syntax", error.description());
   }
   check.set_root(root);
-  static constexpr std::array<std::string_view, 4> kTables{"target", "kernels", "defaults", "roofline"};
+  static constexpr std::array<std::string_view, 5> kTables{"target", "kernels", "defaults", "roofline", "shapes"};
   check.only_keys(root, "", kTables);
   ParsedHardware out;
   out.target.source = std::string(source_name);
@@ -321,6 +365,7 @@ ParsedHardware parse_hardware_file(std::string_view text, std::string_view sourc
   read_kernels_table(check, root, out.target);
   read_defaults_table(check, root, levers, out.target);
   read_roofline_table(check, root, out.target);
+  read_shapes_table(check, root, out.target);
   return out;
 }
 

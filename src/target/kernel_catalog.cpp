@@ -15,6 +15,8 @@ namespace metrale {
 namespace {
 
 constexpr std::array<std::string_view, 3> kParamNames{"block", "lanes", "groups"};
+// The shape constant's placeholder: not a [kernels] key (0 is a value: the generic form).
+constexpr std::string_view kShapeParam = "shape";
 
 std::uint32_t param_value(const KernelParams& params, std::string_view name) {
   if (name == "block") {
@@ -23,7 +25,15 @@ std::uint32_t param_value(const KernelParams& params, std::string_view name) {
   if (name == "lanes") {
     return params.lanes;
   }
+  if (name == kShapeParam) {
+    return params.shape;
+  }
   return params.groups;
+}
+
+// A {shape} placeholder in the expression: the template takes a shape constant.
+bool takes_shape(const KernelDeclaration& declaration) {
+  return declaration.expression.find("{shape}") != std::string::npos;
 }
 
 bool declares(const KernelDeclaration& declaration, std::string_view param) {
@@ -58,10 +68,10 @@ std::string expand_kernel_expression(std::string_view pattern, const KernelParam
       throw ArgumentError(fmt::format("expression '{}': '{{' at {} is never closed", pattern, at));
     }
     const std::string_view name = pattern.substr(at + 1, end - at - 1);
-    if (std::find(kParamNames.begin(), kParamNames.end(), name) == kParamNames.end()) {
+    if (std::find(kParamNames.begin(), kParamNames.end(), name) == kParamNames.end() && name != kShapeParam) {
       throw ArgumentError(
           fmt::format("expression '{}': unknown placeholder {{{}}} (allowed: {{block}}, {{lanes}}, "
-                      "{{groups}})",
+                      "{{groups}}, {{shape}})",
                       pattern, name));
     }
     out.append(pattern.substr(from, at - from));
@@ -84,7 +94,7 @@ void KernelCatalog::add(KernelDeclaration declaration) {
     }
   }
   for (const std::string& name : placeholders(declaration.expression)) {
-    if (!declares(declaration, name)) {
+    if (name != kShapeParam && !declares(declaration, name)) {
       throw ArgumentError(
           fmt::format("kernel declaration '{}': expression '{}' uses {{{}}}, which is not one of its "
                       "parameters ({})",
@@ -135,6 +145,11 @@ std::optional<KernelParamsProblem> KernelCatalog::check(std::string_view kernel,
   const KernelDeclaration* declaration = find(kernel);
   if (declaration == nullptr) {
     return KernelParamsProblem{"", fmt::format("unknown kernel '{}' (known: {})", kernel, fmt::join(names(), ", "))};
+  }
+  if (params.shape != 0 && !takes_shape(*declaration)) {
+    return KernelParamsProblem{
+        std::string(kShapeParam),
+        fmt::format("shape = {}: must be absent (the template takes no shape constant)", params.shape)};
   }
   if (declaration->rule) {
     if (auto problem = declaration->rule(params)) {

@@ -401,6 +401,43 @@ static void check_verify_option(void) {
   metrale_runtime_close(rt);
 }
 
+static void check_shapes_option(void) {
+  /* options.shapes (ABI 3): pinned shape constants; a malformed entry is an argument error, an
+     op or argument without a shape constant a configuration error; a version-2 struct, which
+     ends before the field, still opens. */
+  const struct {
+    const char* shapes;
+    metrale_status want;
+    const char* says;
+  } cases[] = {
+      {"ssm_ba_gates.n=96,90", METRALE_OK, ""},
+      {"ba-gates.n=96;ssm_ba_gates.n=90", METRALE_OK, ""},
+      {"ssm_ba_gates.n", METRALE_ERROR_ARGUMENT, "is not <op>.<argument>=<value>"},
+      {"ssm_ba_gates.n=96,x", METRALE_ERROR_ARGUMENT, "'x' in 'ssm_ba_gates.n=96,x' is not a positive integer"},
+      {"ssm_ba_gates.n=0", METRALE_ERROR_ARGUMENT, "'0'"},
+      {"ssm_ba_gates.k=96", METRALE_ERROR_CONFIG, "has no shape constant 'k'"},
+  };
+  for (size_t i = 0; i < COUNT(cases); ++i) {
+    metrale_runtime_options options;
+    metrale_runtime_options_init(&options);
+    options.backend = METRALE_BACKEND_HOST;
+    options.target = "hopper";
+    options.shapes = cases[i].shapes;
+    metrale_runtime* rt = NULL;
+    const metrale_status status = metrale_runtime_open(&options, &rt);
+    CHECK(status == cases[i].want && (status == METRALE_OK || contains(metrale_last_error(), cases[i].says)),
+          "shapes '%s': status %d, %s", cases[i].shapes, (int)status, metrale_last_error());
+    metrale_runtime_close(rt);
+  }
+  metrale_runtime_options old;
+  metrale_runtime_options_init(&old);
+  old.backend = METRALE_BACKEND_HOST;
+  old.struct_size = offsetof(metrale_runtime_options, shapes);
+  metrale_runtime* rt = NULL;
+  CHECK(metrale_runtime_open(&old, &rt) == METRALE_OK, "a version-2 options struct: %s", metrale_last_error());
+  metrale_runtime_close(rt);
+}
+
 int main(void) {
   CHECK(strcmp(metrale_version(), "") != 0 && metrale_abi_version() == METRALE_ABI_VERSION, "versions");
   const metrale_lever_override levers[] = {{"fp8_act_quant_hopper", 0}};
@@ -424,6 +461,7 @@ int main(void) {
   check_fp8_quant(rt);
   check_prepare(rt);
   check_no_device();
+  check_shapes_option();
   check_registry(rt);
   check_verify_option();
   metrale_runtime_close(rt);

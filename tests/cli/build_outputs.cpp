@@ -11,6 +11,7 @@
 // The work dir is wiped first and holds the cache, so nothing touches ~/.cache.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -18,6 +19,7 @@
 
 #include "cli_process.hpp"
 #include "ops/op_kernels.hpp"
+#include "ops/pinned_shapes.hpp"
 #include "target/hardware_loader.hpp"
 
 namespace fs = std::filesystem;
@@ -74,8 +76,21 @@ void check_files(Checks& checks, const nlohmann::json& rows, const fs::path& wor
       checks.expect(row->at("cubin_bytes") == cubin.size(), what + ": cubin_bytes equals the file's size");
     }
   }
+  // Each target's pinned shapes ([shapes]) add their specialised variants' rows.
+  for (const auto& target : metrale::load_targets(metrale::ops::library_catalog())) {
+    const auto pins = metrale::ops::target_pins(target);
+    for (const auto& pinned : metrale::ops::plan_pinned_shapes(target, pins, metrale::ops::library_ops()).variants) {
+      ++expected_rows;
+      const bool found = std::any_of(rows.begin(), rows.end(), [&](const nlohmann::json& row) {
+        return row.at("target") == target.name && row.at("kernel") == pinned.kernel &&
+               row.at("params") == pinned.params.tag() && row.at("ok") == true;
+      });
+      checks.expect(found,
+                    target.name + "/" + pinned.kernel + " " + pinned.params.tag() + ": a row for the pinned shape");
+    }
+  }
   checks.expect(rows.size() == expected_rows,
-                fmt::format("{} rows for {} shipped kernels", rows.size(), expected_rows));
+                fmt::format("{} rows for {} shipped kernels and pinned shapes", rows.size(), expected_rows));
 }
 
 void check_spills(Checks& checks, const nlohmann::json& rows) {

@@ -5,6 +5,7 @@
 //   bundle's exact CUBIN bytes under the manifest's lowered names;
 // - without the bundle, the disk cache the build filled serves every kernel (any compiler's
 //   entry for the same key will do when none can compile);
+// - the target's pinned shape (hopper's [shapes]: N = 96) is in the bundle and served from it;
 // - a runtime on the host backend opens with the bundle, and `metrale-jit selftest` passes;
 // - each tampered copy (flipped CUBIN byte, CUBIN re-stamped for another arch with its
 //   checksum updated, edited options, edited lowered name) loses exactly that entry, which a
@@ -105,7 +106,8 @@ Opened open_on_stub(const fs::path& bundle, const fs::path& cache_dir) {
   return opened;
 }
 
-// Every variant of the runtime: handle present except `absent_kernel` (empty: none).
+// Every variant of the runtime: handle present except `absent_kernel` (empty: none; "kernel" or
+// "kernel params", when the kernel also has shape variants that stay).
 void check_handles(const Opened& opened, const std::string& absent_kernel, const std::string& context,
                    metrale::BuildOrigin origin = metrale::BuildOrigin::kBundle) {
   metrale::KernelRegistry& registry = opened.runtime->registry();
@@ -113,7 +115,7 @@ void check_handles(const Opened& opened, const std::string& absent_kernel, const
   for (metrale::VariantId id = 0; id < registry.variant_count(); ++id) {
     const metrale::KernelVariant variant = registry.variant(id);
     const bool present = registry.handle(0, id).value != 0;
-    const bool want = variant.kernel != absent_kernel;
+    const bool want = variant.kernel != absent_kernel && variant.kernel + " " + variant.params.tag() != absent_kernel;
     check(present == want, fmt::format("{}: {} handle is {} (expected {})", context, variant.kernel,
                                        present ? "present" : "absent", want ? "present" : "absent"));
     const auto record = registry.record(id, "sm_90");
@@ -131,9 +133,10 @@ void check_handles(const Opened& opened, const std::string& absent_kernel, const
 
 using Tamper = std::function<void(const fs::path& dir, nlohmann::json& manifest)>;
 
-nlohmann::json& entry_of(nlohmann::json& manifest, const std::string& kernel) {
+// The first entry of `kernel` (with `params`, when given: a kernel may also have shape variants).
+nlohmann::json& entry_of(nlohmann::json& manifest, const std::string& kernel, const std::string& params = "") {
   for (nlohmann::json& entry : manifest["entries"]) {
-    if (entry["kernel"] == kernel) {
+    if (entry["kernel"] == kernel && (params.empty() || entry["params"] == params)) {
       return entry;
     }
   }
@@ -220,13 +223,24 @@ int main(int argc, char** argv) {
     for (const auto& load : loads) {
       bool matched = false;
       for (const auto& entry : manifest["entries"]) {
+        // A kernel may have several entries (a shape-specialised variant beside the generic).
         if (entry["kernel"] == load.kernel) {
-          matched = entry["lowered_name"] == load.lowered_name && load.kind == metrale::ImageKind::kCubin &&
-                    fs::file_size(bundle / entry["cubin_file"].get<std::string>()) == load.image_bytes;
+          matched = matched || (entry["lowered_name"] == load.lowered_name && load.kind == metrale::ImageKind::kCubin &&
+                                fs::file_size(bundle / entry["cubin_file"].get<std::string>()) == load.image_bytes);
         }
       }
       check(matched, "the stub loaded " + load.kernel + "'s CUBIN under the manifest's lowered name");
     }
+    // hopper's [shapes] pins N = 96: the tensor-core kernel's 6-tile variant is in the bundle, and
+    // the runtime (which declares it at open) loaded it from there.
+    bool pinned = false;
+    for (const auto& entry : manifest["entries"]) {
+      pinned = pinned || (entry["kernel"] == "ssm_ba_gates_mma" && entry["params"] == "b256l128g6s6");
+    }
+    check(pinned, "the bundle holds the pinned shape's variant (ssm_ba_gates_mma b256l128g6s6)");
+    const auto six = opened.runtime->registry().find("ssm_ba_gates_mma", metrale::KernelParams{256, 128, 6, 6});
+    check(six && opened.runtime->registry().handle(0, *six).value != 0,
+          "the runtime's pinned variant was loaded from the bundle");
   }
   {  // No bundle: the disk cache the build filled serves every kernel, though NVRTC is absent.
     const Opened opened = open_on_stub({}, work.path() / "build-cache");
@@ -248,9 +262,10 @@ int main(int argc, char** argv) {
   }
 
   check_tampered(
-      cli, bundle, work.path(), "flipped-byte", "ssm_ba_gates_mma",
+      cli, bundle, work.path(), "flipped-byte", "ssm_ba_gates_mma b256l128g6",
       [](const fs::path& dir, nlohmann::json& manifest) {
-        const fs::path cubin = dir / entry_of(manifest, "ssm_ba_gates_mma")["cubin_file"].get<std::string>();
+        const fs::path cubin =
+            dir / entry_of(manifest, "ssm_ba_gates_mma", "b256l128g6")["cubin_file"].get<std::string>();
         std::string bytes = read_text(cubin);
         bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x01);
         write_text(cubin, bytes);

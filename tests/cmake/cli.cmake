@@ -28,6 +28,12 @@ metrale_cli_test(explain_ba_prefill_mma_clusters_of_2 0 "tiles of 128 tokens, ea
                  explain ba-gates --target hopper --m 8192 --n 96 --k 5120)
 metrale_cli_test(explain_ba_prefill_tensor_core_off_picks_twin 0 "runs   ssm_ba_gates_hopper .the twin." ARGS
                  explain ba-gates --target hopper --m 8192 --n 96 --k 5120 ENV METRALE_SSM_BA_GATES_TENSOR_CORE=0)
+# The shape constant: hopper pins N = 96, so a call at N 96 takes the 6-tile variant built at open;
+# N 130 stays generic with the rule's reason.
+metrale_cli_test(explain_ba_shape_pinned 0 "shape  n = 96: ssm_ba_gates_mma b256l128g6s6, pinned: built at open" ARGS
+                 explain ba-gates --target hopper --m 8192 --n 96 --k 5120)
+metrale_cli_test(explain_ba_shape_refused 0 "shape  n = 130: ssm_ba_gates_mma b256l128g6 .generic.: N > 128" ARGS
+                 explain ba-gates --target hopper --m 8192 --n 130 --k 5120 --nv 65 --vheads-per-group 5)
 # explain --json: the tensor-core role is an object named after it, its details its keys.
 metrale_cli_test(explain_ba_json_tensor_core_details 0
                  "\"tensor_core\": {.*\"cluster_blocks\": 2,.*\"runs\": true,.*\"tokens_per_tile\": 128" ARGS

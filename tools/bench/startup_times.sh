@@ -6,11 +6,15 @@
 #   bundle           an empty disk cache and METRALE_BUNDLE_DIR (NVRTC reachable, never loaded)
 #   bundle_no_nvrtc  the same with NVRTC hidden (METRALE_NVRTC_LIBRARY=/nonexistent)
 #   library_only     `targets`: a process that loads the library and the targets, no kernels
-#   jitify2          only when JITIFY2=path to metrale-jitify2-startup (built with
-#                    -DMETRALE_JITIFY2_HEADER=...): NVIDIA Jitify2 compiling the same set from the
-#                    same templates, one program per template file, all in parallel (it finds
-#                    libnvrtc through LD_LIBRARY_PATH: JITIFY2_LIB_DIR, default /usr/local/cuda/lib64)
-# Usage: [JITIFY2=build/tools/metrale-jitify2-startup] tools/bench/startup_times.sh build/tools/metrale-jit
+#   by_hand          metrale-nvrtc-by-hand (next to the CLI): NVRTC driven by hand on the set
+#                    `targets --json` names for hopper, one program per template file, each on
+#                    its own thread, the registry's options, CUBIN out, no cache
+#   first_op_cold    metrale-first-op (next to the CLI) on an empty disk cache: process start to the
+#                    first op call on a stub sm_90 device, parents loaded, the rest (twins, the
+#                    tensor-core kernel, pinned shapes) building in the background
+#   first_op_warm    the same on the disk cache the cold build filled
+#   first_op_bundle  the same with an empty disk cache and METRALE_BUNDLE_DIR
+# Usage: tools/bench/startup_times.sh build/tools/metrale-jit
 set -euo pipefail
 CLI=$1
 W=$(mktemp -d)
@@ -24,6 +28,9 @@ ms() {
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 TEMPLATES=$(cd "$(dirname "$0")/../../templates" && pwd)
+BY_HAND=$(dirname "$CLI")/metrale-nvrtc-by-hand
+FIRST_OP=$(dirname "$CLI")/metrale-first-op
+"$CLI" targets --json >"$W/targets.json"
 METRALE_CACHE_DIR=$W/seed "$CLI" build --target hopper --bundle "$W/bundle" >/dev/null
 for _ in $(seq "${RUNS:-7}"); do
   rm -rf "$W/cold" "$W/empty"
@@ -34,10 +41,12 @@ for _ in $(seq "${RUNS:-7}"); do
   echo "bundle_no_nvrtc $(METRALE_CACHE_DIR=$W/empty METRALE_BUNDLE_DIR=$W/bundle METRALE_NVRTC_LIBRARY=/nonexistent \
     ms "$CLI" build --target hopper)"
   echo "library_only $(ms "$CLI" targets)"
-  if [ -n "${JITIFY2:-}" ]; then
-    echo "jitify2 $(LD_LIBRARY_PATH=${JITIFY2_LIB_DIR:-/usr/local/cuda/lib64} ms "$JITIFY2" "$TEMPLATES")"
-  fi
+  echo "by_hand $(ms "$BY_HAND" "$W/targets.json" "$TEMPLATES" hopper)"
+  rm -rf "$W/cold" "$W/empty"
+  echo "first_op_cold $(METRALE_CACHE_DIR=$W/cold ms "$FIRST_OP")"
+  echo "first_op_warm $(METRALE_CACHE_DIR=$W/seed ms "$FIRST_OP")"
+  echo "first_op_bundle $(METRALE_CACHE_DIR=$W/empty METRALE_BUNDLE_DIR=$W/bundle ms "$FIRST_OP")"
 done >"$W/times"
-for kind in cold warm bundle bundle_no_nvrtc library_only ${JITIFY2:+jitify2}; do
+for kind in cold warm bundle bundle_no_nvrtc library_only by_hand first_op_cold first_op_warm first_op_bundle; do
   echo "$kind $(grep "^$kind " "$W/times" | awk '{print $2}' | median)"
 done

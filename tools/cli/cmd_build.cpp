@@ -5,9 +5,11 @@
 // the resources ptxas reported. --bundle writes an ahead-of-time bundle (bundle.hpp) that
 // a runtime reads through RuntimeOptions::bundle_dirs or METRALE_BUNDLE_DIR; a variant that
 // several targets ship is written once. Exit 1 when a shipped kernel fails, with the compiler's log.
-// Which targets at which arch is a pure decision (plan_builds); the device only informs it.
+// Which targets at which arch is a pure decision (plan_builds); the device only informs it. A
+// target's [shapes] add their shape-specialised variants (ops/pinned_shapes.hpp) to its batch.
 // The variants of one template file compile as one NVRTC program, so their CUBINs (and the
-// table's sizes) are the same image holding every entry of that program.
+// table's sizes) are the same image holding every entry of that program; a shape-specialised
+// variant compiles alone.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -28,6 +30,7 @@
 #include "metrale/error.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 #include "ops/op_kernels.hpp"
+#include "ops/pinned_shapes.hpp"
 #include "target/hardware_loader.hpp"
 #include "target/target_selection.hpp"
 
@@ -273,6 +276,10 @@ int build(const BuildOptions& options) {
     std::vector<VariantId> ids;
     ids.reserve(ids_by_name.size());
     for (const auto& [name, id] : ids_by_name) {
+      ids.push_back(id);
+    }
+    // The target's pinned shapes ([shapes]): their specialised variants, in the same batch.
+    for (const VariantId id : ops::declare_pinned_shape_variants(registry, plan.target, ops::library_ops())) {
       ids.push_back(id);
     }
     progress.step(fmt::format("[{}/{}] {}: building {} kernels for {}", i + 1, plans.size(), plan.target.name,

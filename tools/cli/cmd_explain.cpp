@@ -5,7 +5,10 @@
 // asks the op's own explain (OpDeclaration::explain) on a runtime with no device, so it cannot
 // disagree with the op: a kernel counts as present when the target's [kernels] ships it, the SM
 // count is --sm-count or the target's, a lever is its flag or the file and environment.
-// Output keys: explain_output.hpp. Exit 1: an unknown target or a shape the op refuses; 2: bad usage.
+// Each shape constant of the op says which variant a call at this shape takes and why (a
+// specialised one pinned by the target's [shapes], one built on a call's first sight, or the
+// generic with the rule's reason). Output keys: explain_output.hpp. Exit 1: an unknown target or a shape the op
+// refuses; 2: bad usage.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -88,8 +91,9 @@ int explain(const ExplainOptions& options, const std::vector<std::string>& extra
       row.lever_origin = lever->second.flag;  // "--lever on", as the user wrote it
     }
   }
-  const std::string out =
-      options.json ? explain_json(explanation, options.op).dump(2) + "\n" : explain_text(explanation, options.op);
+  const std::vector<ShapeVariantState> shapes = runtime->shape_variants(op.name, shape);
+  const std::string out = options.json ? explain_json(explanation, options.op, shapes).dump(2) + "\n"
+                                       : explain_text(explanation, options.op, shapes);
   std::fputs(out.c_str(), stdout);
   return kDone;
 }

@@ -1,6 +1,9 @@
 // cmd_targets.cpp: `metrale-jit targets [--json] [--ops FILE]`: every target with its compute
 // capability, arch, SM count, shipped kernels and the resolved levers every declared op reads
-// (value and provenance; a plug-in's ops' levers too).
+// (value and provenance; a plug-in's ops' levers too). --json also names, per kernel, the
+// template file and name expression the registry compiles and, per target with an arch, the
+// NVRTC options it compiles with: tools/bench/nvrtc_by_hand.cpp reads them, so the hand-driven
+// NVRTC bench compiles exactly what `build` does.
 // Generic's device-derived values print as "any" / "device", since no device is chosen here.
 #include <fmt/format.h>
 
@@ -11,9 +14,11 @@
 #include <vector>
 
 #include "command.hpp"
+#include "jit/nvrtc_compiler.hpp"
 #include "metrale/target/levers.hpp"
 #include "op_plugins.hpp"
 #include "op_runtime.hpp"
+#include "ops/op_kernels.hpp"
 #include "target/hardware_loader.hpp"
 
 namespace metrale::cli {
@@ -27,15 +32,22 @@ std::string sm_count_text(const HardwareTarget& target) {
   return target.sm_count ? std::to_string(*target.sm_count) : "device";
 }
 
-nlohmann::json target_json(const HardwareTarget& target, const Levers& levers) {
+nlohmann::json target_json(const HardwareTarget& target, const Levers& levers, const KernelCatalog& catalog) {
   nlohmann::json kernels = nlohmann::json::array();
   for (const auto& kernel : target.kernels) {
+    const KernelVariant variant = ops::target_kernel_variant(target, kernel, catalog);
     kernels.push_back({{"name", kernel.name},
                        {"tag", kernel.params.tag()},
                        {"block", kernel.params.block},
                        {"lanes", kernel.params.lanes},
-                       {"groups", kernel.params.groups}});
+                       {"groups", kernel.params.groups},
+                       {"source", variant.source},
+                       {"expression", variant.name_expression}});
   }
+  // The registry's options for the target's arch, without include folders (the templates need
+  // none; a source that includes the toolkit's headers gets them at build time).
+  const nlohmann::json nvrtc =
+      target.arch.empty() ? nlohmann::json(nullptr) : nlohmann::json(nvrtc_options(target.arch, {}, {}));
   nlohmann::json lever_json = nlohmann::json::object();
   for (const Levers::Entry& entry : levers.entries()) {
     const LeverValue& lever = entry.value;
@@ -50,6 +62,7 @@ nlohmann::json target_json(const HardwareTarget& target, const Levers& levers) {
           {"arch", target.arch.empty() ? nlohmann::json(nullptr) : nlohmann::json(target.arch)},
           {"sm_count", target.sm_count ? nlohmann::json(*target.sm_count) : nlohmann::json(nullptr)},
           {"kernels", kernels},
+          {"nvrtc_options", nvrtc},
           {"levers", lever_json}};
 }
 
@@ -88,7 +101,7 @@ void setup_targets(CLI::App& app, CommandContext& /*context*/) {
     if (*as_json) {
       nlohmann::json all = nlohmann::json::array();
       for (const auto& target : targets) {
-        all.push_back(target_json(target, resolve_levers(target)));
+        all.push_back(target_json(target, resolve_levers(target), catalog));
       }
       std::fputs((all.dump(2) + "\n").c_str(), stdout);
       return;

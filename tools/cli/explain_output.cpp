@@ -33,7 +33,9 @@ std::string on_off(bool on) { return on ? "on" : "off"; }
 
 }  // namespace
 
-Json explain_json(const ops::Explanation& e, std::string_view op) {
+namespace {
+
+Json roles_json(const ops::Explanation& e, std::string_view op) {
   const ops::RoleExplanation* main = primary(e);
   Json out = {{"op", op}, {"target", e.target}};
   if (!e.m) {
@@ -78,7 +80,29 @@ Json explain_json(const ops::Explanation& e, std::string_view op) {
   return out;
 }
 
-std::string explain_text(const ops::Explanation& e, std::string_view op) {
+Json shape_json(const ShapeVariantState& state) {
+  return {{"role", state.role},
+          {"kernel", state.kernel},
+          {"arg", state.arg},
+          {"value", state.value},
+          {"params", state.params.tag()},
+          {"specialised", state.shape != 0},
+          {"pinned", state.declared},
+          {"reason", state.shape != 0 ? Json(nullptr) : Json(std::string(state.refusal))}};
+}
+
+// "  shape  n = 96: ssm_ba_gates_mma b256l128g6s6, pinned: built at open"
+std::string shape_text(const ShapeVariantState& state) {
+  if (state.shape == 0) {
+    return fmt::format("  shape  {} = {}: {} {} (generic): {}\n", state.arg, state.value, state.kernel,
+                       state.params.tag(), state.refusal);
+  }
+  return fmt::format(
+      "  shape  {} = {}: {} {}, {}\n", state.arg, state.value, state.kernel, state.params.tag(),
+      state.declared ? "pinned: built at open" : "built in the background on first sight; the generic runs until then");
+}
+
+std::string explain_roles_text(const ops::Explanation& e, std::string_view op) {
   const ops::RoleExplanation* main = primary(e);
   std::string text;
   if (!e.m) {
@@ -122,6 +146,28 @@ std::string explain_text(const ops::Explanation& e, std::string_view op) {
   }
   if (!other_runs && main != nullptr) {
     text += fmt::format("  reason {}\n", main->reject.value_or(fmt::format("none: the {} runs", main->role)));
+  }
+  return text;
+}
+
+}  // namespace
+
+Json explain_json(const ops::Explanation& e, std::string_view op, std::span<const ShapeVariantState> shapes) {
+  Json out = roles_json(e, op);
+  if (!shapes.empty()) {
+    Json rows = Json::array();
+    for (const ShapeVariantState& state : shapes) {
+      rows.push_back(shape_json(state));
+    }
+    out["shapes"] = std::move(rows);
+  }
+  return out;
+}
+
+std::string explain_text(const ops::Explanation& e, std::string_view op, std::span<const ShapeVariantState> shapes) {
+  std::string text = explain_roles_text(e, op);
+  for (const ShapeVariantState& state : shapes) {
+    text += shape_text(state);
   }
   return text;
 }

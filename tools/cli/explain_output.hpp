@@ -8,15 +8,21 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "metrale/ops/op_declaration.hpp"
+#include "metrale/runtime.hpp"
 
 namespace metrale::cli {
 
-// `op` is the name the user typed (an alias stays an alias in the output).
-nlohmann::json explain_json(const ops::Explanation& explanation, std::string_view op);
-std::string explain_text(const ops::Explanation& explanation, std::string_view op);
+// `op` is the name the user typed (an alias stays an alias in the output). `shapes`: the op's
+// shape constants at this shape (Runtime::shape_variants); JSON "shapes" (an array of role,
+// kernel, arg, value, params, specialised, pinned, reason) and one text line each.
+nlohmann::json explain_json(const ops::Explanation& explanation, std::string_view op,
+                            std::span<const ShapeVariantState> shapes = {});
+std::string explain_text(const ops::Explanation& explanation, std::string_view op,
+                         std::span<const ShapeVariantState> shapes = {});
 
 }  // namespace metrale::cli

@@ -1,7 +1,8 @@
 // metrale/jit/kernel_registry.hpp: kernel variants -> compiled entries -> per-device handles.
 // Generic: a host engine declares its own sources and variants through the same API the
 // library's ops use. Building goes memory cache, then the entry store (disk), then NVRTC;
-// the misses of one source share one NVRTC program, different sources compile in parallel,
+// the misses of one source share one NVRTC program (a shape-specialised variant has one of its
+// own), different sources compile in parallel,
 // each variant once per process however many threads ask.
 // Invariants: handle() takes no lock; an absent handle (0) is a normal state (not declared
 // for this device, failed to compile, still building in the background, no device); a
@@ -138,6 +139,10 @@ class KernelRegistry {
   // nothing compiled for a backend that needs no image) and loads it; returns the device's
   // index for handle(). Errors of single variants are records, not exceptions.
   DeviceIndex load(GpuBackend& backend, LoadMode mode = LoadMode::kWaitForAll);
+  // Builds and loads `ids` for a backend load() attached, on a background thread (after the
+  // background gate, as load()'s deferred variants); their handles appear once published.
+  // ArgumentError for a backend load() has not attached.
+  void load_in_background(GpuBackend& backend, std::vector<VariantId> ids);
   // Waits until every background build started by load() has finished; rethrows the first
   // exception one of them threw (the others are still waited for).
   void wait_background();

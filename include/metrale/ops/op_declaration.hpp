@@ -88,6 +88,25 @@ struct GuardDecl {
   std::vector<std::string> reasons;
 };
 
+// What a shape constant's rule makes of one value: the template argument of the role's
+// specialised variant (KernelParams::shape), or 0 and why the value stays on the generic form.
+struct ShapeChoice {
+  std::uint32_t shape = 0;
+  std::string_view refusal;  // static text; empty when shape != 0
+};
+
+// An argument a role's kernel can take as a compile-time constant. The first call that meets a
+// new value asks the registry for the specialised variant in the background and runs the generic
+// kernel meanwhile; later calls take the specialised one once it is published. Never during a
+// CUDA graph capture (GpuBackend::is_capturing). A target's [shapes] and RuntimeOptions::shapes
+// pin values built at open.
+struct ShapeConstantDecl {
+  std::string role;  // the role whose kernel specialises ("tensor_core")
+  std::string arg;   // the scalar argument ("n")
+  // Pure: the value's template argument, or 0 with a named reason.
+  std::function<ShapeChoice(std::uint64_t)> rule;
+};
+
 // The values of one call, one per declared argument in declaration order.
 using OpArgValues = std::span<const std::uint64_t>;
 
@@ -245,6 +264,7 @@ struct OpDeclaration {
   std::vector<GuardDecl> guards;
   std::vector<LeverSpec> levers;
   std::vector<ArgDecl> args;
+  std::vector<ShapeConstantDecl> shape_constants;  // empty: every kernel is compiled for any shape
   // Validate, guard, pick, log once per slot, launch. Throws ArgumentError (bad arguments),
   // KernelChoiceError (a forced role the target did not build) and BackendError (no device, or
   // no kernel can run).

@@ -54,9 +54,11 @@ struct KernelParamsProblem {
 
 // One kernel a HARDWARE.toml may ship, as the library's ops or an engine declare it.
 struct KernelDeclaration {
-  std::string kernel;      // "ssm_ba_gates": its key in a [kernels] table
-  std::string source;      // "ssm_ba_gates.cuh": a member of the registry's SourceSet
-  std::string expression;  // "metrale::kernels::x<{block}, {lanes}>": {block}, {lanes}, {groups} filled in
+  std::string kernel;  // "ssm_ba_gates": its key in a [kernels] table
+  std::string source;  // "ssm_ba_gates.cuh": a member of the registry's SourceSet
+  // "metrale::kernels::x<{block}, {lanes}>": {block}, {lanes}, {groups} filled in; a {shape}
+  // placeholder makes the kernel take a shape constant (KernelParams::shape; 0: the generic form).
+  std::string expression;
   // The parameters an entry must set, of "block", "lanes", "groups"; the others must be absent.
   std::vector<std::string> params;
   std::string twin_of;      // the parent whose bytes this twin reproduces; empty: not a twin
@@ -113,6 +115,17 @@ class KernelCatalog {
 // naming any other {placeholder}. Pure.
 std::string expand_kernel_expression(std::string_view pattern, const KernelParams& params);
 
+// Shape constants an engine runs, pinned so open() and `build --bundle` build their specialised
+// variants up front: one [shapes] key "<op>.<argument>" with its values ("ssm_ba_gates.n = [96]").
+// Which op and argument, and whether the value specialises, the op declaration's shape constants
+// say (ops/pinned_shapes.hpp); the loader checks the key's form, the values and duplicates.
+struct PinnedShape {
+  std::string op;   // "ssm_ba_gates" (an op's name or alias)
+  std::string arg;  // "n"
+  std::vector<std::uint64_t> values;
+  std::uint32_t line = 0;  // in the file; 0 when not from a file
+};
+
 struct HardwareTarget {
   std::string name;
   // nullopt = generic: serves any device no other target claims.
@@ -125,6 +138,8 @@ struct HardwareTarget {
   std::vector<KernelEntry> kernels;
   // The [defaults] levers, by TOML key.
   std::map<std::string, bool, std::less<>> defaults;
+  // The [shapes] table, in file order; empty when the file has none.
+  std::vector<PinnedShape> shapes;
   // The [roofline] table; nullopt when the file has none (the profile then refuses the target).
   std::optional<Roofline> roofline;
   // "hardware/hopper/HARDWARE.toml" or "<embedded>/hopper/HARDWARE.toml".

@@ -297,6 +297,14 @@ void check_declaration(const OpDeclaration& op) {
                                         arg.min, arg.max));
     }
   }
+  for (const ShapeConstantDecl& shape : op.shape_constants) {
+    const auto arg = op.arg_index(shape.arg);
+    if (!op.role_index(shape.role) || !arg || op.args[*arg].tensor() || !shape.rule) {
+      declaration_error(op, fmt::format("shape constant '{}' of role '{}': it needs a declared role, a scalar "
+                                        "argument and a rule",
+                                        shape.arg, shape.role));
+    }
+  }
   for (const ArgDecl& arg : op.args) {
     if (!arg.zero_means.empty() && !dim_is_valid(op, arg.zero_means)) {
       declaration_error(op,

@@ -1,0 +1,58 @@
+// ops/pinned_shapes.hpp: the shape-specialised variants pinned values ask for (a target's
+// [shapes], RuntimeOptions::shapes), through the op declarations' shape constants: which kernel at
+// which parameters, and which values stay generic and why. The runtime declares them before its
+// one load batch; `metrale-jit build` compiles them and `--bundle` ships them.
+// Invariants: pure given the op set; an op or argument with no shape constant is a ConfigError
+// naming where the pin came from (file:line: shapes.<op>.<arg>); a role the target does not ship
+// yields nothing; each (kernel, params) appears once.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "metrale/gpu/kernel_params.hpp"
+#include "metrale/jit/kernel_registry.hpp"
+#include "metrale/ops/op_declaration.hpp"
+#include "metrale/target/hardware_target.hpp"
+
+namespace metrale::ops {
+
+struct PinRequest {
+  std::string where;  // "hardware/hopper/HARDWARE.toml:40: shapes.ssm_ba_gates.n"
+  std::string op;     // a name or alias
+  std::string arg;
+  std::vector<std::uint64_t> values;
+};
+
+struct PinnedVariant {
+  std::string kernel;
+  KernelParams params;  // the shipped entry's, with shape set
+};
+
+struct PinnedRefusal {
+  std::string where;
+  std::uint64_t value = 0;
+  std::string_view reason;  // the rule's
+};
+
+struct PinnedPlan {
+  std::vector<PinnedVariant> variants;
+  std::vector<PinnedRefusal> refused;
+};
+
+// The target's [shapes] as requests.
+std::vector<PinRequest> target_pins(const HardwareTarget& target);
+// "op.arg" -> values (RuntimeOptions::shapes) as requests; ConfigError for a key without a dot.
+PinRequest options_pin(std::string_view key, std::vector<std::uint64_t> values);
+
+PinnedPlan plan_pinned_shapes(const HardwareTarget& target, std::span<const PinRequest> pins, const OpSet& ops);
+
+// Declares the variants the target's own [shapes] ask for (the library catalog's expressions, or
+// the entry's own for a kernel the file declares in full); returns their ids, in plan order.
+std::vector<VariantId> declare_pinned_shape_variants(KernelRegistry& registry, const HardwareTarget& target,
+                                                     const OpSet& ops);
+
+}  // namespace metrale::ops
