@@ -58,7 +58,7 @@ TEST_CASE("bench BA check: a sampled row off by 1e-3 fails and is named", "[benc
   CHECK(verdict.worst_gap > 9e-4);
 }
 
-TEST_CASE("bench BA check: a NaN gate fails; padding columns are not compared", "[bench][ba_check]") {
+TEST_CASE("bench BA check: a NaN gate fails, padding columns are not compared", "[bench][ba_check]") {
   Run run;
   run.at(kM - 1, kStride - 1) = 12345.0f;  // padding: the kernels never write it, the check ignores it
   CHECK(check_ba_run(run.out, run.rows, run.expected, kStride, kNv, {}).failure.empty());

@@ -83,7 +83,7 @@ TEST_CASE("host backend: launch shapes outside CUDA's limits are refused", "[hos
   CHECK_FALSE(metrale::host::launch_config_problem({{2, 3, 4}, {8, 8, 16}, 0, 0}, {9, 0}).has_value());
 }
 
-TEST_CASE("host backend: memory is tracked; copies and frees outside it are errors", "[host]") {
+TEST_CASE("host backend: memory is tracked, copies and frees outside it are errors", "[host]") {
   HostBackend gpu;
   const DevicePtr a = gpu.alloc(1000);
   CHECK(a.address % 256 == 0);

@@ -76,7 +76,7 @@ TEST_CASE("host clusters: each block reads every peer's shared memory after the 
                                   9000 + cluster + blocks.y) == 0);
 }
 
-TEST_CASE("host clusters: rank is blockIdx.x % cluster_blocks, count the cluster's size; none: 0 and 1",
+TEST_CASE("host clusters: rank is blockIdx.x % cluster_blocks, count the cluster's size, none: 0 and 1",
           "[host][cluster]") {
   const std::unique_ptr<HostBackend> backend = make_backend();
   HostBackend& gpu = *backend;

@@ -26,7 +26,7 @@ std::size_t lines(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("extern __shared__ in the engine's lines becomes the prelude's pointer; the rest is untouched",
+TEST_CASE("extern __shared__ in the engine's lines becomes the prelude's pointer, the rest is untouched",
           "[host][jit][rewrite]") {
   const std::string in =
       "# 1 \"/usr/include/stdio.h\" 1 3\n"
@@ -110,7 +110,7 @@ TEST_CASE("an extern __shared__ declaration other than one unsized array is refu
              Catch::Contains("other than one unsized array"));
 }
 
-TEST_CASE("a second extern __shared__ declaration of a name in the same scope goes; other scopes keep theirs",
+TEST_CASE("a second extern __shared__ declaration of a name in the same scope goes, other scopes keep theirs",
           "[host][jit][rewrite]") {
   const std::string in =
       "# 1 \"/work/k.cu\"\n"

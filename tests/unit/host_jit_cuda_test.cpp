@@ -152,7 +152,7 @@ TEST_CASE("a write through extern __shared__ of a launch that asked for no bytes
                     Catch::Contains("wrote past its dynamic shared memory: byte 0 of a block that asked for 0"));
 }
 
-TEST_CASE("printf in a kernel is a line of the launch's log; nvcc's implicit names are there", "[host][jit][prelude]") {
+TEST_CASE("printf in a kernel is a line of the launch's log, nvcc's implicit names are there", "[host][jit][prelude]") {
   metrale::test::TempDir cache("metrale-host-jit-printf");
   const Sources sources{{"hello.cu",
                          "__global__ void hello(const float* x) {\n"

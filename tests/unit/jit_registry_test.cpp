@@ -49,7 +49,7 @@ TEST_CASE("declare gives stable ids and refuses bad or conflicting variants", "[
   CHECK(registry.handle(0, 99999999).value == 0);  // beyond the table: absent, not out of bounds
 }
 
-TEST_CASE("the variants of one source share one NVRTC program; a second registry hits memory", "[jit][registry]") {
+TEST_CASE("the variants of one source share one NVRTC program, a second registry hits memory", "[jit][registry]") {
   KernelRegistry::Options options = fresh_options();
   KernelRegistry first(jit_test_support::test_sources(), options);
   for (const int block : {32, 64, 128}) {
@@ -116,7 +116,7 @@ TEST_CASE("a registry with an empty memory cache hits the entry store, with no N
   }
 }
 
-TEST_CASE("a failed compile leaves its handle absent with the log kept; the others build",
+TEST_CASE("a failed compile leaves its handle absent with the log kept, the others build",
           "[jit][registry][concurrency]") {
   KernelRegistry registry(jit_test_support::test_sources(), fresh_options());
   const VariantId good = registry.declare(scale_variant(64));
@@ -157,7 +157,7 @@ TEST_CASE("two threads asking for one kernel compile it once", "[jit][registry][
   CHECK(left.stats().memory_hits + right.stats().memory_hits == 1);
 }
 
-TEST_CASE("handles are per device; one arch compiles once for several devices", "[jit][registry]") {
+TEST_CASE("handles are per device, one arch compiles once for several devices", "[jit][registry]") {
   KernelRegistry registry(jit_test_support::test_sources(), fresh_options());
   const VariantId id = registry.declare(scale_variant(128));
   FakeBackend gpu0(true, {9, 0}, "fake:0");

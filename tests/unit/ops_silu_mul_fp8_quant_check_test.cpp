@@ -77,7 +77,7 @@ TEST_CASE("silu_mul_fp8_quant's check: parent == reference and twin == parent at
   CHECK_THAT(rows[4].shape, Catch::Contains("M=6") && Catch::Contains("col-major pow2"));
 }
 
-TEST_CASE("silu_mul_fp8_quant's check: a role picks its rows; no device skips each, named", "[ops][silu_mul][check]") {
+TEST_CASE("silu_mul_fp8_quant's check: a role picks its rows, no device skips each, named", "[ops][silu_mul][check]") {
   const auto runtime = Runtime::open(test::isolated_runtime_options(BackendChoice::kHost, 132, "hopper"));
   for (const std::string_view role : {"twin", "parent", "quant"}) {
     INFO(std::string(role));

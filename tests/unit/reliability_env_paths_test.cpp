@@ -90,7 +90,7 @@ TEST_CASE("reliability: METRALE_CACHE_DIR relative is memory only with the reaso
   CHECK(std::filesystem::is_empty(temp.path()));
 }
 
-TEST_CASE("reliability: METRALE_CACHE_DIR missing is created private; a file is refused by path",
+TEST_CASE("reliability: METRALE_CACHE_DIR missing is created private, a file is refused by path",
           "[reliability][env]") {
   TempDir temp;
   const auto nested = temp.path() / "a" / "b" / "cache";
@@ -177,7 +177,7 @@ TEST_CASE("reliability: METRALE_TEMPLATE_DIR relative, missing, a file, or odd",
   }
 }
 
-TEST_CASE("reliability: METRALE_HARDWARE_DIR relative or odd loads; a missing odd one is quoted",
+TEST_CASE("reliability: METRALE_HARDWARE_DIR relative or odd loads, a missing odd one is quoted",
           "[reliability][env]") {
   TempDir temp;
   write_hardware_dir(temp, "hw");

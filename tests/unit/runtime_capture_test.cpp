@@ -81,7 +81,7 @@ TEST_CASE("capture decisions: only prepared kernels are offered, the declined on
   ops::OpContext context;
   context.op = &op;
   for (std::size_t i = 0; i < op.roles.size(); ++i) {
-    context.kernels[i] = ops::OpKernel{op.roles[i].role, op.roles[i].kernel, true, {}, KernelHandle{10 + i}};
+    context.kernels[i] = ops::OpKernel{op.roles[i].role, op.roles[i].kernel, true, {}, KernelHandle{10 + i}, {}};
   }
   ops::PreparedHandles prepared{};
   SECTION("nothing prepared: a refusal naming prepare") {

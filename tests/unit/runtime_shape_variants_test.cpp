@@ -3,6 +3,7 @@
 // the next call takes the specialised variant; a call during a graph capture never asks for a
 // build; a pinned shape ([shapes], RuntimeOptions::shapes) is built at open; a value the rule
 // refuses stays generic with its reason; bad pins are errors naming where they came from.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <fstream>
@@ -177,6 +178,8 @@ TEST_CASE("runtime shapes: a call during a capture never asks for a build", "[ru
   CapturingHost& host = *backend;
   auto runtime = Runtime::open_with(std::move(backend), options_for(hardware));
   const BaCase c = BaCase::normal(kShape, 9600);
+  // A capture runs only what prepare made ready (issue 25): the generic tensor-core kernel here.
+  REQUIRE_FALSE(runtime->prepare(kOp, shape_of(kShape)).empty());
   host.capturing = true;
   for (int i = 0; i < 2; ++i) {
     const Call call = run_ba(*runtime, c);
@@ -247,4 +250,24 @@ TEST_CASE("runtime shapes: a pin naming no shape constant is an error naming whe
   RuntimeOptions options = options_for(hardware);
   options.shapes["n"] = {96};
   CHECK_THROWS_WITH(Runtime::open(std::move(options)), Catch::Contains("key 'n' is not <op>.<argument>"));
+}
+
+// Verification covers the specialised variant too (issue 25 with 26): it is checked in its role's
+// place, at the N its tile count takes, before its handle is published, and its verdict is kept.
+TEST_CASE("runtime shapes: a pinned variant is verified before it is published", "[runtime][shape][verify]") {
+  const HardwareDir hardware("ssm_ba_gates.n = [96]");
+  RuntimeOptions options = options_for(hardware);
+  options.verify = true;
+  options.verify_time_limit_ms = 180000;
+  auto runtime = Runtime::open(std::move(options));
+  REQUIRE(variant_handle(*runtime, kSix).present());
+  const std::vector<KernelVerdict> verdicts = runtime->verdicts();
+  const auto six = std::find_if(verdicts.begin(), verdicts.end(), [](const KernelVerdict& verdict) {
+    return verdict.kernel == kMma && verdict.params == kSix.tag();
+  });
+  REQUIRE(six != verdicts.end());
+  INFO(six->check << " / " << six->worst);
+  CHECK(six->verdict == ops::CheckVerdict::kPassed);
+  CHECK(six->check.find("N=96") != std::string::npos);
+  CHECK(six->check.find("N=64") == std::string::npos);  // only the N its 6 tiles take
 }

@@ -81,7 +81,7 @@ std::string reason_of(const ops::Pick& pick, std::string_view role) {
 
 }  // namespace
 
-TEST_CASE("a twin with a planted mistake is refused and the op returns the parent's bytes; the verdict is cached",
+TEST_CASE("a twin with a planted mistake is refused and the op returns the parent's bytes, the verdict is cached",
           "[runtime][verify]") {
   std::filesystem::remove_all(work_dir() / "cache" / "verdicts");
   const std::filesystem::path templates = work_dir() / "templates";
@@ -169,7 +169,7 @@ TEST_CASE("a twin with a planted mistake is refused and the op returns the paren
   }
 }
 
-TEST_CASE("a check that hangs is cut off by the time limit; the kernel is refused and the runtime stays usable",
+TEST_CASE("a check that hangs is cut off by the time limit, the kernel is refused and the runtime stays usable",
           "[runtime][verify]") {
   // An engine op whose check of the FP8 twin never returns until released: the twin's checks (the
   // library op's and this one) are cut off at the limit and the twin refused. The limit leaves the

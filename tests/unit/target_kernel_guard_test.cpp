@@ -7,7 +7,7 @@
 #include "metrale/error.hpp"
 #include "metrale/target/levers.hpp"
 
-TEST_CASE("the guard helper: lever, then handle, then each condition; logs count slots", "[target][guard]") {
+TEST_CASE("the guard helper: lever, then handle, then each condition, logs count slots", "[target][guard]") {
   const metrale::KernelHandle present{3};
   CHECK(metrale::guard_pick(present, false, {{"a", true}}).reason == metrale::kGuardLeverOff);
   CHECK(metrale::guard_pick({}, true, {{"a", true}}).reason == metrale::kGuardTwinAbsent);

@@ -34,7 +34,7 @@ TEST_CASE("a device's compute capability selects its target, else generic with i
   CHECK(metrale::find_target(targets, "generic")->arch.empty());
 }
 
-TEST_CASE("selection without a generic target is a named error; find_target misses cleanly", "[target]") {
+TEST_CASE("selection without a generic target is a named error, find_target misses cleanly", "[target]") {
   auto targets =
       metrale::load_targets_from_files(metrale::embedded_hardware(), "<embedded>", metrale::ops::library_catalog());
   CHECK(metrale::find_target(targets, "hopper2") == nullptr);

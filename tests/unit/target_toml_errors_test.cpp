@@ -147,7 +147,7 @@ TEST_CASE("malformed HARDWARE.toml files are refused with file, key and line", "
   }
 }
 
-TEST_CASE("the FP8 twin may split a group over other lanes than its parent; a BA twin may not", "[target][toml]") {
+TEST_CASE("the FP8 twin may split a group over other lanes than its parent, a BA twin may not", "[target][toml]") {
   // The FP8 group's max is exact in any order, so 8 lanes x 16 bf16 writes the bytes 16 x 8 does.
   std::string fp8 = kValid;
   const std::string twin16 = "fp8_act_quant_hopper = { lanes = 16,";

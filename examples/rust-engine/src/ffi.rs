@@ -47,6 +47,7 @@ pub struct metrale_runtime_options {
     pub bundle_dirs: *const c_char,
     pub verify: i32,
     pub verify_time_limit_ms: u32,
+    pub shapes: *const c_char,
 }
 
 #[repr(C)]
