@@ -55,8 +55,10 @@ void Runtime::take_shape_variants(ops::OpContext& context, ops::OpArgValues valu
     if (choice.shape == 0) {
       continue;
     }
-    std::optional<VariantId> id;
-    {
+    // Once declared, a variant is found without shapes_mutex_ (the registry's lookup is itself
+    // thread-safe): the mutex orders only the first declaration, off the steady call path.
+    std::optional<VariantId> id = shape_variant_id(kernel, choice.shape, false);
+    if (!id) {
       std::lock_guard lock(shapes_mutex_);
       id = shape_variant_id(kernel, choice.shape, false);
       // A capture records launches; a build started from one would never be waited for by it.
