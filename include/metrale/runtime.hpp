@@ -103,6 +103,11 @@ struct RuntimeOptions {
   // target's [shapes]: "<op>.<argument>" (an op's name or alias) -> values ({"ssm_ba_gates.n",
   // {96}}). ConfigError for an op or argument that declares no shape constant.
   std::map<std::string, std::vector<std::uint64_t>> shapes;
+  // A kernel with pinned shapes (above, or the target's [shapes]) has its generic form built at
+  // open too. Default (false): the generic is built on the first sight of a value no pinned or
+  // specialisable variant covers, the guards' next kernel running meanwhile; it compiles slowest
+  // (every shape's code in one image), and an engine that pinned its shapes rarely meets it.
+  bool generic_at_open = false;
 };
 
 // One shape constant of an op at one call's value: the template argument the rule chose (0:
@@ -185,6 +190,10 @@ class Runtime : public ops::OpHost {
   // (CaptureError naming prepare when nothing is).
   [[nodiscard]] ops::OpContext call_context(std::string_view op, std::uint64_t stream,
                                             std::string_view forced_role) const override;
+  // call_context with the call's values: off a capture the shape-specialised variants they ask
+  // for are taken (and a first-met one asked for in the background), as a call by name does.
+  [[nodiscard]] ops::OpContext call_context_for(std::string_view op, ops::OpArgValues values, std::uint64_t stream,
+                                                std::string_view forced_role) const override;
 
   // One op call by name (or alias): bind the named arguments (ArgumentError naming the argument
   // and rule), then validate, guard, pick, log once per slot and launch; `role` forces a kernel
@@ -232,15 +241,30 @@ class Runtime : public ops::OpHost {
   // The context of a call on a capturing stream (runtime_prepare.cpp): the prepared kernels on
   // the capture backend, what was declined in `mask`; CaptureError when nothing can run.
   [[nodiscard]] ops::OpContext capture_context(const ResolvedOp& entry, std::string_view forced_role,
-                                               ops::CaptureMask& mask) const;
+                                               ops::CaptureMask& mask, ops::OpArgValues values = {}) const;
   // The specialised variant of a shipped role at `shape`: its id when declared (declared now when
   // `declare`), else nullopt. Takes shapes_mutex_.
   std::optional<VariantId> shape_variant_id(const ops::OpKernel& kernel, std::uint32_t shape, bool declare) const;
-  // Swaps each shape constant's role to its specialised variant when published; on a value first
-  // met, outside a capture, asks for it in the background. The runtime's op-call path.
-  void take_shape_variants(ops::OpContext& context, ops::OpArgValues values, std::uint64_t stream) const;
+  // How take_shape_variants gets a variant not published yet.
+  enum class ShapeBuild {
+    kInBackground,  // an op call: asks for it in the background, runs what is there meanwhile
+    kNow,           // prepare: builds it (or waits for its build) on this thread
+    kNever,         // a capture: takes only what is published
+  };
+  // kNow for a call forcing a role that has a shape constant (the caller asked for that kernel:
+  // it is built rather than refused as absent), else kInBackground.
+  static ShapeBuild shape_build_for(const ops::OpDeclaration& op, std::string_view forced_role);
+  // Swaps each shape constant's role to its specialised variant when published; a value first
+  // met gets its variant (or, one the rule refuses, the generic form open() left) as `build` says.
+  void take_shape_variants(ops::OpContext& context, ops::OpArgValues values, std::uint64_t stream,
+                           ShapeBuild build) const;
   // Pinned shapes (the target's [shapes], RuntimeOptions::shapes) declared before load().
   void declare_pinned_shapes(const RuntimeOptions& options);
+  // Gets `kernel`'s generic form when open() left it to first sight: asked for once, in the
+  // background (kInBackground, never while `stream` captures) or on this thread (kNow: built, or
+  // the background build a call started waited for); its handle set when published. Takes
+  // shapes_mutex_ to ask.
+  void take_generic_form(ops::OpKernel& kernel, std::uint64_t stream, ShapeBuild build) const;
   [[nodiscard]] std::vector<ShapeVariantState> shape_states(const ops::OpContext& context,
                                                             ops::OpArgValues values) const;
 
@@ -258,7 +282,9 @@ class Runtime : public ops::OpHost {
   std::unique_ptr<RuntimeCaptureState> capture_;  // runtime/prepared_gpu.hpp
   // Expands a specialised variant's name expression (the catalog of open()).
   std::function<KernelVariant(const KernelEntry&)> variant_of_;
-  mutable std::mutex shapes_mutex_;  // declaring shape variants: one caller declares and requests
+  mutable std::mutex shapes_mutex_;                   // declaring shape variants: one caller declares and requests
+  std::vector<VariantId> generic_on_request_;         // generic forms open() left to first sight
+  mutable std::vector<VariantId> generic_requested_;  // those a call asked for (shapes_mutex_)
 };
 
 }  // namespace metrale

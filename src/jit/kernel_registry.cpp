@@ -112,6 +112,7 @@ VariantId KernelRegistry::declare(KernelVariant variant) {
     throw ArgumentError("too many kernel variants (at most " + std::to_string(HandleTable::kMaxVariants) + ")");
   }
   variants_.push_back(std::move(variant));
+  on_request_.push_back(false);
   return static_cast<VariantId>(variants_.size() - 1);
 }
 
@@ -123,6 +124,20 @@ std::optional<VariantId> KernelRegistry::find(std::string_view kernel, const Ker
     }
   }
   return std::nullopt;
+}
+
+void KernelRegistry::load_only_on_request(VariantId id) {
+  std::lock_guard lock(variants_mutex_);
+  if (id >= variants_.size()) {
+    throw ArgumentError("load_only_on_request: kernel variant id " + std::to_string(id) + " was never declared (" +
+                        std::to_string(variants_.size()) + " declared)");
+  }
+  on_request_[id] = true;
+}
+
+bool KernelRegistry::loads_only_on_request(VariantId id) const {
+  std::lock_guard lock(variants_mutex_);
+  return id < on_request_.size() && on_request_[id];
 }
 
 std::size_t KernelRegistry::variant_count() const {
@@ -143,9 +158,14 @@ std::vector<BuildRecord> KernelRegistry::build(std::string_view arch, std::span<
   if (!ids.empty()) {
     return build_ids(arch, ids);
   }
-  std::vector<VariantId> all(variant_count());
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    all[i] = static_cast<VariantId>(i);
+  std::vector<VariantId> all;
+  {
+    std::lock_guard lock(variants_mutex_);
+    for (std::size_t i = 0; i < variants_.size(); ++i) {
+      if (!on_request_[i]) {
+        all.push_back(static_cast<VariantId>(i));
+      }
+    }
   }
   return build_ids(arch, all);
 }
@@ -245,6 +265,9 @@ DeviceIndex KernelRegistry::load(GpuBackend& backend, LoadMode mode) {
   {
     std::lock_guard lock(variants_mutex_);
     for (std::size_t i = 0; i < variants_.size(); ++i) {
+      if (on_request_[i]) {
+        continue;
+      }
       const bool defer = mode == LoadMode::kBackgroundTwins && variants_[i].background;
       (defer ? later : now).push_back(static_cast<VariantId>(i));
     }
@@ -274,6 +297,14 @@ void KernelRegistry::load_in_background(GpuBackend& backend, std::vector<Variant
     }
     load_ids(backend, device, ids);
   }));
+}
+
+void KernelRegistry::load_now(GpuBackend& backend, std::span<const VariantId> ids) {
+  const std::optional<DeviceIndex> device = device_index(backend);
+  if (!device) {
+    throw ArgumentError("load_now: " + backend.describe() + " was never loaded on this registry");
+  }
+  load_ids(backend, *device, ids);
 }
 
 void KernelRegistry::load_ids(GpuBackend& backend, DeviceIndex device, std::span<const VariantId> ids) {

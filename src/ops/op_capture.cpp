@@ -6,15 +6,49 @@
 
 namespace metrale::ops {
 
+KernelHandle PreparedRole::at(std::uint32_t shape) const {
+  if (shape == 0) {
+    return generic;
+  }
+  for (std::size_t i = 0; i < kMaxPreparedShapes; ++i) {
+    if (shapes[i] == shape) {
+      return specialised[i];
+    }
+  }
+  return {};
+}
+
+bool PreparedRole::keep(std::uint32_t shape, KernelHandle handle) {
+  if (shape == 0) {
+    generic = handle;
+    return true;
+  }
+  for (std::size_t i = 0; i < kMaxPreparedShapes; ++i) {
+    if (shapes[i] == shape || shapes[i] == 0) {
+      shapes[i] = shape;
+      specialised[i] = handle;
+      return true;
+    }
+  }
+  return false;
+}
+
 CaptureMask mask_for_capture(OpContext& context, const PreparedHandles& prepared) {
   CaptureMask mask;
   const std::size_t roles = context.op != nullptr ? context.op->roles.size() : 0;
   for (std::size_t i = 0; i < roles; ++i) {
     OpKernel& kernel = context.kernels[i];
-    mask.declined[i] = kernel.handle.present() && !prepared[i].present();
+    const PreparedRole& role = prepared[i];
+    const KernelHandle live = kernel.handle;
     // The prepared handle, not the live one: what the capture records is what prepare made ready.
-    kernel.handle = prepared[i];
-    mask.offered += prepared[i].present() ? 1U : 0U;
+    KernelHandle offered = kernel.params.shape != 0 ? role.at(kernel.params.shape) : KernelHandle{};
+    if (!offered.present()) {
+      offered = role.generic;
+      kernel.params.shape = 0;  // the generic form takes any shape; its launcher checks none
+    }
+    mask.declined[i] = live.present() && !offered.present();
+    kernel.handle = offered;
+    mask.offered += offered.present() ? 1U : 0U;
   }
   return mask;
 }

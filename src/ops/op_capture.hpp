@@ -5,6 +5,8 @@
 // Invariants (all pure, so tests replay them):
 // - a role is offered only with the handle it had when it was prepared: a kernel arriving in the
 //   background after a capture began is not picked up by that capture;
+// - a shape-specialised variant is offered only at the shape it was prepared at; otherwise the
+//   role falls back to its prepared generic form (which takes any shape);
 // - a role whose live handle is present but was not prepared is declined with
 //   kNotPreparedForCapture as its verdict, and the guards take the next offered kernel;
 // - a capture with nothing offered, or a forced role not offered, is a CaptureError naming
@@ -30,8 +32,26 @@ namespace metrale::ops {
 // The verdict on a role that could run but was not prepared, while capturing.
 inline constexpr std::string_view kNotPreparedForCapture = "not prepared for capture: call prepare";
 
-// The handles prepare made ready, by the op's role order (0: not prepared): a snapshot.
-using PreparedHandles = std::array<KernelHandle, kMaxRoles>;
+// The most shape-specialised variants of one role prepare keeps ready (a tile count per variant
+// for the library's tensor-core kernel, at most 8, fits).
+inline constexpr std::size_t kMaxPreparedShapes = 8;
+
+// What prepare made ready for one role: its generic form's handle and the shape-specialised
+// variants it launched, each with its shape (0 / absent: not prepared).
+struct PreparedRole {
+  KernelHandle generic;
+  std::array<std::uint32_t, kMaxPreparedShapes> shapes{};
+  std::array<KernelHandle, kMaxPreparedShapes> specialised{};
+
+  // The prepared variant at `shape` (0: the generic form); absent when none.
+  [[nodiscard]] KernelHandle at(std::uint32_t shape) const;
+  // Keeps `handle` as the role's variant at `shape`; false when kMaxPreparedShapes other shapes
+  // are already kept (nothing changed).
+  bool keep(std::uint32_t shape, KernelHandle handle);
+};
+
+// What prepare made ready, by the op's role order: a snapshot.
+using PreparedHandles = std::array<PreparedRole, kMaxRoles>;
 
 // What mask_for_capture did to a context.
 struct CaptureMask {
@@ -39,8 +59,10 @@ struct CaptureMask {
   std::size_t offered = 0;                 // roles the capture may run
 };
 
-// Replaces `context`'s handles with the prepared ones (absent where none was prepared) and says
-// which present kernels it declined. Pure.
+// Replaces `context`'s handles with the prepared ones and says which present kernels it declined.
+// A role whose live variant is shape-specialised (params.shape != 0, Runtime's lookup) keeps it
+// when prepare launched it at that shape, else takes the prepared generic form (shape reset to 0)
+// or nothing. Pure.
 CaptureMask mask_for_capture(OpContext& context, const PreparedHandles& prepared);
 
 // Why a capture cannot run this call at all: nothing offered, or the forced role (already

@@ -83,4 +83,18 @@ std::vector<VariantId> declare_pinned_shape_variants(KernelRegistry& registry, c
   return ids;
 }
 
+std::vector<VariantId> defer_generic_forms(KernelRegistry& registry, std::span<const VariantId> pinned) {
+  std::vector<VariantId> generic;
+  for (const VariantId id : pinned) {
+    KernelVariant variant = registry.variant(id);
+    variant.params.shape = 0;
+    const std::optional<VariantId> form = registry.find(variant.kernel, variant.params);
+    if (form && std::find(generic.begin(), generic.end(), *form) == generic.end()) {
+      registry.load_only_on_request(*form);
+      generic.push_back(*form);
+    }
+  }
+  return generic;
+}
+
 }  // namespace metrale::ops

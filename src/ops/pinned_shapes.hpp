@@ -1,7 +1,8 @@
 // ops/pinned_shapes.hpp: the shape-specialised variants pinned values ask for (a target's
 // [shapes], RuntimeOptions::shapes), through the op declarations' shape constants: which kernel at
 // which parameters, and which values stay generic and why. The runtime declares them before its
-// one load batch; `metrale-jit build` compiles them and `--bundle` ships them.
+// one load batch and leaves their kernels' generic forms to first sight; `metrale-jit build`
+// compiles them (the generic forms too with --with-generic or --bundle) and `--bundle` ships them.
 // Invariants: pure given the op set; an op or argument with no shape constant is a ConfigError
 // naming where the pin came from (file:line: shapes.<op>.<arg>); a role the target does not ship
 // yields nothing; each (kernel, params) appears once.
@@ -54,5 +55,12 @@ PinnedPlan plan_pinned_shapes(const HardwareTarget& target, std::span<const PinR
 // the entry's own for a kernel the file declares in full); returns their ids, in plan order.
 std::vector<VariantId> declare_pinned_shape_variants(KernelRegistry& registry, const HardwareTarget& target,
                                                      const OpSet& ops);
+
+// Leaves the generic form of every kernel that `pinned` (ids of specialised variants) specialise
+// out of the registry's load() and build() (KernelRegistry::load_only_on_request), and returns
+// the generic forms' ids, once each, in `pinned`'s order. The generic compiles slowest (every
+// shape's code in one image); an engine that pinned its shapes meets it only on a value no pin
+// covers, so it is built on first sight like any unpinned value's variant.
+std::vector<VariantId> defer_generic_forms(KernelRegistry& registry, std::span<const VariantId> pinned);
 
 }  // namespace metrale::ops

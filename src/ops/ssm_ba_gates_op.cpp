@@ -48,6 +48,24 @@ BaGatesArgs unpack(OpArgValues v) {
   return a;
 }
 
+// The values of a call in declaration order (unpack's inverse), for the host's shape lookups.
+std::array<std::uint64_t, kMaxArgs> pack(const BaGatesArgs& a) {
+  std::array<std::uint64_t, kMaxArgs> v{};
+  v[kX] = a.x.address;
+  v[kWeight] = a.weight.address;
+  v[kALog] = a.a_log.address;
+  v[kDtBias] = a.dt_bias.address;
+  v[kGateOut] = a.gate_out.address;
+  v[kM] = a.m;
+  v[kN] = a.n;
+  v[kK] = a.k;
+  v[kKStride] = a.k_stride;
+  v[kGateStride] = a.gate_stride;
+  v[kNv] = a.nv;
+  v[kVheads] = a.vheads_per_group;
+  return v;
+}
+
 // A role's handle; with no device, a stand-in that is present when the target ships the kernel
 // (explain answers for the target then, as the CLI does).
 
@@ -203,7 +221,9 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
 BaGatesPick ssm_ba_gates(const OpHost& host, const BaGatesArgs& args, std::uint64_t stream, std::string_view role) {
   const OpContext named = host.op_context(kOpName);
   const std::string_view forced = resolve_role(*named.op, role);
-  return run_typed(host.call_context(kOpName, stream, forced), args, stream, forced);
+  const std::array<std::uint64_t, kMaxArgs> values = pack(args);
+  return run_typed(host.call_context_for(kOpName, std::span(values).first(named.op->args.size()), stream, forced), args,
+                   stream, forced);
 }
 
 BaGatesKernels ba_gates_kernels(const OpHost& host) { return kernels_of(host.op_context(kOpName), false); }

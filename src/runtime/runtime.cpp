@@ -280,6 +280,20 @@ ops::OpContext Runtime::call_context(std::string_view op, std::uint64_t stream, 
   return capture_context(entry, forced_role, mask);
 }
 
+ops::OpContext Runtime::call_context_for(std::string_view op, ops::OpArgValues values, std::uint64_t stream,
+                                         std::string_view forced_role) const {
+  const ResolvedOp& entry = resolved(op);
+  if (!backend_ || !backend_->is_capturing(stream)) {
+    ops::OpContext context = context_of(entry);
+    if (backend_ && !entry.op->shape_constants.empty()) {
+      take_shape_variants(context, values, stream, shape_build_for(*entry.op, forced_role));
+    }
+    return context;
+  }
+  ops::CaptureMask mask;
+  return capture_context(entry, forced_role, mask, values);
+}
+
 ops::OpContext Runtime::context_of(const ResolvedOp& entry) const {
   ops::OpContext context = entry.base;
   context.gpu = backend_.get();
@@ -309,13 +323,13 @@ ops::Pick Runtime::run_entry(const ResolvedOp& entry, const ops::OpCall& call) {
     ops::OpContext context = context_of(entry);
     // Outside a capture only: a capture runs what prepare made ready and never asks for a build.
     if (backend_ && !entry.op->shape_constants.empty()) {
-      take_shape_variants(context, call.args, call.stream);
+      take_shape_variants(context, call.args, call.stream, shape_build_for(*entry.op, call.forced_role));
     }
     return ops::run_op(context, call);
   }
   const std::string_view forced = ops::resolve_role(*entry.op, call.forced_role);
   ops::CaptureMask mask;
-  const ops::OpContext context = capture_context(entry, forced, mask);
+  const ops::OpContext context = capture_context(entry, forced, mask, call.args);
   const std::size_t forwarded = CaptureGpu::forwarded();
   try {
     ops::Pick pick = ops::run_op(context, call);
@@ -355,13 +369,17 @@ ops::Pick OpRef::run_values(ops::OpArgValues values, std::uint64_t stream, std::
 }
 
 ops::Explanation Runtime::explain(std::string_view op, std::span<const ops::NamedArg> shape, bool m_given) const {
-  const ops::OpContext context = op_context(op);
+  ops::OpContext context = op_context(op);
   if (!context.op->explain) {
     throw ArgumentError(fmt::format("op {} has nothing to explain (its declaration has no explain)", context.op->name));
   }
   std::array<std::uint64_t, ops::kMaxArgs> values{};
   const std::span<std::uint64_t> bound(values.data(), context.op->args.size());
   ops::bind_shape(*context.op, shape, bound);
+  // What a call would run now: the shape variants already published (a lookup; nothing is built).
+  if (backend_ && !context.op->shape_constants.empty()) {
+    take_shape_variants(context, bound, 0, ShapeBuild::kNever);
+  }
   ops::Explanation explanation = context.op->explain(context, ops::ExplainQuery{bound, m_given});
   // Each role's verdict, and a refused kernel's refusal as the reason it does not run.
   for (ops::RoleExplanation& row : explanation.roles) {

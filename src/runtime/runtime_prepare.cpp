@@ -3,7 +3,9 @@
 // what prepare made ready (Runtime::run_entry in runtime.cpp calls it; ops/op_capture.hpp has the
 // decisions, runtime/prepared_gpu.hpp the backends they run on).
 // Invariants: the capture path allocates nothing, compiles, loads, queries and sets nothing;
-// it reads a snapshot of the prepared handles, so a kernel arriving later is not picked up.
+// it reads a snapshot of the prepared handles, so a kernel arriving later is not picked up. A
+// shape-specialised variant is prepared at its shape (built here when no call built it yet) and
+// offered to a capture only at that shape.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -33,6 +35,12 @@ std::vector<ops::Pick> Runtime::prepare(std::string_view op, std::span<const ops
   std::array<std::uint64_t, ops::kMaxArgs> values{};
   const std::span<std::uint64_t> bound(values.data(), declaration.args.size());
   ops::bind_shape(declaration, shape, bound);
+  // The variant a call at this shape takes once everything arrived: built (or waited for) here.
+  // Prepare for one forced role builds a variant only for that role.
+  if (!declaration.shape_constants.empty()) {
+    const bool build = role.empty() || shape_build_for(declaration, role) == ShapeBuild::kNow;
+    take_shape_variants(context, bound, 0, build ? ShapeBuild::kNow : ShapeBuild::kNever);
+  }
   for (std::size_t i = 0; i < declaration.args.size(); ++i) {
     if (declaration.args[i].tensor() && bound[i] == 0) {
       bound[i] = stand_in_address(i);
@@ -68,21 +76,30 @@ std::vector<ops::Pick> Runtime::prepare(std::string_view op, std::span<const ops
   ops::PreparedHandles& prepared = capture_->handles[static_cast<std::size_t>(&entry - resolved_.data())];
   for (std::size_t i = 0; i < declaration.roles.size(); ++i) {
     const KernelHandle handle = context.kernels[i].handle;
-    if (handle.present() && std::find(launched.begin(), launched.end(), handle) != launched.end()) {
-      prepared[i] = handle;
+    if (handle.present() && std::find(launched.begin(), launched.end(), handle) != launched.end() &&
+        !prepared[i].keep(context.kernels[i].params.shape, handle)) {
+      throw ArgumentError(
+          fmt::format("prepare {}: role '{}' has {} shape-specialised variants prepared already, the most "
+                      "a capture keeps ready",
+                      declaration.name, declaration.roles[i].role, ops::kMaxPreparedShapes));
     }
   }
   return picks;
 }
 
-ops::OpContext Runtime::capture_context(const ResolvedOp& entry, std::string_view forced_role,
-                                        ops::CaptureMask& mask) const {
+ops::OpContext Runtime::capture_context(const ResolvedOp& entry, std::string_view forced_role, ops::CaptureMask& mask,
+                                        ops::OpArgValues values) const {
   ops::PreparedHandles prepared;
   {
     std::lock_guard lock(capture_->mutex);
     prepared = capture_->handles[static_cast<std::size_t>(&entry - resolved_.data())];
   }
   ops::OpContext context = context_of(entry);
+  // The call's shape variants as published (a lookup: nothing declared, built or asked for), so a
+  // variant prepared at this call's shape is the one offered.
+  if (!values.empty() && !entry.op->shape_constants.empty()) {
+    take_shape_variants(context, values, 0, ShapeBuild::kNever);
+  }
   mask = ops::mask_for_capture(context, prepared);
   if (const std::optional<std::string> refusal = ops::capture_refusal(context, mask, forced_role)) {
     throw CaptureError(*refusal);

@@ -95,7 +95,7 @@ TEST_CASE("capture decisions: only prepared kernels are offered, the declined on
   SECTION("the parent prepared: the others declined, a forced unprepared role refused") {
     const std::size_t parent = *op.role_index("parent");
     const std::size_t twin = *op.role_index("twin");
-    prepared[parent] = KernelHandle{10 + parent};
+    prepared[parent].generic = KernelHandle{10 + parent};
     ops::OpContext masked = context;
     const ops::CaptureMask mask = ops::mask_for_capture(masked, prepared);
     CHECK(mask.offered == 1);
@@ -118,7 +118,7 @@ TEST_CASE("capture decisions: only prepared kernels are offered, the declined on
   }
   SECTION("a kernel that arrived after prepare is not taken: the snapshot's handle is") {
     const std::size_t twin = *op.role_index("twin");
-    prepared[twin] = KernelHandle{99};  // what prepare saw; the live handle is now another
+    prepared[twin].generic = KernelHandle{99};  // what prepare saw; the live handle is now another
     ops::OpContext masked = context;
     const ops::CaptureMask mask = ops::mask_for_capture(masked, prepared);
     CHECK(masked.kernels[twin].handle == KernelHandle{99});

@@ -99,7 +99,8 @@ std::string shape_text(const ShapeVariantState& state) {
   }
   return fmt::format(
       "  shape  {} = {}: {} {}, {}\n", state.arg, state.value, state.kernel, state.params.tag(),
-      state.declared ? "pinned: built at open" : "built in the background on first sight; the generic runs until then");
+      state.declared ? "pinned: built at open"
+                     : "built in the background on first sight; the guards pick among the kernels built until then");
 }
 
 std::string explain_roles_text(const ops::Explanation& e, std::string_view op) {

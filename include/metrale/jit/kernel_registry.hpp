@@ -131,18 +131,27 @@ class KernelRegistry {
   // A snapshot of the source set (immutable; later add_source calls do not change it).
   [[nodiscard]] std::shared_ptr<const SourceSet> sources() const;
 
-  // Compiles the given variants (all declared ones when empty) for `arch`, no device
-  // involved (the CLI's build and dump). Returns one record per variant, in order.
+  // Leaves `id` out of load()'s batches and build()'s "all declared": it is built only when
+  // asked for by id (load_in_background, load_now, build with ids). What the runtime does with
+  // the generic form of a kernel whose shapes are pinned. ArgumentError for an unknown id.
+  void load_only_on_request(VariantId id);
+  [[nodiscard]] bool loads_only_on_request(VariantId id) const;
+
+  // Compiles the given variants (all declared ones but those loaded only on request, when
+  // empty) for `arch`, no device involved (the CLI's build and dump). One record per variant.
   std::vector<BuildRecord> build(std::string_view arch, std::span<const VariantId> ids = {});
 
-  // Builds every declared variant for the backend (its arch chosen by choose_compile_target;
-  // nothing compiled for a backend that needs no image) and loads it; returns the device's
-  // index for handle(). Errors of single variants are records, not exceptions.
+  // Builds every declared variant (but those loaded only on request) for the backend (its arch chosen by
+  // choose_compile_target; nothing compiled for a backend that needs no image) and loads it; returns the device's index
+  // for handle(). Errors of single variants are records, not exceptions.
   DeviceIndex load(GpuBackend& backend, LoadMode mode = LoadMode::kWaitForAll);
   // Builds and loads `ids` for a backend load() attached, on a background thread (after the
   // background gate, as load()'s deferred variants); their handles appear once published.
   // ArgumentError for a backend load() has not attached.
   void load_in_background(GpuBackend& backend, std::vector<VariantId> ids);
+  // The same on the calling thread: returns once `ids` are built, loaded and published (or
+  // refused by the gate, or failed: their records say). ArgumentError as load_in_background.
+  void load_now(GpuBackend& backend, std::span<const VariantId> ids);
   // Waits until every background build started by load() has finished; rethrows the first
   // exception one of them threw (the others are still waited for).
   void wait_background();
@@ -177,6 +186,7 @@ class KernelRegistry {
 
   mutable std::mutex variants_mutex_;
   std::vector<KernelVariant> variants_;
+  std::vector<bool> on_request_;  // by id: left out of load() and build()'s "all declared"
 
   std::unique_ptr<HandleTable> handles_;
   mutable std::mutex devices_mutex_;

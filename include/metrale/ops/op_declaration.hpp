@@ -354,6 +354,13 @@ class OpHost {
                                                std::string_view /*forced_role*/) const {
     return op_context(op);
   }
+  // The same for a call whose argument values (declaration order) are known: the runtime's also
+  // takes the shape-specialised variants they ask for (OpDeclaration::shape_constants), as a call
+  // by name does; a typed entry point (ops::ssm_ba_gates(host, args)) calls this one.
+  [[nodiscard]] virtual OpContext call_context_for(std::string_view op, OpArgValues /*values*/, std::uint64_t stream,
+                                                   std::string_view forced_role) const {
+    return call_context(op, stream, forced_role);
+  }
 };
 
 // The role's own name for a role name or alias ("" stays ""); KernelChoiceError "<op>: no kernel
