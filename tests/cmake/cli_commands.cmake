@@ -35,6 +35,22 @@ add_test(NAME cli_verify_json COMMAND ${CMAKE_COMMAND} -DCLI=$<TARGET_FILE:metra
                                       ${PROJECT_SOURCE_DIR}/tests/scripts/verify_json.cmake)
 set_tests_properties(cli_verify_json PROPERTIES ENVIRONMENT "${METRALE_CLI_CACHE}")
 metrale_cli_test(build_hopper_table 0 "ssm_ba_gates_hopper.*sm_90" ARGS build --target hopper ENV ${METRALE_CLI_CACHE})
+# hopper pins N = 96: build compiles its 6-tile variant and, as Runtime::open, leaves the generic
+# tensor-core form to first sight (7 kernels); --with-generic (and --bundle) build it too (8).
+metrale_cli_test(build_hopper_leaves_generic 0
+                 "note: hopper: ssm_ba_gates_mma b256l128g6 is built on a call's first sight.*ssm_ba_gates_mma +b256l128g6s6 .*7 kernels, 0 failed"
+                 ARGS build --target hopper ENV ${METRALE_CLI_CACHE})
+metrale_cli_test(build_hopper_with_generic 0
+                 "ssm_ba_gates_mma +b256l128g6 +sm_90.*ssm_ba_gates_mma +b256l128g6s6 .*8 kernels, 0 failed"
+                 ARGS build --target hopper --with-generic ENV ${METRALE_CLI_CACHE})
+# The start-up bench's first-op process (tools/bench/first_op.cpp) opens and finds the parents.
+if(TARGET metrale-first-op)
+  add_test(NAME first_op_bench_opens
+           COMMAND ${CMAKE_COMMAND} -DCOMMAND=$<TARGET_FILE:metrale-first-op> -DEXPECTED=0
+                   "-DMATCH=ssm_ba_gates: ssm_ba_gates loaded.*fp8_act_quant: fp8_act_quant loaded.*open_ms"
+                   -P ${PROJECT_SOURCE_DIR}/tests/scripts/expect_exit.cmake)
+  set_tests_properties(first_op_bench_opens PROPERTIES TIMEOUT 300 ENVIRONMENT "${METRALE_CLI_CACHE}")
+endif()
 
 # Bad usage: exit 2 with a message that names the problem.
 metrale_cli_test(build_target_and_all_exits_2 2 "exclude each other" ARGS build --target hopper --all-targets
