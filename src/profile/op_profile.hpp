@@ -4,7 +4,8 @@
 // Invariants: each kernel runs exactly as the op launches it (the ops' own launchers, grids and
 // arguments), at the parameters the target gives it (a variant without a profiled built-in
 // instantiation is compiled by the host JIT as a profiled object), on inputs from the library's seeded generator; large
-// grids are sampled in whole waves (sampled_blocks < total_blocks says so); rows are in the op's kernel order.
+// grids are sampled in whole waves (sampled_blocks < total_blocks says so); rows are in the op's kernel order,
+// a kernel's shape-specialised variant (when asked for and its rule accepts the shape) right after its generic row.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +55,19 @@ struct ProfileShape {
   std::uint32_t vheads_per_group = 0;  // BA only; 0: 3 when it divides N/2 (Qwen3.5), else N/2
 };
 
+// One shape constant of the op (ops::ShapeConstantDecl) at the profiled shape: the kernel of its
+// role, the argument and its value, and the template argument the declaration's rule gives it
+// (KernelParams::shape), or 0 and the rule's reason the value stays on the generic form
+// (profile/shape_variants.hpp makes them).
+struct ProfiledShapeConstant {
+  std::string role;    // the declaration's role ("tensor_core")
+  std::string kernel;  // its kernel ("ssm_ba_gates_mma")
+  std::string arg;     // "n"
+  std::uint64_t value = 0;
+  std::uint32_t shape = 0;  // 0: refused
+  std::string reason;       // empty when shape != 0
+};
+
 struct ProfileRequest {
   ProfiledOp op = ProfiledOp::kBaGates;
   ProfileShape shape;
@@ -66,6 +80,13 @@ struct ProfileRequest {
   std::uint64_t wave_blocks = 0;
   // Registers and shared memory per kernel name, from the target arch's ptxas report (optional).
   std::map<std::string, KernelResources, std::less<>> resources;
+  // The op's shape constants at this shape: each one the rule accepts adds a row after its
+  // kernel's generic one, the same kernel at the target's parameters with `shape` set; a refused
+  // one adds none (its generic row carries the reason). Empty: the generic rows alone.
+  std::vector<ProfiledShapeConstant> shape_constants;
+  // Registers and shared memory of those specialised variants, per kernel name (each compiles in
+  // an NVRTC program of its own, so its report is not the generic's).
+  std::map<std::string, KernelResources, std::less<>> shape_resources;
   // Where variants without a profiled built-in instantiation are compiled to (the host JIT);
   // nullopt: the host backend's default ("host" in the disk cache's folder).
   std::optional<std::filesystem::path> jit_cache_dir;
@@ -79,8 +100,11 @@ struct KernelProfile {
   bool has_n = false;   // the op's shape has an N
   std::string kernel;   // "ssm_ba_gates_hopper"
   std::string role;     // "parent", "twin", "shared" or "quant" (the SiLU-mul parent's second launch)
-  KernelParams params;
+  KernelParams params;  // params.shape != 0: the shape-specialised variant
   ProfileShape shape;
+  // The kernel's shape constant at this shape, on its generic and its specialised row alike
+  // (nullopt: the kernel has none, or none was asked for).
+  std::optional<ProfiledShapeConstant> shape_constant;
   LaunchTraffic traffic;
   Prediction prediction;
   std::optional<int> registers;
@@ -88,6 +112,7 @@ struct KernelProfile {
   std::optional<double> occupancy;  // nullopt without registers
   double compulsory_bytes = 0;      // the op's, whichever kernel runs it
   double floor_us = 0;
+  [[nodiscard]] bool specialised() const { return params.shape != 0; }
   [[nodiscard]] double ratio_to_floor() const { return floor_us > 0 ? prediction.predicted_us / floor_us : 0.0; }
 };
 
