@@ -28,9 +28,10 @@ namespace metrale {
 
 enum class ProfiledOp { kBaGates, kFp8Quant, kSiluMulFp8Quant };
 
-// One op the profile can price, found by its declared name (ops::OpDeclaration::name): the
-// table in op_profile.cpp is the one place a new op's profile is added (its row, and its case in
-// the runner there).
+// One op the profile can price, found by its declared name (ops::OpDeclaration::name): a new
+// op's profile is its row in the table of profiled_ops.cpp and its case in op_profile.cpp's
+// runner. Its shape-specialised variants need neither: they come from its declaration
+// (profile/shape_variants.hpp).
 struct ProfiledOpInfo {
   std::string_view op_name;  // "ssm_ba_gates"
   std::string_view label;    // "ba-gates": what rows and messages call it
