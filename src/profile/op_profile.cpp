@@ -170,15 +170,19 @@ class OpRunner {
 
   // `variant`: the registry's declaration of the kernel at its parameters; its source and
   // expression let the host JIT build a variant the backend has no profiled instantiation of.
-  void launch(const OpKernel& kernel, const KernelVariant& variant) {
-    const KernelParams& params = variant.params;
+  // BackendError when the backend has no such instantiation and the host JIT cannot build one.
+  KernelHandle load(const OpKernel& kernel, const KernelVariant& variant) {
     LoadRequest load;
     load.kernel = kernel.name;
-    load.params = params;
+    load.params = variant.params;
     load.name_expression = variant.name_expression;
     load.source = variant.source;
     load.sources = &sources_.sources();
-    const KernelHandle handle = gpu_.load(load);
+    return gpu_.load(load);
+  }
+
+  // One launch of `handle` (load's, at `params`) as the op launches it.
+  void launch(const OpKernel& kernel, KernelHandle handle, const KernelParams& params) {
     const bool twin = kernel.role == "twin";
     if (op_ == ProfiledOp::kBaGates) {
       if (kernel.role == "mma") {
@@ -265,8 +269,12 @@ const KernelResources* resources_of(const std::map<std::string, KernelResources,
   return found == resources.end() ? nullptr : &found->second;
 }
 
-// One profiled run of `kernel` at `entry`'s parameters (the target's, or its specialised variant's).
-KernelProfile price(const Pricing& p, const OpKernel& kernel, const KernelEntry& entry,
+KernelVariant variant_of(const HardwareTarget& target, const KernelEntry& entry) {
+  return ops::target_kernel_variant(target, entry, ops::library_catalog());
+}
+
+// One profiled run of `kernel` at `params` (the target's, or its specialised variant's), loaded as `handle`.
+KernelProfile price(const Pricing& p, const OpKernel& kernel, const KernelParams& params, KernelHandle handle,
                     const KernelResources* resources) {
   const ProfiledOpInfo& info = profiled_op_info(p.request.op);
   KernelProfile row;
@@ -275,7 +283,7 @@ KernelProfile price(const Pricing& p, const OpKernel& kernel, const KernelEntry&
   row.has_n = info.has_n;
   row.kernel = std::string(kernel.name);
   row.role = std::string(kernel.role);
-  row.params = entry.params;
+  row.params = params;
   row.shape = p.shape;
   std::uint32_t static_shared = 0;
   if (resources != nullptr) {
@@ -304,7 +312,7 @@ KernelProfile price(const Pricing& p, const OpKernel& kernel, const KernelEntry&
                                    p.shape.m, p.shape.k, info.has_n ? fmt::format(" N={}", p.shape.n) : ""));
   }
   p.gpu.begin_profile({budget, wave});
-  p.runner.launch(kernel, ops::target_kernel_variant(p.target, entry, ops::library_catalog()));
+  p.runner.launch(kernel, handle, row.params);
   std::vector<LaunchTraffic> launches = p.gpu.end_profile();
   if (launches.size() != 1) {
     throw BackendError(
@@ -354,16 +362,31 @@ std::vector<KernelProfile> profile_op(const HardwareTarget& target, const Profil
     const auto constant = std::find_if(request.shape_constants.begin(), request.shape_constants.end(),
                                        [&](const ProfiledShapeConstant& c) { return c.kernel == kernel.name; });
     const bool has_constant = constant != request.shape_constants.end();
-    out.push_back(price(pricing, kernel, entry, resources_of(request.resources, kernel.name)));
+    const KernelHandle generic = runner.load(kernel, variant_of(target, entry));
+    out.push_back(price(pricing, kernel, entry.params, generic, resources_of(request.resources, kernel.name)));
     if (has_constant) {
       out.back().shape_constant = *constant;
     }
-    if (has_constant && constant->shape != 0) {
-      KernelEntry specialised = entry;
-      specialised.params.shape = constant->shape;
-      out.push_back(price(pricing, kernel, specialised, resources_of(request.shape_resources, kernel.name)));
-      out.back().shape_constant = *constant;
+    if (!has_constant || constant->shape == 0) {
+      continue;
     }
+    KernelEntry specialised = entry;
+    specialised.params.shape = constant->shape;
+    KernelHandle handle;
+    try {
+      handle = runner.load(kernel, variant_of(target, specialised));
+    } catch (const BackendError& error) {
+      if (!request.unpriced) {
+        throw;
+      }
+      // An extra row nobody named: the generic rows stand without it.
+      request.unpriced(fmt::format("{} {} (specialised on {} = {}) not priced: {}", kernel.name,
+                                   specialised.params.tag(), constant->arg, constant->value, error.what()));
+      continue;
+    }
+    out.push_back(
+        price(pricing, kernel, specialised.params, handle, resources_of(request.shape_resources, kernel.name)));
+    out.back().shape_constant = *constant;
   }
   return out;
 }

@@ -93,6 +93,10 @@ struct ProfileRequest {
   std::optional<std::filesystem::path> jit_cache_dir;
   unsigned worker_threads = 0;                     // 0: the host's
   std::function<void(std::string_view)> progress;  // one line per kernel, when set
+  // When set, a specialised variant the backend cannot load (no profiled instantiation, and the
+  // host JIT cannot build one: no compiler) is left out with one line saying so, the generic rows
+  // kept; unset, that failure throws BackendError as any other kernel's does.
+  std::function<void(std::string_view)> unpriced;
 };
 
 struct KernelProfile {

@@ -41,3 +41,9 @@ metrale_cli_test(profile_ba_specialised_json 0
 metrale_cli_test(profile_ba_shape_refused_note 0
                  "note: ssm_ba_gates_mma at n = 144 stays generic .no specialised row.: N > 128" ARGS profile ba-gates
                  --m 16 --n 144 --k 1024 --kernel twin ENV ${METRALE_PROFILE_CACHE})
+# A specialised variant the host JIT cannot build (N = 80: no built-in; CXX names no compiler) is a
+# note; the generic row is still priced (stdout, the table, is matched before stderr).
+metrale_cli_test(profile_ba_specialised_unbuilt_note 0
+                 "ssm_ba_gates_mma +b256l128g6 .* generic.*note: ssm_ba_gates_mma b256l128g6s5 .specialised on n = 80. not priced: "
+                 ARGS profile ba-gates --m 16 --n 80 --k 1024 --kernel mma
+                 ENV "${METRALE_PROFILE_CACHE}|CXX=/nonexistent/metrale-test/g++")

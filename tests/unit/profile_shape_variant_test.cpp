@@ -3,18 +3,22 @@
 // tensor-core kernel's 6 output tiles), priced in its own row with the same compulsory DRAM
 // bytes and FLOPs as the generic (counted here from the op's sizes, not copied between rows); a
 // value the rule refuses prices the generic alone and carries the rule's reason; the specialised
-// variant's registers are ptxas's for its own program.
+// variant's registers are ptxas's for its own program; one the host cannot build is left out with
+// a note, the generic row kept.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "metrale/error.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "ops/op_kernels.hpp"
 #include "profile/op_profile.hpp"
 #include "profile/profile_json.hpp"
 #include "profile/shape_variants.hpp"
 #include "profile/target_resources.hpp"
+#include "support/scoped_env.hpp"
+#include "support/temp_dir.hpp"
 #include "target/hardware_loader.hpp"
 #include "target/target_selection.hpp"
 
@@ -186,6 +190,37 @@ TEST_CASE("profile: shape constants the profile cannot price say why, and kernel
   REQUIRE(rows.size() == 1);
   CHECK_FALSE(rows[0].shape_constant);
   CHECK(metrale::profile_row_json(rows[0], "hopper")["shape_constant"].is_null());
+}
+
+TEST_CASE("profile: a specialised variant the host JIT cannot build is a note, and the generic row stays",
+          "[profile][shape][jit]") {
+  // N = 80: 5 output tiles, a variant no HARDWARE.toml ships, so no built-in: only the host JIT
+  // could build it, and CXX names no compiler (an empty cache folder: nothing built before).
+  metrale::test::TempDir cache("metrale-profile-unpriced");
+  const metrale::test::ScopedEnv cxx("CXX", "/nonexistent/metrale-test/g++");
+  const metrale::ProfileShape shape{32, 80, 256, 0};
+  metrale::ProfileRequest request;
+  request.op = metrale::ProfiledOp::kBaGates;
+  request.shape = shape;
+  request.kernels = {"mma"};
+  request.full_grid = true;
+  request.wave_blocks = 1;
+  request.worker_threads = 2;
+  request.jit_cache_dir = cache.path();
+  request.shape_constants = metrale::profile_shape_constants(hopper(), ba_gates(), shape, true);
+  REQUIRE(request.shape_constants.size() == 1);
+  REQUIRE(request.shape_constants[0].shape == 5);
+  // Unasked, the failure is the profile's, as any kernel's would be.
+  CHECK_THROWS_AS(metrale::profile_op(hopper(), request), metrale::BackendError);
+  std::vector<std::string> notes;
+  request.unpriced = [&notes](std::string_view line) { notes.emplace_back(line); };
+  const auto rows = metrale::profile_op(hopper(), request);
+  REQUIRE(rows.size() == 1);
+  CHECK_FALSE(rows[0].specialised());
+  CHECK(rows[0].traffic.dram_bytes() == ba_compulsory_bytes(32, 80, 256));
+  REQUIRE(notes.size() == 1);
+  CHECK_THAT(notes[0], Catch::StartsWith("ssm_ba_gates_mma b256l128g6s5 (specialised on n = 80) not priced: ") &&
+                           Catch::Contains("/nonexistent/metrale-test/g++"));
 }
 
 TEST_CASE("profile: the specialised variant's registers come from its own ptxas report", "[profile][nvrtc]") {

@@ -128,6 +128,7 @@ int profile(const ProfileOptions& options) {
   request.shape_constants = profile_shape_constants(target, declared, request.shape, info->has_n);
   request.shape_resources = shape_variant_resources(target, request.shape_constants);
   request.progress = [&progress](std::string_view line) { progress.step(line); };
+  request.unpriced = [](std::string_view line) { std::fputs(fmt::format("note: {}\n", line).c_str(), stderr); };
   // Before the run: a kernel that then refuses the shape outright still has its note said.
   for (const ProfiledShapeConstant& constant : request.shape_constants) {
     if (const std::string note = shape_constant_note(constant); !note.empty()) {
