@@ -34,8 +34,8 @@ const metrale::HardwareTarget& hopper() {
 const metrale::ops::OpDeclaration& ba_gates() { return metrale::ops::library_ops().get("ssm_ba_gates"); }
 
 // The tensor-core kernel alone, every block run, at `shape`, with `constants` asked for.
-std::vector<metrale::KernelProfile> profile_mma(const metrale::ProfileShape& shape,
-                                                std::vector<metrale::ProfiledShapeConstant> constants) {
+metrale::ProfileRequest mma_request(const metrale::ProfileShape& shape,
+                                    std::vector<metrale::ProfiledShapeConstant> constants) {
   metrale::ProfileRequest request;
   request.op = metrale::ProfiledOp::kBaGates;
   request.shape = shape;
@@ -44,7 +44,12 @@ std::vector<metrale::KernelProfile> profile_mma(const metrale::ProfileShape& sha
   request.wave_blocks = 1;
   request.worker_threads = 2;
   request.shape_constants = std::move(constants);
-  return metrale::profile_op(hopper(), request);
+  return request;
+}
+
+std::vector<metrale::KernelProfile> profile_mma(const metrale::ProfileShape& shape,
+                                                std::vector<metrale::ProfiledShapeConstant> constants) {
+  return metrale::profile_op(hopper(), mma_request(shape, std::move(constants)));
 }
 
 // The op's compulsory DRAM bytes, from its tensors: x [M][K] and W [N][K] in bf16 read, gate_out
@@ -199,15 +204,9 @@ TEST_CASE("profile: a specialised variant the host JIT cannot build is a note, a
   metrale::test::TempDir cache("metrale-profile-unpriced");
   const metrale::test::ScopedEnv cxx("CXX", "/nonexistent/metrale-test/g++");
   const metrale::ProfileShape shape{32, 80, 256, 0};
-  metrale::ProfileRequest request;
-  request.op = metrale::ProfiledOp::kBaGates;
-  request.shape = shape;
-  request.kernels = {"mma"};
-  request.full_grid = true;
-  request.wave_blocks = 1;
-  request.worker_threads = 2;
+  metrale::ProfileRequest request =
+      mma_request(shape, metrale::profile_shape_constants(hopper(), ba_gates(), shape, true));
   request.jit_cache_dir = cache.path();
-  request.shape_constants = metrale::profile_shape_constants(hopper(), ba_gates(), shape, true);
   REQUIRE(request.shape_constants.size() == 1);
   REQUIRE(request.shape_constants[0].shape == 5);
   // Unasked, the failure is the profile's, as any kernel's would be.
