@@ -170,15 +170,19 @@ class OpRunner {
 
   // `variant`: the registry's declaration of the kernel at its parameters; its source and
   // expression let the host JIT build a variant the backend has no profiled instantiation of.
-  void launch(const OpKernel& kernel, const KernelVariant& variant) {
-    const KernelParams& params = variant.params;
+  // BackendError when the backend has no such instantiation and the host JIT cannot build one.
+  KernelHandle load(const OpKernel& kernel, const KernelVariant& variant) {
     LoadRequest load;
     load.kernel = kernel.name;
-    load.params = params;
+    load.params = variant.params;
     load.name_expression = variant.name_expression;
     load.source = variant.source;
     load.sources = &sources_.sources();
-    const KernelHandle handle = gpu_.load(load);
+    return gpu_.load(load);
+  }
+
+  // One launch of `handle` (load's, at `params`) as the op launches it.
+  void launch(const OpKernel& kernel, KernelHandle handle, const KernelParams& params) {
     const bool twin = kernel.role == "twin";
     if (op_ == ProfiledOp::kBaGates) {
       if (kernel.role == "mma") {
@@ -236,39 +240,6 @@ class OpRunner {
 
 }  // namespace
 
-namespace {
-
-// The ops the profile prices, by declared name (`metrale-jit profile NAME` dispatches here).
-constexpr std::array<ProfiledOpInfo, 3> kProfiledOps{{
-    {"ssm_ba_gates", "ba-gates", ProfiledOp::kBaGates, true},
-    {"fp8_act_quant", "fp8-quant", ProfiledOp::kFp8Quant, false},
-    {"silu_mul_fp8_quant", "silu-mul-fp8-quant", ProfiledOp::kSiluMulFp8Quant, false},
-}};
-
-}  // namespace
-
-const ProfiledOpInfo* find_profiled_op(std::string_view op_name) {
-  const auto* found = std::find_if(kProfiledOps.begin(), kProfiledOps.end(),
-                                   [&](const ProfiledOpInfo& info) { return info.op_name == op_name; });
-  return found == kProfiledOps.end() ? nullptr : &*found;
-}
-
-std::span<const ProfiledOpInfo> profiled_ops() { return kProfiledOps; }
-
-const ProfiledOpInfo& profiled_op_info(ProfiledOp op) {
-  return *std::find_if(kProfiledOps.begin(), kProfiledOps.end(),
-                       [&](const ProfiledOpInfo& info) { return info.op == op; });
-}
-
-std::optional<ProfiledOp> parse_profiled_op(std::string_view name) {
-  const auto* found = std::find_if(kProfiledOps.begin(), kProfiledOps.end(), [&](const ProfiledOpInfo& info) {
-    return info.label == name || info.op_name == name;
-  });
-  return found == kProfiledOps.end() ? std::nullopt : std::optional<ProfiledOp>(found->op);
-}
-
-std::string_view to_string(ProfiledOp op) { return profiled_op_info(op).label; }
-
 std::vector<std::string_view> profiled_op_kernels(ProfiledOp op) {
   std::vector<std::string_view> out;
   for (const OpKernel& kernel : op_kernels(op)) {
@@ -277,20 +248,89 @@ std::vector<std::string_view> profiled_op_kernels(ProfiledOp op) {
   return out;
 }
 
-double compulsory_bytes(ProfiledOp op, const ProfileShape& shape) {
-  const auto m = static_cast<double>(shape.m);
-  const auto k = static_cast<double>(shape.k);
-  if (op == ProfiledOp::kBaGates) {
-    const auto n = static_cast<double>(shape.n);
-    // x and W in bf16, gate_out in fp32 (2 nv = N columns), a_log and dt_bias fp32 [nv].
-    return m * k * 2 + n * k * 2 + m * n * 4 + n / 2 * 4 * 2;
-  }
-  if (op == ProfiledOp::kSiluMulFp8Quant) {
-    return ops::silu_mul_fp8_quant_floor_bytes(shape.m, shape.k);
-  }
-  // x in bf16, q in e4m3, one fp32 scale per 128-element group.
-  return m * k * 2 + m * k + m * (k / ops::kFp8QuantGroupSize) * 4;
+namespace {
+
+// What pricing one kernel variant needs: the backend the op's buffers live on, the target and
+// the shape's constants.
+struct Pricing {
+  const HardwareTarget& target;
+  const ProfileRequest& request;
+  HostBackend& gpu;
+  OpRunner& runner;
+  const ProfileShape& shape;
+  SmLimits limits;
+  std::uint32_t sm_count = 0;
+  double compulsory = 0;
+};
+
+const KernelResources* resources_of(const std::map<std::string, KernelResources, std::less<>>& resources,
+                                    std::string_view kernel) {
+  const auto found = resources.find(kernel);
+  return found == resources.end() ? nullptr : &found->second;
 }
+
+KernelVariant variant_of(const HardwareTarget& target, const KernelEntry& entry) {
+  return ops::target_kernel_variant(target, entry, ops::library_catalog());
+}
+
+// One profiled run of `kernel` at `params` (the target's, or its specialised variant's), loaded as `handle`.
+KernelProfile price(const Pricing& p, const OpKernel& kernel, const KernelParams& params, KernelHandle handle,
+                    const KernelResources* resources) {
+  const ProfiledOpInfo& info = profiled_op_info(p.request.op);
+  KernelProfile row;
+  row.op = std::string(info.label);
+  row.op_name = std::string(info.op_name);
+  row.has_n = info.has_n;
+  row.kernel = std::string(kernel.name);
+  row.role = std::string(kernel.role);
+  row.params = params;
+  row.shape = p.shape;
+  std::uint32_t static_shared = 0;
+  if (resources != nullptr) {
+    row.registers = resources->registers;
+    static_shared = static_cast<std::uint32_t>(std::max(resources->shared_bytes, 0));
+  }
+  const Dim3 block = p.runner.block(kernel, row.params);
+  // The launch's dynamic shared memory is known only once it ran; until then the wave (what
+  // a sample is cut in) counts the static part alone, and the occupancy is redone after.
+  const auto occupancy_with = [&](std::uint32_t dynamic_shared) {
+    return occupancy(p.limits, static_cast<std::uint32_t>(block.volume()), row.registers,
+                     static_shared + dynamic_shared);
+  };
+  // The blocks resident at once: a sample's unit, and the latency term's wave.
+  const auto wave_of = [&](const Occupancy& occ) {
+    return p.request.wave_blocks != 0 ? p.request.wave_blocks
+                                      : std::uint64_t{p.sm_count} * std::max<std::uint32_t>(occ.blocks_per_sm, 1);
+  };
+  const std::uint64_t wave = wave_of(occupancy_with(0));
+  const std::uint64_t budget = p.request.full_grid            ? 0
+                               : p.request.budget_blocks != 0 ? p.request.budget_blocks
+                                                              : kDefaultWaves * wave;
+  if (p.request.progress) {
+    p.request.progress(fmt::format("profiling {} {}{} at M={} K={}{}", row.op, row.kernel,
+                                   row.specialised() ? fmt::format(" (specialised {})", row.params.tag()) : "",
+                                   p.shape.m, p.shape.k, info.has_n ? fmt::format(" N={}", p.shape.n) : ""));
+  }
+  p.gpu.begin_profile({budget, wave});
+  p.runner.launch(kernel, handle, row.params);
+  std::vector<LaunchTraffic> launches = p.gpu.end_profile();
+  if (launches.size() != 1) {
+    throw BackendError(
+        fmt::format("profile of {} {}: expected one launch, saw {}", row.kernel, row.params.tag(), launches.size()));
+  }
+  row.traffic = std::move(launches[0]);
+  const Occupancy occ = occupancy_with(row.traffic.dynamic_shared_bytes);
+  row.blocks_per_sm = occ.blocks_per_sm;
+  if (row.registers) {
+    row.occupancy = occ.fraction;
+  }
+  row.prediction = predict(row.traffic, *p.target.roofline, wave_of(occ));
+  row.compulsory_bytes = p.compulsory;
+  row.floor_us = floor_us(p.compulsory, *p.target.roofline);
+  return row;
+}
+
+}  // namespace
 
 std::vector<KernelProfile> profile_op(const HardwareTarget& target, const ProfileRequest& request) {
   if (!target.roofline) {
@@ -308,59 +348,45 @@ std::vector<KernelProfile> profile_op(const HardwareTarget& target, const Profil
   }
   HostBackend gpu(options);
   OpRunner runner(gpu, request.op, shape);
-  const SmLimits limits = sm_limits(target.compute_capability);
-  const double compulsory = compulsory_bytes(request.op, shape);
+  const Pricing pricing{target,
+                        request,
+                        gpu,
+                        runner,
+                        shape,
+                        sm_limits(target.compute_capability),
+                        options.sm_count,
+                        compulsory_bytes(request.op, shape)};
   std::vector<KernelProfile> out;
   for (const OpKernel& kernel : kernels) {
-    KernelProfile row;
-    row.op = std::string(to_string(request.op));
-    row.op_name = std::string(profiled_op_info(request.op).op_name);
-    row.has_n = profiled_op_info(request.op).has_n;
-    row.kernel = std::string(kernel.name);
-    row.role = std::string(kernel.role);
-    row.params = target.find_kernel(kernel.name)->params;
-    row.shape = shape;
-    std::uint32_t static_shared = 0;
-    if (const auto found = request.resources.find(kernel.name); found != request.resources.end()) {
-      row.registers = found->second.registers;
-      static_shared = static_cast<std::uint32_t>(std::max(found->second.shared_bytes, 0));
+    const KernelEntry& entry = *target.find_kernel(kernel.name);
+    const auto constant = std::find_if(request.shape_constants.begin(), request.shape_constants.end(),
+                                       [&](const ProfiledShapeConstant& c) { return c.kernel == kernel.name; });
+    const bool has_constant = constant != request.shape_constants.end();
+    const KernelHandle generic = runner.load(kernel, variant_of(target, entry));
+    out.push_back(price(pricing, kernel, entry.params, generic, resources_of(request.resources, kernel.name)));
+    if (has_constant) {
+      out.back().shape_constant = *constant;
     }
-    const Dim3 block = runner.block(kernel, row.params);
-    // The launch's dynamic shared memory is known only once it ran; until then the wave (what
-    // a sample is cut in) counts the static part alone, and the occupancy is redone after.
-    const auto occupancy_with = [&](std::uint32_t dynamic_shared) {
-      return occupancy(limits, static_cast<std::uint32_t>(block.volume()), row.registers,
-                       static_shared + dynamic_shared);
-    };
-    // The blocks resident at once: a sample's unit, and the latency term's wave.
-    const auto wave_of = [&](const Occupancy& occ) {
-      return request.wave_blocks != 0 ? request.wave_blocks
-                                      : std::uint64_t{options.sm_count} * std::max<std::uint32_t>(occ.blocks_per_sm, 1);
-    };
-    const std::uint64_t wave = wave_of(occupancy_with(0));
-    const std::uint64_t budget = request.full_grid            ? 0
-                                 : request.budget_blocks != 0 ? request.budget_blocks
-                                                              : kDefaultWaves * wave;
-    if (request.progress) {
-      request.progress(fmt::format("profiling {} {} at M={} K={}{}", row.op, row.kernel, shape.m, shape.k,
-                                   request.op == ProfiledOp::kBaGates ? fmt::format(" N={}", shape.n) : ""));
+    if (!has_constant || constant->shape == 0) {
+      continue;
     }
-    gpu.begin_profile({budget, wave});
-    runner.launch(kernel, ops::target_kernel_variant(target, *target.find_kernel(kernel.name), ops::library_catalog()));
-    std::vector<LaunchTraffic> launches = gpu.end_profile();
-    if (launches.size() != 1) {
-      throw BackendError(fmt::format("profile of {}: expected one launch, saw {}", row.kernel, launches.size()));
+    KernelEntry specialised = entry;
+    specialised.params.shape = constant->shape;
+    KernelHandle handle;
+    try {
+      handle = runner.load(kernel, variant_of(target, specialised));
+    } catch (const BackendError& error) {
+      if (!request.unpriced) {
+        throw;
+      }
+      // An extra row nobody named: the generic rows stand without it.
+      request.unpriced(fmt::format("{} {} (specialised on {} = {}) not priced: {}", kernel.name,
+                                   specialised.params.tag(), constant->arg, constant->value, error.what()));
+      continue;
     }
-    row.traffic = std::move(launches[0]);
-    const Occupancy occ = occupancy_with(row.traffic.dynamic_shared_bytes);
-    row.blocks_per_sm = occ.blocks_per_sm;
-    if (row.registers) {
-      row.occupancy = occ.fraction;
-    }
-    row.prediction = predict(row.traffic, *target.roofline, wave_of(occ));
-    row.compulsory_bytes = compulsory;
-    row.floor_us = floor_us(compulsory, *target.roofline);
-    out.push_back(std::move(row));
+    out.push_back(
+        price(pricing, kernel, specialised.params, handle, resources_of(request.shape_resources, kernel.name)));
+    out.back().shape_constant = *constant;
   }
   return out;
 }

@@ -4,7 +4,8 @@
 // Invariants: each kernel runs exactly as the op launches it (the ops' own launchers, grids and
 // arguments), at the parameters the target gives it (a variant without a profiled built-in
 // instantiation is compiled by the host JIT as a profiled object), on inputs from the library's seeded generator; large
-// grids are sampled in whole waves (sampled_blocks < total_blocks says so); rows are in the op's kernel order.
+// grids are sampled in whole waves (sampled_blocks < total_blocks says so); rows are in the op's kernel order,
+// a kernel's shape-specialised variant (when asked for and its rule accepts the shape) right after its generic row.
 #pragma once
 
 #include <cstdint>
@@ -27,9 +28,10 @@ namespace metrale {
 
 enum class ProfiledOp { kBaGates, kFp8Quant, kSiluMulFp8Quant };
 
-// One op the profile can price, found by its declared name (ops::OpDeclaration::name): the
-// table in op_profile.cpp is the one place a new op's profile is added (its row, and its case in
-// the runner there).
+// One op the profile can price, found by its declared name (ops::OpDeclaration::name): a new
+// op's profile is its row in the table of profiled_ops.cpp and its case in op_profile.cpp's
+// runner. Its shape-specialised variants need neither: they come from its declaration
+// (profile/shape_variants.hpp).
 struct ProfiledOpInfo {
   std::string_view op_name;  // "ssm_ba_gates"
   std::string_view label;    // "ba-gates": what rows and messages call it
@@ -54,6 +56,19 @@ struct ProfileShape {
   std::uint32_t vheads_per_group = 0;  // BA only; 0: 3 when it divides N/2 (Qwen3.5), else N/2
 };
 
+// One shape constant of the op (ops::ShapeConstantDecl) at the profiled shape: the kernel of its
+// role, the argument and its value, and the template argument the declaration's rule gives it
+// (KernelParams::shape), or 0 and the rule's reason the value stays on the generic form
+// (profile/shape_variants.hpp makes them).
+struct ProfiledShapeConstant {
+  std::string role;    // the declaration's role ("tensor_core")
+  std::string kernel;  // its kernel ("ssm_ba_gates_mma")
+  std::string arg;     // "n"
+  std::uint64_t value = 0;
+  std::uint32_t shape = 0;  // 0: refused
+  std::string reason;       // empty when shape != 0
+};
+
 struct ProfileRequest {
   ProfiledOp op = ProfiledOp::kBaGates;
   ProfileShape shape;
@@ -66,11 +81,22 @@ struct ProfileRequest {
   std::uint64_t wave_blocks = 0;
   // Registers and shared memory per kernel name, from the target arch's ptxas report (optional).
   std::map<std::string, KernelResources, std::less<>> resources;
+  // The op's shape constants at this shape: each one the rule accepts adds a row after its
+  // kernel's generic one, the same kernel at the target's parameters with `shape` set; a refused
+  // one adds none (its generic row carries the reason). Empty: the generic rows alone.
+  std::vector<ProfiledShapeConstant> shape_constants;
+  // Registers and shared memory of those specialised variants, per kernel name (each compiles in
+  // an NVRTC program of its own, so its report is not the generic's).
+  std::map<std::string, KernelResources, std::less<>> shape_resources;
   // Where variants without a profiled built-in instantiation are compiled to (the host JIT);
   // nullopt: the host backend's default ("host" in the disk cache's folder).
   std::optional<std::filesystem::path> jit_cache_dir;
   unsigned worker_threads = 0;                     // 0: the host's
   std::function<void(std::string_view)> progress;  // one line per kernel, when set
+  // When set, a specialised variant the backend cannot load (no profiled instantiation, and the
+  // host JIT cannot build one: no compiler) is left out with one line saying so, the generic rows
+  // kept; unset, that failure throws BackendError as any other kernel's does.
+  std::function<void(std::string_view)> unpriced;
 };
 
 struct KernelProfile {
@@ -79,8 +105,11 @@ struct KernelProfile {
   bool has_n = false;   // the op's shape has an N
   std::string kernel;   // "ssm_ba_gates_hopper"
   std::string role;     // "parent", "twin", "shared" or "quant" (the SiLU-mul parent's second launch)
-  KernelParams params;
+  KernelParams params;  // params.shape != 0: the shape-specialised variant
   ProfileShape shape;
+  // The kernel's shape constant at this shape, on its generic and its specialised row alike
+  // (nullopt: the kernel has none, or none was asked for).
+  std::optional<ProfiledShapeConstant> shape_constant;
   LaunchTraffic traffic;
   Prediction prediction;
   std::optional<int> registers;
@@ -88,6 +117,7 @@ struct KernelProfile {
   std::optional<double> occupancy;  // nullopt without registers
   double compulsory_bytes = 0;      // the op's, whichever kernel runs it
   double floor_us = 0;
+  [[nodiscard]] bool specialised() const { return params.shape != 0; }
   [[nodiscard]] double ratio_to_floor() const { return floor_us > 0 ? prediction.predicted_us / floor_us : 0.0; }
 };
 

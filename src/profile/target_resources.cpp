@@ -1,4 +1,5 @@
-// profile/target_resources.cpp: ptxas resources of a target's kernels through the registry.
+// profile/target_resources.cpp: ptxas resources of a target's kernels (and of their shape-specialised
+// variants) through the registry.
 #include "profile/target_resources.hpp"
 
 #include <vector>
@@ -11,17 +12,24 @@
 
 namespace metrale {
 
-std::map<std::string, KernelResources, std::less<>> target_kernel_resources(const HardwareTarget& target) {
-  std::map<std::string, KernelResources, std::less<>> out;
+namespace {
+
+using ResourceMap = std::map<std::string, KernelResources, std::less<>>;
+
+// Builds the variants `declare` adds to a registry of the embedded templates for the target's
+// arch; kernel name -> its ptxas report.
+template <typename Declare>
+ResourceMap built_resources(const HardwareTarget& target, Declare declare) {
+  ResourceMap out;
   if (target.arch.empty()) {
     return out;
   }
   SourceSet sources;
   sources.add_embedded_templates();
   KernelRegistry registry(std::move(sources));
-  std::vector<VariantId> ids;
-  for (const auto& [name, id] : ops::declare_target_kernels(registry, target)) {
-    ids.push_back(id);
+  const std::vector<VariantId> ids = declare(registry);
+  if (ids.empty()) {
+    return out;
   }
   try {
     for (const BuildRecord& record : registry.build(target.arch, ids)) {
@@ -33,6 +41,34 @@ std::map<std::string, KernelResources, std::less<>> target_kernel_resources(cons
     logger().info("profile: no registers or occupancy for {}: {}", target.name, error.what());
   }
   return out;
+}
+
+}  // namespace
+
+ResourceMap target_kernel_resources(const HardwareTarget& target) {
+  return built_resources(target, [&](KernelRegistry& registry) {
+    std::vector<VariantId> ids;
+    for (const auto& [name, id] : ops::declare_target_kernels(registry, target)) {
+      ids.push_back(id);
+    }
+    return ids;
+  });
+}
+
+ResourceMap shape_variant_resources(const HardwareTarget& target, std::span<const ProfiledShapeConstant> constants) {
+  return built_resources(target, [&](KernelRegistry& registry) {
+    std::vector<VariantId> ids;
+    for (const ProfiledShapeConstant& constant : constants) {
+      const KernelEntry* shipped = target.find_kernel(constant.kernel);
+      if (constant.shape == 0 || shipped == nullptr) {
+        continue;
+      }
+      KernelEntry entry = *shipped;
+      entry.params.shape = constant.shape;
+      ids.push_back(registry.declare(ops::target_kernel_variant(target, entry, ops::library_catalog())));
+    }
+    return ids;
+  });
 }
 
 }  // namespace metrale

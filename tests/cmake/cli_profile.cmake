@@ -29,3 +29,21 @@ metrale_cli_test(profile_variant_other_op_exits_2 2 "ssm_ba_gates_mma' is not a 
                  fp8-quant --m 16 --variant ssm_ba_gates_mma:groups=4 ENV ${METRALE_PROFILE_CACHE})
 metrale_cli_test(profile_variant_twice_exits_2 2 "one per kernel" ARGS profile ba-gates --m 16 --variant
                  ssm_ba_gates_mma:groups=4 --variant ssm_ba_gates_mma:groups=6 ENV ${METRALE_PROFILE_CACHE})
+# Shape constants (issue 26): at N = 96 the tensor-core kernel is priced generic, then specialised
+# on its 6 output tiles; at N = 144 its rule refuses, and a note says why (the generic kernel itself
+# takes no N past 128, so the twin alone is priced there).
+metrale_cli_test(profile_ba_specialised_table 0
+                 "ssm_ba_gates_mma +b256l128g6 .* generic.*ssm_ba_gates_mma +b256l128g6s6 .* specialised \\(n = 96\\)"
+                 ARGS profile ba-gates --m 16 --n 96 --k 1024 --kernel mma ENV ${METRALE_PROFILE_CACHE})
+metrale_cli_test(profile_ba_specialised_json 0
+                 "\"params\": \"b256l128g6\",.*\"variant\": \"generic\".*\"params\": \"b256l128g6s6\",.*\"shape\": 6,.*\"variant\": \"specialised\""
+                 ARGS profile ba-gates --m 16 --n 96 --k 1024 --kernel mma --json ENV ${METRALE_PROFILE_CACHE})
+metrale_cli_test(profile_ba_shape_refused_note 0
+                 "note: ssm_ba_gates_mma at n = 144 stays generic .no specialised row.: N > 128" ARGS profile ba-gates
+                 --m 16 --n 144 --k 1024 --kernel twin ENV ${METRALE_PROFILE_CACHE})
+# A specialised variant the host JIT cannot build (N = 80: no built-in; CXX names no compiler) is a
+# note; the generic row is still priced (stdout, the table, is matched before stderr).
+metrale_cli_test(profile_ba_specialised_unbuilt_note 0
+                 "ssm_ba_gates_mma +b256l128g6 .* generic.*note: ssm_ba_gates_mma b256l128g6s5 .specialised on n = 80. not priced: "
+                 ARGS profile ba-gates --m 16 --n 80 --k 1024 --kernel mma
+                 ENV "${METRALE_PROFILE_CACHE}|CXX=/nonexistent/metrale-test/g++")

@@ -6,7 +6,11 @@
 // from the target arch's ptxas report (NVRTC through the registry and its cache); without NVRTC
 // those columns say "?". Progress goes to stderr. The JSON rows carry the op, kernel and shape
 // (m, n, k) so a device run's measured rows can be joined on them (BENCHMARKS.md). NAME is any
-// declared op (name or alias) the profile layer has a row for (profile/op_profile.hpp).
+// declared op (name or alias) the profile layer has a row for (profile/op_profile.hpp). A kernel
+// with a shape constant (the op declaration's shape_constants) whose rule accepts the shape's value
+// is priced twice: its generic row, then its specialised one (params tag ending in s<shape>,
+// "variant" specialised, registers from its own NVRTC program); a value the rule refuses prices
+// the generic alone and a stderr note (and the row's JSON "shape_constant") gives the reason.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -22,6 +26,8 @@
 #include "op_runtime.hpp"
 #include "ops/op_kernels.hpp"
 #include "profile/op_profile.hpp"
+#include "profile/profile_json.hpp"
+#include "profile/shape_variants.hpp"
 #include "profile/target_resources.hpp"
 #include "profile/variant_override.hpp"
 #include "target/hardware_loader.hpp"
@@ -45,57 +51,6 @@ struct ProfileOptions {
 
 std::string fixed(double value, int digits) { return fmt::format("{:.{}f}", value, digits); }
 
-nlohmann::json row_json(const KernelProfile& row, const std::string& target) {
-  const LaunchTraffic& t = row.traffic;
-  return {{"op", row.op},
-          {"target", target},
-          {"kernel", row.kernel},
-          {"role", row.role},
-          {"params", row.params.tag()},
-          {"m", row.shape.m},
-          {"n", row.has_n ? nlohmann::json(row.shape.n) : nlohmann::json(nullptr)},
-          {"k", row.shape.k},
-          {"grid", to_string(t.grid)},
-          {"cluster", t.cluster_blocks},
-          {"block", to_string(t.block)},
-          {"registers", row.registers ? nlohmann::json(*row.registers) : nlohmann::json(nullptr)},
-          {"occupancy", row.occupancy ? nlohmann::json(*row.occupancy) : nlohmann::json(nullptr)},
-          {"dram_bytes", t.dram_bytes()},
-          {"dram_read_bytes", t.dram_read_bytes},
-          {"dram_write_bytes", t.dram_write_bytes},
-          {"l2_bytes", t.l2_bytes()},
-          {"requests", t.requests()},
-          {"sectors_per_request", t.sectors_per_request()},
-          {"flops", t.flops + t.tensor_flops},
-          {"fp32_flops", t.flops},
-          {"tensor_flops", t.tensor_flops},
-          {"special_functions", t.special_functions},
-          {"shuffles", t.shuffles},
-          {"dram_us", row.prediction.dram_us},
-          {"l2_us", row.prediction.l2_us},
-          {"fp32_us", row.prediction.fp32_us},
-          {"tensor_us", row.prediction.tensor_us},
-          {"latency_us", row.prediction.latency_us},
-          {"async_bytes", t.async_bytes},
-          {"async_in_flight_bytes", t.async_in_flight_bytes},
-          {"launch_us", row.prediction.launch_us},
-          {"predicted_us", row.prediction.predicted_us},
-          {"floor_us", row.floor_us},
-          {"compulsory_bytes", row.compulsory_bytes},
-          {"bound", std::string(row.prediction.bound)},
-          {"predicted_over_floor", row.ratio_to_floor()},
-          {"sampled_blocks", t.sampled_blocks},
-          {"total_blocks", t.total_blocks},
-          // The keys of metrale-ops-bench's kernel rows (tools/bench/ops_bench_report.cpp), equal
-          // field for field, so a device run's measured row joins this prediction.
-          {"bench_key",
-           {{"op", row.op_name},
-            {"kernel", row.role},
-            {"m", row.shape.m},
-            {"k", row.shape.k},
-            {"n", row.has_n ? row.shape.n : 0U}}}};
-}
-
 std::string rows_text(const std::vector<KernelProfile>& rows) {
   TextTable table({{"kernel"},
                    {"params"},
@@ -113,7 +68,8 @@ std::string rows_text(const std::vector<KernelProfile>& rows) {
                    {"floor us", true},
                    {"bound"},
                    {"pred/floor", true},
-                   {"blocks run", true}});
+                   {"blocks run", true},
+                   {"variant"}});
   for (const auto& row : rows) {
     const LaunchTraffic& t = row.traffic;
     table.add_row({row.kernel, row.params.tag(), to_string(t.grid), std::to_string(t.cluster_blocks),
@@ -122,7 +78,11 @@ std::string rows_text(const std::vector<KernelProfile>& rows) {
                    fixed(t.l2_bytes() / 1e6, 2), fixed(t.sectors_per_request(), 1),
                    fixed((t.flops + t.tensor_flops) / 1e6, 1), fixed(row.prediction.latency_us, 2),
                    fixed(row.prediction.predicted_us, 2), fixed(row.floor_us, 2), std::string(row.prediction.bound),
-                   fixed(row.ratio_to_floor(), 2), fmt::format("{}/{}", t.sampled_blocks, t.total_blocks)});
+                   fixed(row.ratio_to_floor(), 2), fmt::format("{}/{}", t.sampled_blocks, t.total_blocks),
+                   row.specialised()
+                       ? fmt::format("specialised ({} = {})", row.shape_constant ? row.shape_constant->arg : "shape",
+                                     row.shape_constant ? row.shape_constant->value : row.params.shape)
+                       : "generic"});
   }
   return table.render();
 }
@@ -164,7 +124,17 @@ int profile(const ProfileOptions& options) {
     progress.step(fmt::format("{}: reading registers from ptxas ({})", target.name, target.arch));
   }
   request.resources = target_kernel_resources(target);
+  // The op's shape constants at this shape: a value its rule accepts is priced specialised too.
+  request.shape_constants = profile_shape_constants(target, declared, request.shape, info->has_n);
+  request.shape_resources = shape_variant_resources(target, request.shape_constants);
   request.progress = [&progress](std::string_view line) { progress.step(line); };
+  request.unpriced = [](std::string_view line) { std::fputs(fmt::format("note: {}\n", line).c_str(), stderr); };
+  // Before the run: a kernel that then refuses the shape outright still has its note said.
+  for (const ProfiledShapeConstant& constant : request.shape_constants) {
+    if (const std::string note = shape_constant_note(constant); !note.empty()) {
+      std::fputs((note + "\n").c_str(), stderr);
+    }
+  }
   std::vector<KernelProfile> rows;
   try {
     rows = profile_op(target, request);
@@ -174,7 +144,7 @@ int profile(const ProfileOptions& options) {
   if (options.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& row : rows) {
-      out.push_back(row_json(row, target.name));
+      out.push_back(profile_row_json(row, target.name));
     }
     std::fputs((out.dump(2) + "\n").c_str(), stdout);
     return kDone;
