@@ -4,21 +4,21 @@
 // parent's bytes; --role picks rows; without a device every row is a named skip. Planted faults
 // (a template folder with one edit, compiled by the host JIT): a twin one bf16 ulp off in h fails
 // its rows, naming q, while the parent still passes; h one ulp off in both kernels (what a
-// device's expf may do) passes every row; h two ulps off fails the parent, naming h; a code byte
-// flipped by the parent's quant step, h right, fails the parent, naming q.
+// device's expf may do) passes every row; h two ulps off fails the parent, naming h, and not the
+// quant step asked for alone; a code byte flipped by the parent's quant step, h right, fails the
+// parent, naming q.
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <string>
 
-#include "ground/embedded_files.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "metrale/runtime.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/silu_mul_fp8_quant_kernels.hpp"
+#include "support/edited_templates.hpp"
 #include "support/isolated_runtime.hpp"
 #include "support/temp_dir.hpp"
 
@@ -40,41 +40,11 @@ std::string describe(const ops::CheckResult& r) {
   return fmt::format("{} {} {} [{}]: {} {}", r.role, r.kernel, r.shape, r.check, to_string(r.verdict), r.worst);
 }
 
-// The embedded templates in `dir` with one edit: `anchor`, found exactly once in `file`, becomes
-// `replacement`.
-void write_templates_editing(const std::filesystem::path& dir, std::string_view file, const std::string& anchor,
-                             const std::string& replacement) {
-  bool edited = false;
-  for (const EmbeddedFile& embedded : embedded_templates()) {
-    std::string text(embedded.text);
-    if (embedded.name == file) {
-      const std::size_t at = text.find(anchor);
-      REQUIRE(at != std::string::npos);                         // the anchor moved: update the test
-      REQUIRE(text.find(anchor, at + 1) == std::string::npos);  // and it names one place
-      text.replace(at, anchor.size(), replacement);
-      edited = true;
-    }
-    const std::filesystem::path path = dir / std::string(embedded.name);
-    std::filesystem::create_directories(path.parent_path());
-    std::ofstream(path, std::ios::binary) << text;
-  }
-  REQUIRE(edited);
-}
-
 // The twin's h one bf16 ulp off: the first element of every 8-element vector gets its low bit
 // flipped after silu_mul_x8 (the parent's step is untouched).
 void write_twin_off_by_an_ulp(const std::filesystem::path& dir) {
   const std::string anchor = "h[j] = silu_mul_x8(g[j], u[j]);";
-  write_templates_editing(dir, ops::kSiluMulTemplateFile, anchor, anchor + " h[j].x ^= 1u;");
-}
-
-// Both kernels' h `ulps` bf16 steps off wherever g > 1 (about 3 elements in 8): the one function
-// both call to compute h gets `ulps` added to its bits, as a device whose expf differs would.
-void write_h_off_by(const std::filesystem::path& dir, unsigned ulps) {
-  const std::string anchor = "return bf16_bits_from_float(__fmul_rn(__fdiv_rn(g, __fadd_rn(1.0f, expf(-g))), u));";
-  std::string planted = anchor;
-  planted.insert(planted.size() - 1, fmt::format(" + (g > 1.0f ? {}u : 0u)", ulps));
-  write_templates_editing(dir, ops::kSiluMulTemplateFile, anchor, planted);
+  test::write_templates_editing(dir, ops::kSiluMulTemplateFile, anchor, anchor + " h[j].x ^= 1u;");
 }
 
 // The parent's quant step (the FP8 op's shared kernel) flips the low bit of code q[0][0] after
@@ -82,10 +52,10 @@ void write_h_off_by(const std::filesystem::path& dir, unsigned ulps) {
 // edited).
 void write_first_code_flipped(const std::filesystem::path& dir) {
   const std::string anchor = "x_row_stride, scale_stride_m, scale_stride_g, pow2_scale != 0u);";
-  write_templates_editing(dir, ops::kFp8QuantTemplateFile, anchor,
-                          anchor +
-                              " if (blockIdx.x == 0u && blockIdx.y == 0u && threadIdx.x == 0u) {"
-                              " reinterpret_cast<unsigned char*>(q)[0] ^= 1u; }");
+  test::write_templates_editing(dir, ops::kFp8QuantTemplateFile, anchor,
+                                anchor +
+                                    " if (blockIdx.x == 0u && blockIdx.y == 0u && threadIdx.x == 0u) {"
+                                    " reinterpret_cast<unsigned char*>(q)[0] ^= 1u; }");
 }
 
 // The check's rows (for `role`, or all) on a host runtime over the embedded templates with one
@@ -172,7 +142,7 @@ TEST_CASE("silu_mul_fp8_quant's check fails a twin whose h is one bf16 ulp off",
 
 TEST_CASE("silu_mul_fp8_quant's check passes h one bf16 ulp off in both kernels, as a device's expf may make it",
           "[ops][silu_mul][check][override]") {
-  const auto plant = [](const std::filesystem::path& dir) { write_h_off_by(dir, 1); };
+  const auto plant = [](const std::filesystem::path& dir) { test::write_silu_h_off_by(dir, 1); };
   expect_rows(planted_rows(plant, "silu-check-h-1ulp"), 6, [](const auto& row, bool parent) {
     CHECK(row.verdict == ops::CheckVerdict::kPassed);
     if (parent) {
@@ -185,14 +155,22 @@ TEST_CASE("silu_mul_fp8_quant's check passes h one bf16 ulp off in both kernels,
   });
 }
 
-TEST_CASE("silu_mul_fp8_quant's check fails a parent whose h is two bf16 ulps off, naming h",
+TEST_CASE("silu_mul_fp8_quant's check fails a parent whose h is two bf16 ulps off, naming h, not its quant step",
           "[ops][silu_mul][check][override]") {
-  const auto plant = [](const std::filesystem::path& dir) { write_h_off_by(dir, 2); };
+  const auto plant = [](const std::filesystem::path& dir) { test::write_silu_h_off_by(dir, 2); };
   expect_rows(planted_rows(plant, "silu-check-h-2ulp", "parent"), 3, [](const auto& row, bool parent) {
     CHECK(parent);
     CHECK(row.verdict == ops::CheckVerdict::kFailed);
     CHECK_THAT(row.worst,
                Catch::StartsWith("h: ") && Catch::Contains("by > 1 bf16 ulp; worst h[") && Catch::Contains("(2 ulp)"));
+  });
+  // The quant step (the FP8 op's shared kernel) is held to the bytes of the h it was given.
+  expect_rows(planted_rows(plant, "silu-check-h-2ulp", "quant"), 3, [](const auto& row, bool parent) {
+    CHECK(parent);
+    CHECK(row.verdict == ops::CheckVerdict::kPassed);
+    CHECK(row.check == "bytes == FP8-ref(h)");
+    CHECK_THAT(row.worst,
+               Catch::StartsWith("h not judged here (h: ") && Catch::Contains("q elements equal FP8-ref(h)"));
   });
 }
 
