@@ -44,6 +44,7 @@ constexpr std::uint32_t kHUlps = 1;
 // A bf16 NaN no kernel computes from finite inputs, for the parent's scratch.
 constexpr std::uint16_t kPoisonBf16 = 0x7fab;
 constexpr std::string_view kParentCheck = "h within 1 ulp, bytes == FP8-ref(h)";
+static_assert(kHUlps == 1, "kParentCheck names the bound");
 // What the quant step alone answers for (its kernel is the FP8 op's too: h is not its doing).
 constexpr std::string_view kQuantCheck = "bytes == FP8-ref(h)";
 
