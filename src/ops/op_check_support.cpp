@@ -1,5 +1,6 @@
 // op_check_support.cpp: device buffers, poison, a forced run through the declaration's call, and
-// the comparisons the ops' check hooks report with (the FP8 quantisers' codes and scales too).
+// the comparisons the ops' check hooks report with (the FP8 quantisers' codes and scales, bf16
+// within ulps too).
 #include "ops/op_check_support.hpp"
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include <type_traits>
 
 #include "metrale/ops/fp8_act_quant.hpp"
+#include "ref/bf16.hpp"
 
 namespace metrale::ops::check {
 
@@ -146,13 +148,17 @@ void check_parent_and_twin(const OpContext& context, const std::string& shape, c
                            const Quantised& reference, std::uint32_t k, std::vector<CheckResult>& out) {
   std::optional<Quantised> parent;
   if (roles.want_parent || roles.want_twin) {
-    CheckResult row = result_for(context, roles.parent, shape, "bytes == reference");
+    CheckResult row = result_for(context, roles.parent, shape, std::string(roles.parent_check));
     if (roles.parent_skipped) {
       row.worst = *roles.parent_skipped;
     } else {
       parent = roles.run_parent();
       row.ms = parent->ms;
-      compare_quantised(row, *parent, reference.q, reference.scales, k, "the reference");
+      if (roles.compare_parent) {
+        roles.compare_parent(row, *parent);
+      } else {
+        compare_quantised(row, *parent, reference.q, reference.scales, k, "the reference");
+      }
     }
     if (roles.want_parent) {
       out.push_back(std::move(row));
@@ -172,6 +178,41 @@ void check_parent_and_twin(const OpContext& context, const std::string& shape, c
     compare_quantised(row, twin, against.q, against.scales, k, parent ? "the parent" : "the reference");
   }
   out.push_back(std::move(row));
+}
+
+void compare_bf16_ulps(CheckResult& result, std::string_view name, std::span<const std::uint16_t> got,
+                       std::span<const std::uint16_t> want, std::size_t cols, std::uint32_t max_ulps,
+                       std::string_view against) {
+  if (got.size() != want.size()) {
+    result.verdict = CheckVerdict::kFailed;
+    result.worst = fmt::format("{}: {} elements, {} has {}", name, got.size(), against, want.size());
+    return;
+  }
+  std::size_t differing = 0;
+  std::size_t past = 0;
+  std::optional<std::size_t> worst_at;  // the first element farthest off (+0 against -0: 0 ulps)
+  std::uint32_t worst = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (got[i] == want[i]) {
+      continue;
+    }
+    const std::uint32_t ulps = ref::bf16_ulp_distance(got[i], want[i]);
+    ++differing;
+    past += ulps > max_ulps ? 1 : 0;
+    if (!worst_at || ulps > worst) {
+      worst = ulps;
+      worst_at = i;
+    }
+  }
+  result.verdict = past == 0 ? CheckVerdict::kPassed : CheckVerdict::kFailed;
+  if (!worst_at) {
+    result.worst = fmt::format("all {} {} elements equal {}'s bytes", got.size(), name, against);
+    return;
+  }
+  const std::string gap = worst == ref::kNotNear ? std::string("a NaN") : fmt::format("{} ulp", worst);
+  result.worst = fmt::format("{}: {} of {} differ from {}, {} by > {} bf16 ulp; worst {} = {:#06x}, {} {:#06x} ({})",
+                             name, differing, got.size(), against, past, max_ulps, element(name, *worst_at, cols),
+                             got[*worst_at], against, want[*worst_at], gap);
 }
 
 void compare_relative(CheckResult& result, std::string_view name, std::span<const float> got,

@@ -75,6 +75,13 @@ template <typename T>
 void compare_bytes(CheckResult& result, std::string_view name, std::span<const T> got, std::span<const T> want,
                    std::size_t cols, std::string_view against);
 
+// bf16 bits within `max_ulps` bf16 steps of `want` each (ref::bf16_ulp_distance; a NaN is near
+// only its own bits); counts the elements that differ at all and those past the bound; worst =
+// the element farthest off (the first of them), in ulps.
+void compare_bf16_ulps(CheckResult& result, std::string_view name, std::span<const std::uint16_t> got,
+                       std::span<const std::uint16_t> want, std::size_t cols, std::uint32_t max_ulps,
+                       std::string_view against);
+
 // Per element |got - want| <= tolerance x |want| (NaN fails); worst = the largest relative gap.
 void compare_relative(CheckResult& result, std::string_view name, std::span<const float> got,
                       std::span<const float> want, std::size_t cols, double tolerance);
@@ -85,10 +92,12 @@ std::vector<float> scales_by_token(std::span<const float> raw, std::uint32_t m, 
                                    std::uint32_t m_aligned);
 
 // An FP8 quantiser's output: codes [m][k] and scales [m][k/128] by (token, group) (the FP8 op's
-// and the SiLU-and-mul op's result).
+// and the SiLU-and-mul op's result), and the bf16 [m][k] it quantised when a run exposes it (the
+// SiLU-and-mul parent's scratch h; empty otherwise).
 struct Quantised {
   std::vector<std::uint8_t> q;
   std::vector<float> scales;
+  std::vector<std::uint16_t> h{};
   double ms = 0;
 };
 
@@ -98,7 +107,8 @@ void compare_quantised(CheckResult& result, const Quantised& got, std::span<cons
                        std::span<const float> want_scales, std::uint32_t k, std::string_view against);
 
 // How a quantising op's parent and twin are checked at one shape (the FP8 op's and the SiLU-and-mul
-// op's): which rows are wanted, why the parent cannot run (nullopt: it can), and each role's run.
+// op's): which rows are wanted, why the parent cannot run (nullopt: it can), each role's run, and
+// how the parent's row is judged (unset: bytes == the reference).
 struct QuantisedRoles {
   std::string_view parent;
   std::string_view twin;
@@ -107,11 +117,13 @@ struct QuantisedRoles {
   std::optional<std::string> parent_skipped;
   std::function<Quantised()> run_parent;
   std::function<Quantised()> run_twin;
+  std::string_view parent_check = "bytes == reference";
+  std::function<void(CheckResult&, const Quantised&)> compare_parent;
 };
 
-// The parent's row (bytes == the reference), then the twin's: bytes == the parent's when the
-// parent ran, else == the reference; a role that cannot run is a skipped row naming why. The
-// parent runs whenever the twin is wanted, even when its own row is not.
+// The parent's row (roles.compare_parent, else bytes == the reference), then the twin's: bytes ==
+// the parent's when the parent ran, else == the reference; a role that cannot run is a skipped
+// row naming why. The parent runs whenever the twin is wanted, even when its own row is not.
 void check_parent_and_twin(const OpContext& context, const std::string& shape, const QuantisedRoles& roles,
                            const Quantised& reference, std::uint32_t k, std::vector<CheckResult>& out);
 

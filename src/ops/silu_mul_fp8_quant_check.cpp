@@ -1,10 +1,13 @@
 // silu_mul_fp8_quant_check.cpp: the SiLU-and-mul FP8 quant op's check hook (OpDeclaration::check):
 // the parent (silu_mul_bf16, then the FP8 op's shared kernel) and the fused twin, each forced on
-// the context's device, outputs poisoned first. The parent byte-equal to the CPU reference, codes
-// and scales (ref/silu_mul_fp8_quant_ref: h = bf16(silu(g) * u) in float with the C library's
-// expf, then the FP8 reference's own e4m3 rounding; on a device expf is CUDA's, so a parent that
-// differs there by an h ulp fails here rather than pass unseen); the twin byte-equal to the parent
-// (to the reference when the parent is absent): that equality is what publishes the twin.
+// the context's device, outputs and the parent's scratch h poisoned first. The parent in two
+// steps: its h (read back from the scratch) within 1 bf16 ulp of the CPU reference's
+// (ref/silu_mul_fp8_quant_ref: h = bf16(silu(g) * u) in float with the C library's expf; on a
+// device expf is CUDA's, which may differ by an ulp, and a rounding boundary then moves h by one
+// bf16 ulp), then its codes and scales byte-equal to the FP8 reference quantising the parent's
+// own h (ref/fp8_act_quant_ref; "FP8-ref(h)" in the rows), so the quant step is held to exact
+// bytes whatever h's last bit. The twin byte-equal to the parent (to the reference when the
+// parent is absent): that equality is what publishes the twin.
 // Column-major scales are read back by (token, group), so the padding rows of m_aligned are not
 // compared.
 // Shapes: full = the selftest's: Qwen3.5-27B's MLP (K 17408) with gate and up the two halves of
@@ -12,8 +15,10 @@
 // and one less), and M 6 at K 5120 with column-major UE8M0 scales; small = separate gate and up
 // with padded row strides, the two halves of one row, and column-major power-of-two scales with M
 // not a multiple of 4.
-// Invariants: the "quant" role is the parent's second step, so asking for it checks the parent;
-// the parent is skipped (named) when either of its two kernels is absent.
+// Invariants: the "quant" role is the parent's second step, so asking for it runs the parent and
+// judges that step alone (codes and scales == FP8-ref of the parent's h, whatever h is);
+// the parent is skipped (named) when either of its two kernels is absent; an h element the parent
+// leaves unwritten reads as a NaN poison and fails the h step.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -24,6 +29,7 @@
 #include "ops/op_check_support.hpp"
 #include "ops/silu_mul_fp8_quant_guard.hpp"
 #include "ref/bf16.hpp"
+#include "ref/fp8_act_quant_ref.hpp"
 #include "ref/silu_mul_fp8_quant_ref.hpp"
 
 namespace metrale::ops {
@@ -33,6 +39,14 @@ constexpr std::string_view kParent = "parent";
 constexpr std::string_view kQuant = "quant";
 constexpr std::string_view kTwin = "twin";
 constexpr std::uint32_t kQwenMlpK = 17408;
+// How far the parent's h may be from the reference's: one bf16 ulp (a device's expf).
+constexpr std::uint32_t kHUlps = 1;
+// A bf16 NaN no kernel computes from finite inputs, for the parent's scratch.
+constexpr std::uint16_t kPoisonBf16 = 0x7fab;
+constexpr std::string_view kParentCheck = "h within 1 ulp, bytes == FP8-ref(h)";
+static_assert(kHUlps == 1, "kParentCheck names the bound");
+// What the quant step alone answers for (its kernel is the FP8 op's too: h is not its doing).
+constexpr std::string_view kQuantCheck = "bytes == FP8-ref(h)";
 
 struct Shape {
   std::uint32_t m = 0, k = 0;
@@ -88,10 +102,16 @@ check::Quantised run_role(const OpContext& context, std::string_view role, std::
   const std::uint64_t up = s.halves ? gate.address() + std::uint64_t{s.k} * 2 : up_buffer->address();
   const check::Buffer q(gpu, stream, std::vector<std::uint8_t>(std::size_t{s.m} * s.k, check::kPoisonByte));
   const check::Buffer scales(gpu, stream, check::poisoned_floats(scale_count));
+  // The parent's h lands in a scratch of ours, so it can be read back (the twin has none).
+  std::optional<check::Buffer> scratch;
+  if (role != kTwin) {
+    scratch.emplace(gpu, stream, std::vector<std::uint16_t>(std::size_t{s.m} * s.k, kPoisonBf16));
+  }
   const NamedArg args[] = {{"gate", gate.address()},
                            {"up", up},
                            {"q", q.address()},
                            {"scales", scales.address()},
+                           {"scratch", scratch ? scratch->address() : 0},
                            {"m", s.m},
                            {"k", s.k},
                            {"gate_row_stride", s.gate_stride()},
@@ -103,7 +123,26 @@ check::Quantised run_role(const OpContext& context, std::string_view role, std::
   out.ms = check::run_forced(context, role, args, stream);
   out.q = q.download<std::uint8_t>();
   out.scales = check::scales_by_token(scales.download<float>(), s.m, groups, s.column_major_pow2, s.m_aligned());
+  if (scratch) {
+    out.h = scratch->download<std::uint16_t>();
+  }
   return out;
+}
+
+// The parent's row: h within kHUlps of the reference's (unless only the quant step is judged),
+// then codes and scales byte-equal to the FP8 reference of the parent's own h (so an h one ulp
+// off on a device does not move the bytes the quant step is held to). A pass reports both; a
+// failure the step that failed first.
+void compare_parent(CheckResult& row, const check::Quantised& parent, const Shape& s,
+                    std::span<const std::uint16_t> reference_h, bool judge_h) {
+  check::compare_bf16_ulps(row, "h", parent.h, reference_h, s.k, kHUlps, "the reference");
+  if (judge_h && row.verdict != CheckVerdict::kPassed) {
+    return;
+  }
+  const std::string h_text = judge_h ? row.worst : fmt::format("h not judged here ({})", row.worst);
+  const ref::Fp8RefResult own = ref::fp8_act_quant_reference(parent.h, {s.m, s.k, s.k, s.column_major_pow2});
+  check::compare_quantised(row, parent, own.q, own.scales, s.k, "FP8-ref(h)");
+  row.worst = fmt::format("{}; {}", h_text, row.worst);
 }
 
 // The parent needs both of its kernels.
@@ -116,8 +155,10 @@ std::optional<std::string> parent_skipped(const OpContext& context) {
 
 void check_shape(const OpContext& context, const CheckOptions& options, const Shape& s, std::vector<CheckResult>& out) {
   const Inputs in = make_inputs(s, options.seed + 707 + s.m + s.k);
-  const ref::Fp8RefResult expected = ref::silu_mul_fp8_quant_reference(
-      in.gate_view(), in.up_view(s), {s.m, s.k, s.gate_stride(), s.up_stride(), s.column_major_pow2});
+  const ref::SiluMulRefShape ref_shape{s.m, s.k, s.gate_stride(), s.up_stride(), s.column_major_pow2};
+  const std::vector<std::uint16_t> reference_h = ref::silu_mul_h_reference(in.gate_view(), in.up_view(s), ref_shape);
+  // What the twin is held to when the parent cannot run.
+  const ref::Fp8RefResult expected = ref::fp8_act_quant_reference(reference_h, {s.m, s.k, s.k, s.column_major_pow2});
   check::QuantisedRoles roles;
   roles.parent = kParent;
   roles.twin = kTwin;
@@ -126,6 +167,13 @@ void check_shape(const OpContext& context, const CheckOptions& options, const Sh
   roles.parent_skipped = parent_skipped(context);
   roles.run_parent = [&] { return run_role(context, kParent, options.stream, s, in); };
   roles.run_twin = [&] { return run_role(context, kTwin, options.stream, s, in); };
+  // Asked for the quant step alone (its kernel's verification), the row judges that step only:
+  // an h off is silu_mul_bf16's fault, found when that kernel is asked for.
+  const bool judge_h = options.role != kQuant;
+  roles.parent_check = judge_h ? kParentCheck : kQuantCheck;
+  roles.compare_parent = [&, judge_h](CheckResult& row, const check::Quantised& parent) {
+    compare_parent(row, parent, s, reference_h, judge_h);
+  };
   check::check_parent_and_twin(context, shape_text(s), roles, {expected.q, expected.scales}, s.k, out);
 }
 

@@ -18,6 +18,23 @@ std::uint16_t bf16_from_float(float value) {
 
 float bf16_to_float(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
 
+std::uint32_t bf16_ulp_distance(std::uint16_t a, std::uint16_t b) {
+  if (a == b) {
+    return 0;
+  }
+  const auto is_nan = [](std::uint16_t x) { return (x & 0x7f80u) == 0x7f80u && (x & 0x007fu) != 0; };
+  if (is_nan(a) || is_nan(b)) {
+    return kNotNear;
+  }
+  // Sign and magnitude onto one line: the bits of a magnitude count its steps from zero.
+  const auto on_line = [](std::uint16_t x) {
+    const auto magnitude = static_cast<std::int32_t>(x & 0x7fffu);
+    return (x & 0x8000u) != 0 ? -magnitude : magnitude;
+  };
+  const std::int32_t gap = on_line(a) - on_line(b);
+  return static_cast<std::uint32_t>(gap < 0 ? -gap : gap);
+}
+
 namespace {
 
 // `count` bf16 values drawn from `dist`, redrawn while one rounds to +-0 (never zeros).

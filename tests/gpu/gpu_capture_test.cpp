@@ -8,18 +8,17 @@
 #include <cstring>
 
 #include "gpu/cuda_backend.hpp"
+#include "gpu/cuda_graph_api.hpp"
 #include "metrale/error.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "support/ba_gates_check.hpp"
-#include "support/cuda_graph_api.hpp"
 #include "support/kernels_support.hpp"
 
 using namespace metrale;
 using kernels_test::BaCase;
 using kernels_test::DeviceBuffer;
 using kernels_test::Fp8Case;
-using test::CudaGraphApi;
 
 namespace {
 
@@ -70,7 +69,7 @@ TEST_CASE("GPU: op calls captured into a CUDA graph replay to the references", "
   auto runtime = Runtime::open(kernels_test::runtime_options(BackendChoice::kCuda));
   REQUIRE(runtime->has_device());
   GpuBackend& gpu = *runtime->backend();
-  const CudaGraphApi api = CudaGraphApi::load();
+  const CudaGraphApi& api = CudaGraphApi::load();
   const auto scope = dynamic_cast<CudaBackend&>(gpu).make_current();
   // The tensor-core kernel's smallest M on this device, from explain: the capture covers it.
   const ops::Explanation floors = runtime->explain("ssm_ba_gates", ba_shape_args(0), false);
@@ -92,9 +91,9 @@ TEST_CASE("GPU: op calls captured into a CUDA graph replay to the references", "
   runtime->prepare("fp8_act_quant", std::vector<ops::NamedArg>{{"m", 1}, {"k", 5120}});
 
   CUstream stream = nullptr;
-  CudaGraphApi::check(api.stream_create(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  check_cuda_call(api.stream_create(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   const auto handle = reinterpret_cast<std::uint64_t>(stream);
-  CudaGraphApi::check(api.begin_capture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
+  check_cuda_call(api.begin_capture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
   REQUIRE(gpu.is_capturing(handle));
   const ops::BaGatesPick small = ops::ssm_ba_gates(*runtime, decode.args(), handle);
   const ops::BaGatesPick large = ops::ssm_ba_gates(*runtime, prefill.args(), handle);
@@ -110,16 +109,16 @@ TEST_CASE("GPU: op calls captured into a CUDA graph replay to the references", "
   CHECK_THROWS_AS(runtime->run("silu_mul_fp8_quant", silu, handle), CaptureError);
   CHECK_THROWS_WITH(runtime->run("silu_mul_fp8_quant", silu, handle), Catch::Contains("call prepare"));
   CUgraph graph = nullptr;
-  CudaGraphApi::check(api.end_capture(stream, &graph), "cuStreamEndCapture");
+  check_cuda_call(api.end_capture(stream, &graph), "cuStreamEndCapture");
   CHECK(large.mma);
   CUgraphExec exec = nullptr;
-  CudaGraphApi::check(api.instantiate(&exec, graph, 0), "cuGraphInstantiateWithFlags");
+  check_cuda_call(api.instantiate(&exec, graph, 0), "cuGraphInstantiateWithFlags");
   // Nothing ran at capture time: the outputs still hold their poison.
   CHECK(kernels_test::is_poison(decode.out.read<float>(1).front()));
   for (int replay = 0; replay < 2; ++replay) {
     INFO("replay " << replay);
-    CudaGraphApi::check(api.launch(exec, stream), "cuGraphLaunch");
-    CudaGraphApi::check(api.stream_synchronize(stream), "cuStreamSynchronize");
+    check_cuda_call(api.launch(exec, stream), "cuGraphLaunch");
+    check_cuda_call(api.stream_synchronize(stream), "cuStreamSynchronize");
     decode.check(small.mma);
     prefill.check(large.mma);
     const std::vector<std::uint8_t> q = fq.read<std::uint8_t>(std::size_t{fp8.m} * fp8.k);

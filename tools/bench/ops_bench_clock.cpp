@@ -1,10 +1,9 @@
-// ops_bench_clock.cpp: the benchmark's clocks. CUDA events and device copies come from the
-// driver the library already loaded (dlopen with RTLD_NOLOAD, entry points by cuGetProcAddress
-// as in src/gpu/cuda_driver.cpp), so the library's CudaDriver keeps only what the library needs.
+// ops_bench_clock.cpp: the benchmark's clocks. CUDA events, graphs and device copies come from
+// gpu/cuda_graph_api (entry points of the driver the library already loaded, beside CudaDriver's),
+// so the library's CudaDriver keeps only what the library needs.
 // Invariants: every driver call is checked and a failure is a BackendError naming the call;
 // the CUDA clock reads times only after the events of a chunk completed.
 #include <cuda.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,51 +11,12 @@
 
 #include "gpu/cuda_backend.hpp"
 #include "gpu/cuda_context_scope.hpp"
-#include "gpu/cuda_driver.hpp"
+#include "gpu/cuda_graph_api.hpp"
 #include "metrale/error.hpp"
 #include "ops_bench.hpp"
-#include "support/cuda_graph_api.hpp"
 
 namespace metrale::bench {
 namespace {
-
-// The few driver entry points only the benchmark needs, each typed at the ABI it is asked for.
-struct EventApi {
-  PFN_cuEventCreate_v2000 create = nullptr;
-  PFN_cuEventDestroy_v4000 destroy = nullptr;
-  PFN_cuEventRecord_v2000 record = nullptr;
-  PFN_cuEventSynchronize_v2000 synchronize = nullptr;
-  PFN_cuEventElapsedTime_v2000 elapsed = nullptr;
-  PFN_cuMemcpyDtoDAsync_v3020 copy_async = nullptr;
-};
-
-EventApi load_event_api() {
-  void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (library == nullptr) {
-    throw BackendError("libcuda.so.1 is not loaded: open a CUDA runtime before the CUDA clock");
-  }
-  const auto get_proc = reinterpret_cast<CudaGetProcAddress>(dlsym(library, "cuGetProcAddress_v2"));
-  EventApi api;
-  const char* missing = nullptr;
-  METRALE_CUDA_SYMBOL(get_proc, api.create, cuEventCreate, 2000, missing);
-  METRALE_CUDA_SYMBOL(get_proc, api.destroy, cuEventDestroy, 4000, missing);
-  METRALE_CUDA_SYMBOL(get_proc, api.record, cuEventRecord, 2000, missing);
-  METRALE_CUDA_SYMBOL(get_proc, api.synchronize, cuEventSynchronize, 2000, missing);
-  METRALE_CUDA_SYMBOL(get_proc, api.elapsed, cuEventElapsedTime, 2000, missing);
-  METRALE_CUDA_SYMBOL(get_proc, api.copy_async, cuMemcpyDtoDAsync, 3020, missing);
-  if (missing != nullptr) {
-    throw BackendError(std::string("the CUDA driver lacks ") + missing + ", which the benchmark's event timing needs");
-  }
-  return api;
-}
-
-void check(CUresult result, const char* call) {
-  if (result != CUDA_SUCCESS) {
-    const CudaDriverStatus& status = CudaDriver::load();
-    const std::string why = status.driver != nullptr ? status.driver->describe(result) : std::to_string(int(result));
-    throw BackendError(std::string(call) + " failed: " + why);
-  }
-}
 
 // Runs per chunk: the spacer copy ahead of a chunk outlasts the host's queueing of it.
 constexpr int kChunk = 20;
@@ -66,19 +26,19 @@ constexpr std::size_t kSpacerBytes = 256ull << 20;
 class CudaEventClock final : public BenchClock {
  public:
   explicit CudaEventClock(GpuBackend& gpu)
-      : gpu_(gpu), current_(cuda_backend(gpu).make_current()), api_(load_event_api()), spacer_(gpu) {
+      : gpu_(gpu), current_(cuda_backend(gpu).make_current()), api_(CudaGraphApi::load()), spacer_(gpu) {
     spacer_src_ = spacer_.alloc(kSpacerBytes);
     spacer_dst_ = spacer_.alloc(kSpacerBytes);
     events_.resize(std::size_t{2} * kChunk);
     for (CUevent& event : events_) {
-      check(api_.create(&event, CU_EVENT_DEFAULT), "cuEventCreate");
+      check_cuda_call(api_.event_create(&event, CU_EVENT_DEFAULT), "cuEventCreate");
     }
   }
   CudaEventClock(const CudaEventClock&) = delete;
   CudaEventClock& operator=(const CudaEventClock&) = delete;
   ~CudaEventClock() override {
     for (CUevent event : events_) {
-      api_.destroy(event);
+      api_.event_destroy(event);
     }
   }
 
@@ -90,15 +50,16 @@ class CudaEventClock final : public BenchClock {
       const int chunk = std::min(kChunk, runs - done);
       copy(spacer_dst_, spacer_src_, kSpacerBytes);
       for (int i = 0; i < chunk; ++i) {
-        check(api_.record(events_[2 * std::size_t(i)], nullptr), "cuEventRecord");
+        check_cuda_call(api_.event_record(events_[2 * std::size_t(i)], nullptr), "cuEventRecord");
         launch(done + i);
-        check(api_.record(events_[2 * std::size_t(i) + 1], nullptr), "cuEventRecord");
+        check_cuda_call(api_.event_record(events_[2 * std::size_t(i) + 1], nullptr), "cuEventRecord");
       }
-      check(api_.synchronize(events_[2 * std::size_t(chunk) - 1]), "cuEventSynchronize");
+      check_cuda_call(api_.event_synchronize(events_[2 * std::size_t(chunk) - 1]), "cuEventSynchronize");
       gpu_.synchronize(0);  // surfaces an asynchronous launch failure here
       for (int i = 0; i < chunk; ++i) {
         float ms = 0;
-        check(api_.elapsed(&ms, events_[2 * std::size_t(i)], events_[2 * std::size_t(i) + 1]), "cuEventElapsedTime");
+        check_cuda_call(api_.event_elapsed(&ms, events_[2 * std::size_t(i)], events_[2 * std::size_t(i) + 1]),
+                        "cuEventElapsedTime");
         us.push_back(double(ms) * 1000.0);
       }
       done += chunk;
@@ -110,41 +71,40 @@ class CudaEventClock final : public BenchClock {
   // kGraphReplays times between two events: the time per launch without its launch overhead.
   std::optional<double> graph_us(int runs, const std::function<void(int, std::uint64_t)>& launch) override {
     constexpr int kGraphReplays = 3;
-    const test::CudaGraphApi& graph_api = graph_api_once();
     CUstream stream = nullptr;
-    check(graph_api.stream_create(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    check_cuda_call(api_.stream_create(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     CUgraph graph = nullptr;
     CUgraphExec exec = nullptr;
     const auto release = [&] {
       if (exec != nullptr) {
-        graph_api.exec_destroy(exec);
+        api_.exec_destroy(exec);
       }
       if (graph != nullptr) {
-        graph_api.graph_destroy(graph);
+        api_.graph_destroy(graph);
       }
-      graph_api.stream_destroy(stream);
+      api_.stream_destroy(stream);
     };
     try {
-      check(graph_api.begin_capture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
+      check_cuda_call(api_.begin_capture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
       try {
         for (int i = 0; i < runs; ++i) {
           launch(i, reinterpret_cast<std::uint64_t>(stream));
         }
       } catch (...) {
-        graph_api.end_capture(stream, &graph);  // ends the capture the failed launch left open
+        api_.end_capture(stream, &graph);  // ends the capture the failed launch left open
         throw;
       }
-      check(graph_api.end_capture(stream, &graph), "cuStreamEndCapture");
-      check(graph_api.instantiate(&exec, graph, 0), "cuGraphInstantiateWithFlags");
-      check(graph_api.launch(exec, stream), "cuGraphLaunch");
-      check(api_.record(events_[0], stream), "cuEventRecord");
+      check_cuda_call(api_.end_capture(stream, &graph), "cuStreamEndCapture");
+      check_cuda_call(api_.instantiate(&exec, graph, 0), "cuGraphInstantiateWithFlags");
+      check_cuda_call(api_.launch(exec, stream), "cuGraphLaunch");
+      check_cuda_call(api_.event_record(events_[0], stream), "cuEventRecord");
       for (int r = 0; r < kGraphReplays; ++r) {
-        check(graph_api.launch(exec, stream), "cuGraphLaunch");
+        check_cuda_call(api_.launch(exec, stream), "cuGraphLaunch");
       }
-      check(api_.record(events_[1], stream), "cuEventRecord");
-      check(api_.synchronize(events_[1]), "cuEventSynchronize");
+      check_cuda_call(api_.event_record(events_[1], stream), "cuEventRecord");
+      check_cuda_call(api_.event_synchronize(events_[1]), "cuEventSynchronize");
       float ms = 0;
-      check(api_.elapsed(&ms, events_[0], events_[1]), "cuEventElapsedTime");
+      check_cuda_call(api_.event_elapsed(&ms, events_[0], events_[1]), "cuEventElapsedTime");
       release();
       return double(ms) * 1000.0 / (double(kGraphReplays) * std::max(runs, 1));
     } catch (...) {
@@ -154,7 +114,8 @@ class CudaEventClock final : public BenchClock {
   }
 
   void copy(DevicePtr dst, DevicePtr src, std::size_t bytes) override {
-    check(api_.copy_async(CUdeviceptr(dst.address), CUdeviceptr(src.address), bytes, nullptr), "cuMemcpyDtoDAsync");
+    check_cuda_call(api_.copy_async(CUdeviceptr(dst.address), CUdeviceptr(src.address), bytes, nullptr),
+                    "cuMemcpyDtoDAsync");
   }
 
  private:
@@ -166,17 +127,11 @@ class CudaEventClock final : public BenchClock {
     return *cuda;
   }
 
-  // The graph entry points, loaded on the first graph timing.
-  static const test::CudaGraphApi& graph_api_once() {
-    static const test::CudaGraphApi api = test::CudaGraphApi::load();
-    return api;
-  }
-
   GpuBackend& gpu_;
   // The device's context stays current on this thread while the clock lives: the event calls
   // below go to the driver directly, not through the backend's own scopes.
   CudaContextScope current_;
-  EventApi api_;
+  const CudaGraphApi& api_;
   DeviceBuffers spacer_;
   DevicePtr spacer_src_, spacer_dst_;
   std::vector<CUevent> events_;

@@ -12,6 +12,7 @@ pub const METRALE_ERROR_ARGUMENT: metrale_status = 1;
 pub const METRALE_ERROR_CONFIG: metrale_status = 2;
 pub const METRALE_ERROR_BACKEND: metrale_status = 3;
 pub const METRALE_ERROR_NO_DEVICE: metrale_status = 4;
+pub const METRALE_ERROR_VERSION: metrale_status = 5;
 pub const METRALE_ERROR_CAPTURE: metrale_status = 7;
 pub const METRALE_ABI_VERSION: u32 = 3;
 pub const METRALE_BACKEND_HOST: i32 = 1;
@@ -21,6 +22,17 @@ pub const METRALE_ARG_SCALAR: i32 = 2;
 pub const METRALE_MAX_VERDICTS: usize = 4;
 pub const METRALE_MAX_EXPLAIN_ROLES: usize = 8;
 pub const METRALE_MAX_EXPLAIN_DETAILS: usize = 4;
+
+#[repr(C)]
+pub struct metrale_error_info {
+    pub struct_size: usize,
+    pub status: metrale_status,
+    pub cuda_code: i32,
+    pub cuda_name: *const c_char,
+    pub sticky: i32,
+    pub refusal: i32,
+    pub message: *const c_char,
+}
 
 #[repr(C)]
 pub struct metrale_runtime {
@@ -172,6 +184,8 @@ extern "C" {
     pub fn metrale_version() -> *const c_char;
     pub fn metrale_abi_version() -> u32;
     pub fn metrale_last_error() -> *const c_char;
+    pub fn metrale_error_info_init(info: *mut metrale_error_info);
+    pub fn metrale_last_error_info(info: *mut metrale_error_info) -> metrale_status;
     pub fn metrale_runtime_options_init(options: *mut metrale_runtime_options);
     pub fn metrale_runtime_open(
         options: *const metrale_runtime_options,

@@ -3,55 +3,27 @@
 //! `Runtime::run_role`), list its ops and levers and explain a pick (`catalog`), and read which
 //! kernel ran and the ordered verdicts that led there. The two seed ops also have thin typed
 //! helpers over `run` (`seed_ops`). Invariants: every failed call is an `Error` carrying the
-//! library's own status and message; every string is copied out of the library before the call
-//! returns; the runtime is closed on drop (or by `close`, after which every call is the
-//! library's "runtime is NULL" error); the library checks every argument before anything runs,
-//! so a refusal writes nothing.
+//! library's own status and message, and the CUDA error behind it when the driver failed
+//! (`error`); every string is copied out of the library before the call returns; the runtime is
+//! closed on drop (or by `close`, after which every call is the library's "runtime is NULL"
+//! error); the library checks every argument before anything runs, so a refusal writes nothing.
 pub mod catalog;
+pub mod error;
 pub mod ffi;
 pub mod seed_ops;
 
 pub use catalog::{ArgInfo, ArgKind, Explanation, Lever, OpInfo, RoleExplanation, RoleInfo};
+pub(crate) use error::{check, refuse};
+pub use error::{last_error, CudaError, Error, Result};
 pub use seed_ops::BaGates;
 
 use std::ffi::{CStr, CString};
-use std::fmt;
 use std::mem::MaybeUninit;
 use std::os::raw::c_char;
 use std::ptr;
 
-/// A failed call: the C ABI's status (`ffi::METRALE_ERROR_*`) and `metrale_last_error()`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Error {
-    pub status: i32,
-    pub message: String,
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "metrale status {}: {}", self.status, self.message)
-    }
-}
-
-impl std::error::Error for Error {}
-
-pub type Result<T> = std::result::Result<T, Error>;
-
 pub(crate) fn text(p: *const c_char) -> Option<String> {
     (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
-}
-
-pub(crate) fn check(status: ffi::metrale_status) -> Result<()> {
-    if status == ffi::METRALE_OK {
-        return Ok(());
-    }
-    Err(Error { status, message: text(unsafe { ffi::metrale_last_error() }).unwrap_or_default() })
-}
-
-/// A refusal of this crate's own (a slice of the wrong length, a NUL in a name), with the
-/// status the library gives bad arguments.
-pub(crate) fn refuse(message: String) -> Error {
-    Error { status: ffi::METRALE_ERROR_ARGUMENT, message }
 }
 
 pub(crate) fn c_string(text: &str, what: &str) -> Result<CString> {
@@ -187,9 +159,9 @@ impl Runtime {
             return Ok(());
         }
         unsafe { ffi::metrale_runtime_close(raw) };
-        match text(unsafe { ffi::metrale_last_error() }) {
-            Some(message) if !message.is_empty() => Err(Error { status: ffi::METRALE_ERROR_BACKEND, message }),
-            _ => Ok(()),
+        match last_error() {
+            Some(error) => Err(Error { status: ffi::METRALE_ERROR_BACKEND, ..error }),
+            None => Ok(()),
         }
     }
 
