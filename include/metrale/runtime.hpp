@@ -103,10 +103,12 @@ struct RuntimeOptions {
   // target's [shapes]: "<op>.<argument>" (an op's name or alias) -> values ({"ssm_ba_gates.n",
   // {96}}). ConfigError for an op or argument that declares no shape constant.
   std::map<std::string, std::vector<std::uint64_t>> shapes;
-  // A kernel with pinned shapes (above, or the target's [shapes]) has its generic form built at
-  // open too. Default (false): the generic is built on the first sight of a value no pinned or
-  // specialisable variant covers, the guards' next kernel running meanwhile; it compiles slowest
-  // (every shape's code in one image), and an engine that pinned its shapes rarely meets it.
+  // With LoadMode::kBackgroundTwins (the fast start: open() returns once the parents are loaded),
+  // a kernel with pinned shapes (above, or the target's [shapes]) leaves its generic form to the
+  // first sight of a value no pinned or specialisable variant covers, the guards' next kernel
+  // running meanwhile: it compiles slowest (every shape's code in one image), and an engine that
+  // pinned its shapes rarely meets it. true: built in the background batch too. kWaitForAll
+  // always builds it (load() returns once every variant is built).
   bool generic_at_open = false;
 };
 

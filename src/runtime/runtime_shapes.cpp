@@ -1,12 +1,11 @@
 // runtime_shapes.cpp: shape-specialised variants (ops/op_declaration.hpp's ShapeConstantDecl) on
 // the runtime: pinned values declared before open() loads (one batch with the target's kernels),
 // a value first met by a call asked for in the background, the specialised variant taken once
-// published. A kernel with pinned values has its generic form left out of open()'s batch
-// (RuntimeOptions::generic_at_open says otherwise): a value the rule refuses asks for it, the
-// guards' next kernel running until it arrives; an unpinned value the rule takes asks for its own
-// variant instead (it compiles faster than the generic would). prepare builds on its thread what
-// a call at its shape takes; a capture only looks up what is published.
-// Knows no op: the op, its role, its argument and the rule come from the declaration.
+// published. With LoadMode::kBackgroundTwins a kernel with pinned values has its generic form
+// left out of open()'s batch (RuntimeOptions::generic_at_open says otherwise): a value the rule refuses asks for it,
+// the guards' next kernel running until it arrives; an unpinned value the rule takes asks for its own variant instead
+// (it compiles faster than the generic would). prepare builds on its thread what a call at its shape takes; a capture
+// only looks up what is published. Knows no op: the op, its role, its argument and the rule come from the declaration.
 // Invariants: a call during a CUDA graph capture never declares nor requests a variant (it takes
 // one already published); each variant is declared and requested once (shapes_mutex_); a value
 // the rule refuses stays on the generic variant, and the refusal is the rule's named reason.
@@ -164,7 +163,7 @@ void Runtime::declare_pinned_shapes(const RuntimeOptions& options) {
       pinned_ids.push_back(*id);
     }
   }
-  if (!options.generic_at_open) {
+  if (options.load_mode == LoadMode::kBackgroundTwins && !options.generic_at_open) {
     generic_on_request_ = ops::defer_generic_forms(*registry_, pinned_ids);
   }
 }

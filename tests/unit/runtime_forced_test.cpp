@@ -124,8 +124,8 @@ TEST_CASE("forced BA-gates kernels run that kernel: parent and twin to the refer
   const ops::BaGatesPick mma = ops::ssm_ba_gates(*runtime, p.args, 0, "mma");
   CHECK(mma.mma);
   CHECK_FALSE(mma.twin);
-  // N = 96 is pinned on hopper: the forced call runs its specialised variant (the generic form is
-  // left to first sight), whichever the runtime says a call at this shape takes.
+  // N = 96 is pinned on hopper: the forced call runs its specialised variant, not the generic form,
+  // as the runtime says a call at this shape takes.
   const std::vector<ops::NamedArg> shape{{"m", p.m}, {"n", p.n}, {"k", p.k}, {"vheads_per_group", p.vpg}};
   const std::vector<ShapeVariantState> states = runtime->shape_variants("ssm_ba_gates", shape);
   REQUIRE(states.size() == 1);

@@ -1,7 +1,10 @@
 #!/bin/bash
 # startup_times.sh: whole-process wall times (ms, median of RUNS, default 7) of the CLI
 # acquiring the hopper kernel set, side by side in one run:
-#   cold             `build --target hopper` on an empty disk cache (NVRTC compiles)
+#   cold             `build --target hopper --pinned-only` on an empty disk cache (NVRTC compiles):
+#                    the set an engine opening with background variants builds (its pinned
+#                    shapes' variants, the generic form of a pinned kernel left to first sight)
+#   cold_all         `build --target hopper` on an empty disk cache: every variant, generic too
 #   warm             the same on the disk cache the cold run filled
 #   bundle           an empty disk cache and METRALE_BUNDLE_DIR (NVRTC reachable, never loaded)
 #   bundle_no_nvrtc  the same with NVRTC hidden (METRALE_NVRTC_LIBRARY=/nonexistent)
@@ -34,7 +37,9 @@ FIRST_OP=$(dirname "$CLI")/metrale-first-op
 METRALE_CACHE_DIR=$W/seed "$CLI" build --target hopper --bundle "$W/bundle" >/dev/null
 for _ in $(seq "${RUNS:-7}"); do
   rm -rf "$W/cold" "$W/empty"
-  echo "cold $(METRALE_CACHE_DIR=$W/cold ms "$CLI" build --target hopper)"
+  echo "cold $(METRALE_CACHE_DIR=$W/cold ms "$CLI" build --target hopper --pinned-only)"
+  rm -rf "$W/cold"
+  echo "cold_all $(METRALE_CACHE_DIR=$W/cold ms "$CLI" build --target hopper)"
   echo "warm $(METRALE_CACHE_DIR=$W/seed ms "$CLI" build --target hopper)"
   echo "bundle $(METRALE_CACHE_DIR=$W/empty METRALE_BUNDLE_DIR=$W/bundle ms "$CLI" build --target hopper)"
   rm -rf "$W/empty"
@@ -47,6 +52,6 @@ for _ in $(seq "${RUNS:-7}"); do
   echo "first_op_warm $(METRALE_CACHE_DIR=$W/seed ms "$FIRST_OP")"
   echo "first_op_bundle $(METRALE_CACHE_DIR=$W/empty METRALE_BUNDLE_DIR=$W/bundle ms "$FIRST_OP")"
 done >"$W/times"
-for kind in cold warm bundle bundle_no_nvrtc library_only by_hand first_op_cold first_op_warm first_op_bundle; do
+for kind in cold cold_all warm bundle bundle_no_nvrtc library_only by_hand first_op_cold first_op_warm first_op_bundle; do
   echo "$kind $(grep "^$kind " "$W/times" | awk '{print $2}' | median)"
 done

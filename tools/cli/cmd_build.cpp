@@ -6,9 +6,9 @@
 // a runtime reads through RuntimeOptions::bundle_dirs or METRALE_BUNDLE_DIR; a variant that
 // several targets ship is written once. Exit 1 when a shipped kernel fails, with the compiler's log.
 // Which targets at which arch is a pure decision (plan_builds); the device only informs it. A
-// target's [shapes] add their shape-specialised variants (ops/pinned_shapes.hpp) to its batch and
-// leave their kernels' generic forms out, as Runtime::open does (--with-generic and --bundle keep
-// them: a bundle serves any shape without NVRTC).
+// target's [shapes] add their shape-specialised variants (ops/pinned_shapes.hpp) to its batch;
+// --pinned-only leaves their kernels' generic forms out, as Runtime::open with background variants
+// does (not with --bundle: a bundle serves any shape without NVRTC).
 // The variants of one template file compile as one NVRTC program, so their CUBINs (and the
 // table's sizes) are the same image holding every entry of that program; a shape-specialised
 // variant compiles alone.
@@ -47,7 +47,7 @@ struct BuildOptions {
   bool all_targets = false;
   std::string out;
   std::string bundle;
-  bool with_generic = false;
+  bool pinned_only = false;
   bool json = false;
 };
 
@@ -281,17 +281,18 @@ int build(const BuildOptions& options) {
     for (const auto& [name, id] : ids_by_name) {
       ids.push_back(id);
     }
-    // The target's pinned shapes ([shapes]): their specialised variants, in the same batch; their
-    // kernels' generic forms left to first sight as Runtime::open leaves them (a bundle ships them).
+    // The target's pinned shapes ([shapes]): their specialised variants, in the same batch; with
+    // --pinned-only their kernels' generic forms left to first sight, as Runtime::open leaves them
+    // with LoadMode::kBackgroundTwins (a bundle always ships them).
     const std::vector<VariantId> pinned = ops::declare_pinned_shape_variants(registry, plan.target, ops::library_ops());
     ids.insert(ids.end(), pinned.begin(), pinned.end());
-    if (!options.with_generic && options.bundle.empty()) {
+    if (options.pinned_only && options.bundle.empty()) {
       for (const VariantId generic : ops::defer_generic_forms(registry, pinned)) {
         const KernelVariant variant = registry.variant(generic);
         std::erase(ids, generic);
         if (!options.json) {
-          std::fputs(fmt::format("note: {}: {} {} is built on a call's first sight of a shape no pin covers, as "
-                                 "Runtime::open leaves it (--with-generic builds it now)\n",
+          std::fputs(fmt::format("note: {}: {} {} left to a call's first sight of a shape no pin covers "
+                                 "(--pinned-only)\n",
                                  plan.target.name, variant.kernel, variant.params.tag())
                          .c_str(),
                      stdout);
@@ -345,8 +346,9 @@ void setup_build(CLI::App& app, CommandContext& context) {
   command->add_option("--out", options->out, "Write DIR/<target>/<kernel>.<params>.<arch>.ptx and .cubin");
   command->add_option("--bundle", options->bundle,
                       "Write an ahead-of-time bundle (bundle.json, CUBIN and PTX per variant) to DIR");
-  command->add_flag("--with-generic", options->with_generic,
-                    "Also build the generic form of a kernel whose shapes the target pins (--bundle always does)");
+  command->add_flag("--pinned-only", options->pinned_only,
+                    "Leave the generic form of a kernel whose shapes the target pins to first sight, as "
+                    "Runtime::open with background variants does (ignored with --bundle)");
   command->add_flag("--json", options->json, "Print JSON instead of a table");
   command->callback([options, &context] { run_command(context, [&] { return build(*options); }); });
 }
