@@ -126,6 +126,55 @@ TEST_CASE("capture decisions: only prepared kernels are offered, the declined on
   }
 }
 
+TEST_CASE("capture decisions: a shape-specialised variant is offered only at the shape it was prepared at",
+          "[capture][shape]") {
+  const ops::OpDeclaration& op = ops::library_ops().get("ssm_ba_gates");
+  const std::size_t mma = *op.role_index("tensor_core");
+  ops::OpContext context;
+  context.op = &op;
+  for (std::size_t i = 0; i < op.roles.size(); ++i) {
+    context.kernels[i] = ops::OpKernel{op.roles[i].role, op.roles[i].kernel, true, {}, KernelHandle{10 + i}, {}};
+  }
+  ops::PreparedHandles prepared{};
+  REQUIRE(prepared[mma].keep(6, KernelHandle{60}));  // prepared at 6 tiles
+  // The live lookup found the 6-tile variant: it is offered, shape kept.
+  ops::OpContext at_six = context;
+  at_six.kernels[mma].handle = KernelHandle{60};
+  at_six.kernels[mma].params.shape = 6;
+  ops::CaptureMask mask = ops::mask_for_capture(at_six, prepared);
+  CHECK(at_six.kernels[mma].handle == KernelHandle{60});
+  CHECK(at_six.kernels[mma].params.shape == 6);
+  CHECK_FALSE(mask.declined[mma]);
+  // The 3-tile variant was published after prepare: never offered; no generic prepared -> declined.
+  ops::OpContext at_three = context;
+  at_three.kernels[mma].handle = KernelHandle{30};
+  at_three.kernels[mma].params.shape = 3;
+  mask = ops::mask_for_capture(at_three, prepared);
+  CHECK_FALSE(at_three.kernels[mma].handle.present());
+  CHECK(mask.declined[mma]);
+  // With the generic form prepared too, a shape without its own prepared variant runs the generic,
+  // its shape reset (the launcher of a specialised variant refuses another N).
+  REQUIRE(prepared[mma].keep(0, KernelHandle{13}));
+  at_three = context;
+  at_three.kernels[mma].handle = KernelHandle{30};
+  at_three.kernels[mma].params.shape = 3;
+  mask = ops::mask_for_capture(at_three, prepared);
+  CHECK(at_three.kernels[mma].handle == KernelHandle{13});
+  CHECK(at_three.kernels[mma].params.shape == 0);
+  CHECK_FALSE(mask.declined[mma]);
+  // A role keeps at most kMaxPreparedShapes variants; one more is refused, the kept ones intact.
+  ops::PreparedRole role;
+  for (std::uint32_t shape = 1; shape <= ops::kMaxPreparedShapes; ++shape) {
+    REQUIRE(role.keep(shape, KernelHandle{100 + shape}));
+  }
+  CHECK_FALSE(role.keep(ops::kMaxPreparedShapes + 1, KernelHandle{999}));
+  CHECK(role.keep(2, KernelHandle{202}));  // an already-kept shape is replaced, not added
+  CHECK(role.at(2) == KernelHandle{202});
+  CHECK(role.at(1) == KernelHandle{101});
+  CHECK_FALSE(role.at(ops::kMaxPreparedShapes + 1).present());
+  CHECK_FALSE(role.at(0).present());
+}
+
 TEST_CASE("capture decisions: a launch configuration is prepared by everything but its grid", "[capture]") {
   LaunchConfig config;
   config.grid = Dim3{7, 1, 1};
