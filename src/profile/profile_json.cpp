@@ -1,6 +1,8 @@
 // profile/profile_json.cpp: a profile row's JSON.
 #include "profile/profile_json.hpp"
 
+#include <fmt/format.h>
+
 #include <string>
 
 #include "metrale/gpu/launch_config.hpp"
@@ -63,7 +65,7 @@ nlohmann::json profile_row_json(const KernelProfile& row, std::string_view targe
           // field for field, so a device run's measured row joins this prediction.
           {"bench_key",
            {{"op", row.op_name},
-            {"kernel", row.role},
+            {"kernel", row.specialised() ? fmt::format("{}_s{}", row.role, row.params.shape) : row.role},
             {"m", row.shape.m},
             {"k", row.shape.k},
             {"n", row.has_n ? row.shape.n : 0U}}}};

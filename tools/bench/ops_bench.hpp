@@ -87,7 +87,7 @@ BenchSettings sanity_settings(bool host);
 
 struct KernelResult {
   std::string op;      // "ssm_ba_gates" | "fp8_act_quant"
-  std::string kernel;  // "parent" | "twin" | "mma" (BA), "shared" | "twin" (FP8)
+  std::string kernel;  // "parent" | "twin" | "mma" | "mma_s<tiles>" (BA), "shared" | "twin" (FP8)
   std::uint32_t m = 0, k = 0, n = 0;
   std::uint64_t bytes = 0;  // the fewest bytes
   double flops = 0;         // arithmetic the op must do (FMA = 2)

@@ -88,7 +88,7 @@ KernelResult new_result(std::string op, std::string kernel, std::uint32_t m, std
 
 // The BA kernels the bench runs at every shape, in this order (the twin is compared with the
 // parent's bytes, so the parent goes first).
-enum class BaKernel { kParent, kTwin, kMma };
+enum class BaKernel { kParent, kTwin, kMma, kMmaShaped };
 
 std::string_view ba_kernel_name(BaKernel which) {
   switch (which) {
@@ -98,6 +98,8 @@ std::string_view ba_kernel_name(BaKernel which) {
       return "twin";
     case BaKernel::kMma:
       return "mma";
+    case BaKernel::kMmaShaped:
+      return "mma_s";  // + its tile count: "mma_s6", as the profile's bench_key spells it
   }
   return "?";
 }
@@ -119,6 +121,28 @@ ops::BaGatesKernels ba_gates_kernels(const Runtime& runtime) {
   take_role(context, "tensor_core", kernels.mma, kernels.mma_params);
   kernels.fallback_sm_count = context.fallback_sm_count;
   return kernels;
+}
+
+// The tensor-core kernel's shape-specialised variant for N when the runtime has it published
+// (hopper pins N = 96; Runtime::shape_variants says which), else an absent handle: the bench
+// times it beside the generic form, so a device run compares the two at each M (issue 26).
+struct ShapedMma {
+  KernelHandle handle;
+  KernelParams params;
+};
+
+ShapedMma shaped_mma(Runtime& runtime, std::uint32_t n, std::uint32_t k, std::uint32_t vpg) {
+  const std::vector<ops::NamedArg> shape{{"m", 1}, {"n", n}, {"k", k}, {"vheads_per_group", vpg}};
+  const std::optional<DeviceIndex> device = runtime.registry().device_index(*runtime.backend());
+  for (const ShapeVariantState& state : runtime.shape_variants("ssm_ba_gates", shape)) {
+    if (state.role != "tensor_core" || !state.published || !device) {
+      continue;
+    }
+    if (const std::optional<VariantId> id = runtime.registry().find(state.kernel, state.params)) {
+      return ShapedMma{runtime.registry().handle(*device, *id), state.params};
+    }
+  }
+  return {};
 }
 
 ops::Fp8QuantKernels fp8_quant_kernels(const Runtime& runtime) {
@@ -149,6 +173,7 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
   GpuBackend& gpu = *runtime.backend();
   const ops::BaGatesKernels kernels = ba_gates_kernels(runtime);
   const std::uint32_t n = settings.ba_n, k = settings.ba_k, nv = settings.ba_nv, vpg = settings.ba_vpg;
+  const ShapedMma shaped = shaped_mma(runtime, n, k, vpg);
   const std::uint32_t gate_stride = 2 * nv;
   const std::uint32_t max_m = *std::max_element(settings.ms.begin(), settings.ms.end());
   const auto x_all = ref::random_bf16(std::size_t(max_m) * k, 1001);
@@ -187,17 +212,27 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
     const ops::BaGatesPick pick = ops::ba_gates_pick_with_mma(ops::ba_gates_mma_query(gpu, kernels, true, args_of(0)),
                                                               kernels.mma, true, kernels.parent, kernels.twin);
     std::vector<double> oracle;  // the float64 oracle of the sampled rows, for the tensor-core kernel
-    for (const BaKernel which : {BaKernel::kParent, BaKernel::kTwin, BaKernel::kMma}) {
+    for (const BaKernel which : {BaKernel::kParent, BaKernel::kTwin, BaKernel::kMma, BaKernel::kMmaShaped}) {
+      const bool tensor_core = which == BaKernel::kMma || which == BaKernel::kMmaShaped;
       const KernelHandle handle = which == BaKernel::kParent ? kernels.parent
                                   : which == BaKernel::kTwin ? kernels.twin
-                                                             : kernels.mma;
+                                  : which == BaKernel::kMma  ? kernels.mma
+                                                             : shaped.handle;
+      const KernelParams& mma_params = which == BaKernel::kMmaShaped ? shaped.params : kernels.mma_params;
       if (handle.value == 0) {
-        continue;  // not shipped by this target
+        continue;  // not shipped by this target (or no variant published for this N)
       }
-      KernelResult result = new_result("ssm_ba_gates", std::string(ba_kernel_name(which)), m, k, n);
+      std::string name(ba_kernel_name(which));
+      if (which == BaKernel::kMmaShaped) {
+        name += std::to_string(shaped.params.shape);
+      }
+      KernelResult result = new_result("ssm_ba_gates", name, m, k, n);
       result.bytes = x_bytes + w_bytes + 2 * vec_bytes + out_bytes;
       result.flops = 2.0 * m * n * k;
-      result.picked = which == BaKernel::kMma ? pick.mma : !pick.mma && pick.twin == (which == BaKernel::kTwin);
+      // A call takes the specialised variant whenever it is published, the generic form otherwise.
+      result.picked = which == BaKernel::kMmaShaped ? pick.mma
+                      : which == BaKernel::kMma     ? pick.mma && !shaped.handle.present()
+                                                    : !pick.mma && pick.twin == (which == BaKernel::kTwin);
       result.input_sets = sets;
       auto launch = [&](int s, std::uint64_t stream) {
         switch (which) {
@@ -208,7 +243,8 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
             ops::launch_ba_gates_twin(gpu, handle, kernels.twin_params, args_of(s), stream);
             break;
           case BaKernel::kMma:
-            ops::launch_ba_gates_mma(gpu, handle, kernels.mma_params, args_of(s), stream, settings.mma_max_cluster);
+          case BaKernel::kMmaShaped:
+            ops::launch_ba_gates_mma(gpu, handle, mma_params, args_of(s), stream, settings.mma_max_cluster);
             break;
         }
       };
@@ -227,7 +263,7 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
       if (unwritten != 0) {
         note = fmt::format("{} of {} outputs unwritten", unwritten, got.size());
       }
-      if (which == BaKernel::kMma) {
+      if (tensor_core) {
         // Another summation order: judged by its error against the float64 oracle, not bytes.
         if (oracle.empty()) {
           oracle = ref::ssm_ba_gates_oracle({x_rows, weight, a_log, dt_bias}, {rows_m, n, k, k, gate_stride, nv, vpg});

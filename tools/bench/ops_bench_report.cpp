@@ -68,9 +68,10 @@ std::vector<Goal> goals(const BenchReport& report) {
 }  // namespace
 
 void link_speedups(std::vector<KernelResult>& results) {
-  // Each faster kernel (the twins, the tensor-core kernel) against its op's baseline kernel.
+  // Each faster kernel (the twins, the tensor-core kernel and its variants) against its op's baseline kernel.
   for (KernelResult& twin : results) {
-    if ((twin.kernel != "twin" && twin.kernel != "mma") || !twin.median_us) {
+    // "mma" and its shape-specialised rows ("mma_s6").
+    if ((twin.kernel != "twin" && !twin.kernel.starts_with("mma")) || !twin.median_us) {
       continue;
     }
     for (const KernelResult& parent : results) {
