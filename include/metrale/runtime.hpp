@@ -285,7 +285,7 @@ class Runtime : public ops::OpHost {
   // Expands a specialised variant's name expression (the catalog of open()).
   std::function<KernelVariant(const KernelEntry&)> variant_of_;
   mutable std::mutex shapes_mutex_;                   // declaring shape variants: one caller declares and requests
-  std::vector<VariantId> generic_on_request_;         // generic forms open() left to first sight
+  std::vector<VariantId> generic_on_request_;         // generic forms open() left to first sight (set once, in open)
   mutable std::vector<VariantId> generic_requested_;  // those a call asked for (shapes_mutex_)
 };
 

@@ -76,11 +76,22 @@ std::vector<VariantId> declare_pinned_shape_variants(KernelRegistry& registry, c
   const std::vector<PinRequest> pins = target_pins(target);
   std::vector<VariantId> ids;
   for (const PinnedVariant& pinned : plan_pinned_shapes(target, pins, ops).variants) {
-    KernelEntry entry = *target.find_kernel(pinned.kernel);
-    entry.params = pinned.params;
-    ids.push_back(registry.declare(target_kernel_variant(target, entry, library_catalog())));
+    if (const std::optional<KernelVariant> variant = shape_variant_of(target, pinned.kernel, pinned.params.shape)) {
+      ids.push_back(registry.declare(*variant));
+    }
   }
   return ids;
+}
+
+std::optional<KernelVariant> shape_variant_of(const HardwareTarget& target, std::string_view kernel,
+                                              std::uint32_t shape) {
+  const KernelEntry* shipped = target.find_kernel(kernel);
+  if (shipped == nullptr) {
+    return std::nullopt;
+  }
+  KernelEntry entry = *shipped;
+  entry.params.shape = shape;
+  return target_kernel_variant(target, entry, library_catalog());
 }
 
 std::vector<VariantId> defer_generic_forms(KernelRegistry& registry, std::span<const VariantId> pinned) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,6 +51,12 @@ std::vector<PinRequest> target_pins(const HardwareTarget& target);
 PinRequest options_pin(std::string_view key, std::vector<std::uint64_t> values);
 
 PinnedPlan plan_pinned_shapes(const HardwareTarget& target, std::span<const PinRequest> pins, const OpSet& ops);
+
+// The variant of `kernel` (a kernel the target ships) specialised at `shape`: the shipped entry's
+// parameters with shape set, through the library catalog's expression (or the entry's own).
+// nullopt when the target does not ship `kernel`.
+std::optional<KernelVariant> shape_variant_of(const HardwareTarget& target, std::string_view kernel,
+                                              std::uint32_t shape);
 
 // Declares the variants the target's own [shapes] ask for (the library catalog's expressions, or
 // the entry's own for a kernel the file declares in full); returns their ids, in plan order.

@@ -9,6 +9,7 @@
 #include "metrale/error.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 #include "ops/op_kernels.hpp"
+#include "ops/pinned_shapes.hpp"
 
 namespace metrale {
 
@@ -59,13 +60,11 @@ ResourceMap shape_variant_resources(const HardwareTarget& target, std::span<cons
   return built_resources(target, [&](KernelRegistry& registry) {
     std::vector<VariantId> ids;
     for (const ProfiledShapeConstant& constant : constants) {
-      const KernelEntry* shipped = target.find_kernel(constant.kernel);
-      if (constant.shape == 0 || shipped == nullptr) {
-        continue;
+      const std::optional<KernelVariant> variant =
+          constant.shape != 0 ? ops::shape_variant_of(target, constant.kernel, constant.shape) : std::nullopt;
+      if (variant) {
+        ids.push_back(registry.declare(*variant));
       }
-      KernelEntry entry = *shipped;
-      entry.params.shape = constant.shape;
-      ids.push_back(registry.declare(ops::target_kernel_variant(target, entry, ops::library_catalog())));
     }
     return ids;
   });

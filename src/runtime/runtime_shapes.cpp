@@ -114,17 +114,20 @@ void Runtime::take_shape_variants(ops::OpContext& context, ops::OpArgValues valu
 }
 
 void Runtime::take_generic_form(ops::OpKernel& kernel, std::uint64_t stream, ShapeBuild build) const {
+  // generic_on_request_ is written once, in open(), before any call: read without the mutex, so a
+  // generic form that is merely absent (failed, refused) costs a call no lock.
+  if (generic_on_request_.empty()) {
+    return;
+  }
   const std::optional<VariantId> id = registry_->find(kernel.kernel, kernel.params);
-  if (!id) {
+  if (!id || std::find(generic_on_request_.begin(), generic_on_request_.end(), *id) == generic_on_request_.end()) {
     return;
   }
   bool asked = false;
   {
     std::lock_guard lock(shapes_mutex_);
-    const bool deferred =
-        std::find(generic_on_request_.begin(), generic_on_request_.end(), *id) != generic_on_request_.end();
     asked = std::find(generic_requested_.begin(), generic_requested_.end(), *id) != generic_requested_.end();
-    if (!deferred || (!asked && backend_->is_capturing(stream))) {
+    if (!asked && backend_->is_capturing(stream)) {
       return;
     }
     if (!asked) {
