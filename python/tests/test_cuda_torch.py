@@ -1,12 +1,16 @@
 """Both ops on a CUDA device from PyTorch tensors (DLPack, the tensor's current stream), through
-rt.run and the wrappers, against the host backend's bytes; tensors on the wrong place refused.
+rt.run and the wrappers, against the host backend; tensors on the wrong place refused.
+BA gates are judged by the bounds of tests/support/ba_gates_check.hpp (conftest): at M = 300 the
+guards pick the tensor-core kernel, which sums in another order than the parent, so its bytes are
+not the parent's (issue 36); the parent forced is within 2e-6 of the host's (the device's expf).
+FP8 codes and scales must equal the host's exactly.
 Skips without PyTorch or a device: tools/device_check.sh runs it on a lent GPU."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import POISON_F32, bf16_bits
+from conftest import POISON_F32, assert_ba_close_to, assert_ba_within_oracle, ba_gates_reference, bf16_bits
 
 import metrale
 
@@ -39,9 +43,16 @@ def test_torch_tensors_match_the_host_backend(cuda_rt, rt, rng):
     result = cuda_rt.run("ssm_ba_gates", x=tx, weight=tw, a_log=on_device(a_log), dt_bias=on_device(dt_bias),
                          gate_out=out, vheads_per_group=3)
     torch.cuda.current_stream().synchronize()
-    want = rt.ssm_ba_gates(x, w, a_log, dt_bias, vheads_per_group=3, role="parent")
     assert result.gate_out is out
-    assert out.cpu().numpy().tobytes() == want.tobytes(), result.pick
+    oracle = ba_gates_reference(x, w, a_log, dt_bias, 3)
+    assert_ba_within_oracle(out.cpu().numpy(), oracle, f"the pick {result.pick}")
+    # The parent forced: the host's accumulation order, so close to its bytes element by element.
+    parent = torch.full((m, n), float(POISON_F32), dtype=torch.float32, device="cuda")
+    cuda_rt.run("ssm_ba_gates", x=tx, weight=tw, a_log=on_device(a_log), dt_bias=on_device(dt_bias),
+                gate_out=parent, vheads_per_group=3, role="parent")
+    torch.cuda.current_stream().synchronize()
+    want = rt.ssm_ba_gates(x, w, a_log, dt_bias, vheads_per_group=3, role="parent")
+    assert_ba_close_to(parent.cpu().numpy(), want, "the parent on the device")
 
     q, scales = cuda_rt.fp8_act_quant(tx)
     torch.cuda.current_stream().synchronize()

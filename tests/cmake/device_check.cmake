@@ -8,6 +8,7 @@
 #   device_check_fake_*          the device mode with stand-in binaries (tests/device_check):
 #                                a hung step killed at its cap, every step failing, the
 #                                sanitizers' own verdicts, log caps, --only, an incomplete stage
+#   gpu_tests_read_no_source_path  no GPU test reads the build's source folder (only test_source_dir())
 # Uses the already-built binaries; rebuilds nothing.
 if(TARGET metrale-ops-bench)
   add_test(NAME device_check_dry_run
@@ -50,3 +51,8 @@ if(TARGET metrale-jit)
                    -DEXPECTED=1 "-DMATCH=bad cluster cap '%3'" -P ${PROJECT_SOURCE_DIR}/tests/scripts/expect_exit.cmake)
   set_tests_properties(mma_sweep_bad_cluster_cap PROPERTIES TIMEOUT 60 LABELS device)
 endif()
+# The GPU tests run from staged binaries on a machine without the build's source folder: none of
+# them (nor a tests/ header they include) may read the build's paths, only test_source_dir().
+add_test(NAME gpu_tests_read_no_source_path
+         COMMAND python3 ${PROJECT_SOURCE_DIR}/tests/scripts/gpu_tests_read_no_source_path.py ${PROJECT_SOURCE_DIR}/tests)
+set_tests_properties(gpu_tests_read_no_source_path PROPERTIES TIMEOUT 60 LABELS device)

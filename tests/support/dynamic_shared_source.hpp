@@ -1,10 +1,9 @@
 // dynamic_shared_source.hpp: the NVRTC source sets of host test kernels that include the
 // arithmetic header (tests/data/host/dynamic_shared.cuh, cluster.cuh, which the host tests
 // compile directly): the embedded templates plus that file, its include of the arithmetic header
-// renamed to the set's name.
+// renamed to the set's name. The files are read from test_source_dir() (the device check's checkout).
 #pragma once
 
-#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -12,20 +11,13 @@
 #include <string>
 
 #include "metrale/jit/source_set.hpp"
+#include "support/test_source_dir.hpp"
 
 namespace metrale::test {
 
 inline constexpr const char* kDynamicSharedSource = "dynamic_shared.cuh";
 inline constexpr const char* kDynamicSharedRotate = "metrale_test::dynamic_shared_rotate";
 inline constexpr const char* kClusterSource = "cluster.cuh";
-
-// The checkout the kernel files are read from: METRALE_TEST_SOURCE_DIR when set (the device
-// check sets it: its binaries were built in another folder, on another machine), else the
-// source folder of the build.
-inline std::string test_source_dir() {
-  const char* moved = std::getenv("METRALE_TEST_SOURCE_DIR");
-  return moved != nullptr && *moved != '\0' ? std::string(moved) : std::string(METRALE_SOURCE_DIR);
-}
 
 // `file`, a kernel file in tests/data/host/, as source `file` of the set.
 inline SourceSet host_test_kernel_sources(const std::string& file) {
