@@ -19,6 +19,8 @@
 #   --deadline S (steps' total, default 360), --cap STEP=S, --log-cap BYTES (default 4 MiB),
 #   --bench / --gpu-tests / --peers / --sanitizer PATH (stand-ins, for tests; --gpu-tests none),
 #   --stage-from BUILD_DIR --stage-dir DIR (dry run: stage an existing build first, then check it).
+# Environment: DEVICE_PYTHONS (python_ext.sh: the interpreters to build more extensions for; --build
+#   finds python3.12+ here by itself), KEEP_OUT=1 (keep a dry run's files).
 # Invariants: the steps share DEADLINE, each step at most its cap; results.json and summary.txt
 # are rewritten after every step and once more at the end, outside the deadline; at most 6 files
 # land in $OUT (the tool brings back 8); the exit status is 0 only when no step failed.
@@ -32,13 +34,17 @@ source "$DC_DIR/stage.sh"
 source "$DC_DIR/steps.sh"
 # shellcheck source=device_check/env.sh
 source "$DC_DIR/env.sh"
+# shellcheck source=device_check/python_ext.sh
+source "$DC_DIR/python_ext.sh"
 
 STAGE="$ROOT/build-device"
 MODE=device FORCE=0 ONLY="" SKIP="" DEADLINE=360 STAGE_FROM=""
 export LOG_CAP=$((4 << 20))  # read by steps.sh
 BENCH="" GPU_TESTS="" PEERS="" SANITIZER=compute-sanitizer
-declare -A CAP=([verify]=60 [bench]=150 [tests]=90 [python]=60 [peers]=150 [memcheck]=75 [racecheck]=75)
-usage() { sed -n '2,25p' "${BASH_SOURCE[0]}"; }
+# tests: the GPU tests took 40-60 s on the H200 (NVRTC for their own kernels), so 150 s leaves room;
+# python: torch's import, the host backend's reference at M = 300, K = 5120 and the closed-runtime test.
+declare -A CAP=([verify]=60 [bench]=150 [tests]=150 [python]=90 [peers]=150 [memcheck]=75 [racecheck]=75)
+usage() { sed -n '2,27p' "${BASH_SOURCE[0]}"; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) MODE=build ;;
@@ -80,6 +86,8 @@ if [ "$MODE" = build ]; then
   [ -n "$(ls "$ROOT"/tests/gpu/*.cpp 2>/dev/null)" ] && targets="$targets metrale_gpu_tests"
   # shellcheck disable=SC2086
   cmake --build "$WORK" -j"${JOBS:-2}" --target $targets || exit 1
+  # The device's python3 is another version (3.12 there): one more extension per interpreter found.
+  [ -d "$WORK/python/metrale" ] && build_python_extensions "$WORK"
   stage_from "$WORK" "$STAGE" || exit 1
   # The host profile's prediction of every kernel at the table's shapes, joined with the device's
   # measured rows by results.py (about a minute here).
@@ -118,6 +126,8 @@ env_step() {
 }
 
 if [ "$MODE" = dry ] && [ -n "$STAGE_FROM" ]; then
+  # Extensions for more interpreters only when asked (DEVICE_PYTHONS): a build each.
+  [ -n "${DEVICE_PYTHONS:-}" ] && build_python_extensions "$STAGE_FROM" 2>&1 | cap_append env.log
   stage_from "$STAGE_FROM" "$STAGE" 2>&1 | cap_append env.log
   if [ "${PIPESTATUS[0]}" = 0 ]; then note stage pass "staged $STAGE_FROM into $STAGE"
   else note stage fail "staging failed (env.log)"; fi
@@ -131,11 +141,24 @@ fi
 # python: the package's CUDA path from PyTorch (test_cuda_torch.py skips without torch or a
 # device) and, so the staged package is proven to load and run anywhere, its closed-runtime test
 # on the host backend; on the staged package, from the checkout's tests.
+# The staged package holds one extension per interpreter --build found (python_ext.sh); this
+# machine's python3 must be able to load one of them, else the step says which it has and needs.
 python_step() {
-  if [ -d "$STAGE/python/metrale" ]; then
-    PYTHONPATH="$STAGE/python" run_step python tests.log "${CAP[python]}" exit:0 python3 -m pytest -q -p no:cacheprovider \
-      -rs "$ROOT/python/tests/test_cuda_torch.py" "$ROOT/python/tests/test_closed.py"
-  else note python absent "no Python package in $STAGE/python (built without nanobind)"; fi
+  local ext version
+  if ! selected python; then note python skipped "not selected (--only/--skip)"; return; fi
+  if [ ! -d "$STAGE/python/metrale" ]; then
+    note python absent "no Python package in $STAGE/python (built without nanobind)"; return
+  fi
+  ext=$(staged_extension python3 "$STAGE/python/metrale")
+  if [ -z "$ext" ]; then
+    version=$(python3 -c 'import sys; print(sys.version.split()[0])' 2>&1)
+    note python fail "python3 here is $version and loads none of the staged extensions ($(staged_extensions \
+      "$STAGE/python/metrale")): rebuild with --build where nanobind and that version are found (DEVICE_PYTHONS)"
+    return
+  fi
+  echo "python: $(command -v python3) loads $(basename "$ext")" | cap_append tests.log
+  PYTHONPATH="$STAGE/python" run_step python tests.log "${CAP[python]}" exit:0 python3 -m pytest -q -p no:cacheprovider \
+    -rs "$ROOT/python/tests/test_cuda_torch.py" "$ROOT/python/tests/test_closed.py"
 }
 
 if ! env_step; then
@@ -177,7 +200,7 @@ else
   python_step
   run_step peers peers.log 30 exit:0 python3 "$ROOT/tools/peers.py" --dry-run --json "$SCRATCH/peers.json"
   run_step script-syntax env.log 10 exit:0 bash -c 'for f; do bash -n "$f" || exit 1; done' syntax \
-    "${BASH_SOURCE[0]}" "$DC_DIR/stage.sh" "$DC_DIR/steps.sh" "$DC_DIR/env.sh"
+    "${BASH_SOURCE[0]}" "$DC_DIR/stage.sh" "$DC_DIR/steps.sh" "$DC_DIR/env.sh" "$DC_DIR/python_ext.sh"
   if command -v compute-sanitizer >/dev/null; then note sanitizers present "compute-sanitizer found (not run: no device)"
   else note sanitizers absent "compute-sanitizer not on PATH here (the device image has it)"; fi
 fi

@@ -16,7 +16,7 @@ if(TARGET metrale-ops-bench)
                    --stage-dir ${PROJECT_BINARY_DIR}/device-check-stage)
   set_tests_properties(device_check_dry_run PROPERTIES TIMEOUT 180 LABELS device
                        ENVIRONMENT "METRALE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache")
-  foreach(scenario hang all-fail sanitizer peers-sigterm)
+  foreach(scenario hang all-fail sanitizer peers-sigterm python-abi)
     add_test(NAME device_check_fake_${scenario}
              COMMAND bash ${PROJECT_SOURCE_DIR}/tests/device_check/fake_run_test.sh ${scenario})
     # The cap guards against a hang, not for speed: 13 s alone, past 120 s with ten compiles beside it.

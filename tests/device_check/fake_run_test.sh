@@ -12,6 +12,9 @@
 #              passes and one with errors fails, a chatty step's log is capped,
 #              --only runs only what it names
 #   peers-sigterm  tools/peers.py stopped by SIGTERM mid-run exits 143 with its JSON written
+#   python-abi  the python step on a stage whose extensions this python3 cannot load (another
+#              version's tag; an abi3 one under 3.12) fails naming what is staged, without running
+#              pytest; staged_extension picks this interpreter's own tag, and abi3 only from 3.12 on
 #   bad-stage BUILD   a stage made from BUILD verifies; one with the build tree's RUNPATH
 #              (/usr/local/cuda/lib) and a bundled library missing does not, and both are named
 # Invariants: at most 6 files in $OUT; every check prints what it expected and what it saw.
@@ -144,6 +147,34 @@ PY
     [ $? != 0 ] || fail "bad-stage: a foreign RUNPATH and a missing library verified"
     [[ "$problems" == *"RUNPATH entry '/usr/local/cuda/lib'"* ]] || fail "bad-stage: the foreign RUNPATH was not named: $problems"
     [[ "$problems" == *"needs libfmt.so.9"* ]] || fail "bad-stage: the missing libfmt was not named: $problems"
+    ;;
+  python-abi)
+    # shellcheck source=../../tools/device_check/python_ext.sh
+    source "$ROOT/tools/device_check/python_ext.sh"
+    mkdir -p "$WORK/stage/python/metrale"
+    own=$(python3 -c 'import importlib.machinery as m; print(m.EXTENSION_SUFFIXES[0])')
+    minor=$(python3 -c 'import sys; print(sys.version_info[1])')
+    other=".cpython-3$((minor + 1))-x86_64-linux-gnu.so"  # the next version's tag: not loadable here
+    touch "$WORK/stage/python/metrale/_native$other"
+    [ -z "$(staged_extension python3 "$WORK/stage/python/metrale")" ] ||
+      fail "python-abi: python3 would load _native$other, another version's extension"
+    rc=$(run_check out --only python)
+    v=$(verdicts out)
+    expect python-abi python=fail "$v"
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); d = [s["detail"] for s in r["steps"] if s["step"] == "python"][0]; assert "loads none of the staged extensions" in d and sys.argv[2] in d, d' \
+      "$WORK/out/results.json" "_native$other" || fail "python-abi: the python step does not name the staged extension"
+    ! grep -q "pytest\|test_cuda_torch" "$WORK/out/tests.log" 2>/dev/null || fail "python-abi: pytest ran without a loadable extension"
+    [ "$rc" != 0 ] || fail "python-abi: exit status 0 with the python step failed"
+    touch "$WORK/stage/python/metrale/_native.abi3.so"
+    got=$(staged_extension python3 "$WORK/stage/python/metrale")
+    if python3 -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then
+      [ "$got" = "$WORK/stage/python/metrale/_native.abi3.so" ] || fail "python-abi: 3.12+ does not take the abi3 extension: '$got'"
+    else
+      [ -z "$got" ] || fail "python-abi: python3 < 3.12 would load the stable-ABI (3.12) extension: '$got'"
+    fi
+    touch "$WORK/stage/python/metrale/_native$own"
+    got=$(staged_extension python3 "$WORK/stage/python/metrale")
+    [ "$got" = "$WORK/stage/python/metrale/_native$own" ] || fail "python-abi: its own tag _native$own not preferred: '$got'"
     ;;
   peers-sigterm)
     # A stand-in torch whose device query blocks: SIGTERM mid-run still leaves peers.py's JSON.

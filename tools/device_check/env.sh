@@ -74,6 +74,8 @@ diagnostics() {
   # The version decides which CPython ABI a staged metrale Python extension must be built for.
   echo "python3: $(command -v python3) ($(python3 -c 'import sys; print(sys.version.split()[0])' 2>&1))  torch: $(timeout 60 python3 -c \
     'import torch; print(torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())' 2>&1 | tail -n1)"
+  echo "staged Python extensions: $(staged_extensions "$STAGE/python/metrale")-> python3 loads: $(staged_extension python3 \
+    "$STAGE/python/metrale" | xargs -r basename || true)"
   echo "BUILD_INFO ($STAGE/BUILD_INFO):"; sed 's/^/  /' "$STAGE/BUILD_INFO" 2>/dev/null || echo "  missing"
   echo "build vs these sources: $(build_info_verdict)"
   local binary
