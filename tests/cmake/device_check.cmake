@@ -8,6 +8,7 @@
 #   device_check_fake_*          the device mode with stand-in binaries (tests/device_check):
 #                                a hung step killed at its cap, every step failing, the
 #                                sanitizers' own verdicts, log caps, --only, an incomplete stage
+#   ops_bench_refused_kernel_rows_*  a refused kernel's bench rows say REFUSED and why (tests/device_check)
 #   gpu_tests_read_no_source_path  no GPU test reads the build's source folder (only test_source_dir())
 # Uses the already-built binaries; rebuilds nothing.
 if(TARGET metrale-ops-bench)
@@ -56,3 +57,14 @@ endif()
 add_test(NAME gpu_tests_read_no_source_path
          COMMAND python3 ${PROJECT_SOURCE_DIR}/tests/scripts/gpu_tests_read_no_source_path.py ${PROJECT_SOURCE_DIR}/tests)
 set_tests_properties(gpu_tests_read_no_source_path PROPERTIES TIMEOUT 60 LABELS device)
+# A kernel verification refuses keeps its bench rows, printed as refused with the reason, whether
+# verified at the open or in a child process (the device default: a faulting check cannot lose
+# the bench's context).
+if(TARGET metrale-ops-bench)
+  foreach(mode isolated inline)
+    add_test(NAME ops_bench_refused_kernel_rows_${mode}
+             COMMAND bash ${PROJECT_SOURCE_DIR}/tests/device_check/bench_refused_test.sh
+                     $<TARGET_FILE:metrale-ops-bench> ${mode})
+    set_tests_properties(ops_bench_refused_kernel_rows_${mode} PROPERTIES TIMEOUT 600 LABELS device)
+  endforeach()
+endif()

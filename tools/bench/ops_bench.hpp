@@ -2,12 +2,15 @@
 // times launches (CUDA events on a device, the wall clock on the host backend), the shapes,
 // the per-kernel results and the report.
 // Invariants: a kernel is timed only after its output, poisoned first, was checked against the
-// reference (every element written, sampled rows bit-equal); a wrong kernel has no time. Bytes
+// reference (every element written, sampled rows bit-equal); a wrong kernel has no time; a kernel
+// verification refused is never launched and its rows say why. Bytes
 // are the fewest an op must move (each input read once, each output written once).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,7 +21,8 @@
 
 namespace metrale {
 class Runtime;
-}
+struct RuntimeOptions;
+}  // namespace metrale
 
 namespace metrale::bench {
 
@@ -78,7 +82,21 @@ struct BenchSettings {
   // The tensor-core kernel's K split at most this many CTAs (ops::launch_ba_gates_mma's cap):
   // a sweep measures a tile with and without its cluster.
   std::uint32_t mma_max_cluster = kMaxClusterBlocks;
+  // Kernels verification refused in a child process (verify_in_child), by refusal_key: never
+  // launched here, their rows printed as refused with this reason.
+  std::map<std::string, std::string> refused;
 };
+
+// Every kernel's verification on this device in a child process forked before this one touches
+// CUDA: a check that faults loses the child's context, not the bench's. `complete` only when the
+// child wrote every verdict; `note` says what happened either way.
+struct ChildVerdicts {
+  std::map<std::string, std::string> refused;  // refusal_key(kernel, params tag) -> why
+  bool complete = false;
+  std::string note;
+};
+std::string refusal_key(std::string_view kernel, std::string_view params);
+ChildVerdicts verify_in_child(const RuntimeOptions& options, std::chrono::seconds limit);
 
 // The settings the issue asks for on a device, and the tiny ones of the host dry run.
 BenchSettings device_settings();
@@ -93,6 +111,7 @@ struct KernelResult {
   double flops = 0;         // arithmetic the op must do (FMA = 2)
   bool checked = false;     // the reference check passed
   std::string check_note;   // why it failed, or what was compared
+  std::string refused;      // why verification refused it on this device (then it never ran)
   bool picked = false;      // the op's own pick at this shape with the lever on
   std::optional<double> median_us, min_us;
   std::optional<double> graph_us;           // per launch in a replayed CUDA graph (BenchClock::graph_us)
@@ -115,7 +134,8 @@ struct BenchReport {
   std::string mode;  // "cuda" | "host-emulation"
   std::string device;
   std::string clock;
-  std::string sanity;  // "yes" in --sanity runs
+  std::string sanity;        // "yes" in --sanity runs
+  std::string verification;  // how the kernels were verified before the bench ran them
   std::optional<CeilingResult> ceiling;
   OpenTimes open;
   std::vector<KernelResult> kernels;

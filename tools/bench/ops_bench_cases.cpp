@@ -5,10 +5,13 @@
 // the L2, its inputs come from device memory; a kernel that fails its check is never timed;
 // twin and parent must also agree byte for byte over the whole output. BA rows are judged by
 // support/ba_gates_check.hpp (the GPU tests' tolerance: the device's expf differs from glibc's);
-// FP8 codes and scales must equal the reference exactly.
+// FP8 codes and scales must equal the reference exactly. A kernel verification refused on this
+// device (in this runtime, or in the child process of --verify isolated) is never launched: its
+// rows are printed as refused with the reason, never dropped.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <numeric>
 #include <set>
@@ -107,20 +110,50 @@ std::string_view ba_kernel_name(BaKernel which) {
 // One role's handle and parameters as the runtime holds them now (its op context); `params`
 // keeps the op's defaults when the target does not ship the role. The bench launches each kernel
 // directly: it times kernels, not the op's pick.
-void take_role(const ops::OpContext& context, std::string_view role, KernelHandle& handle, KernelParams& params) {
+// Returns why verification refused the role on this device, empty when it did not: this runtime's
+// refusal (its handle is then 0) or the child process's (settings.refused; the handle is dropped
+// here, so the kernel is never launched and the op's own pick passes over it, as the library's does).
+std::string take_role(const ops::OpContext& context, std::string_view role, const BenchSettings& settings,
+                      KernelHandle& handle, KernelParams& params) {
   const ops::OpKernel& kernel = context.kernel(role);
   handle = kernel.handle;
   params = kernel.shipped ? kernel.params : params;
+  std::string refusal(kernel.refusal);
+  if (refusal.empty() && kernel.shipped) {
+    if (const auto found = settings.refused.find(refusal_key(kernel.kernel, kernel.params.tag()));
+        found != settings.refused.end()) {
+      refusal = found->second;
+    }
+  }
+  if (!refusal.empty()) {
+    handle = KernelHandle{0};
+  }
+  return refusal;
 }
 
-ops::BaGatesKernels ba_gates_kernels(const Runtime& runtime) {
+// Each BA role's refusal (empty: not refused), by BaKernel.
+struct BaRefusals {
+  std::string parent, twin, mma, shaped;
+};
+
+ops::BaGatesKernels ba_gates_kernels(const Runtime& runtime, const BenchSettings& settings, BaRefusals& refusals) {
   const ops::OpContext context = runtime.op_context("ssm_ba_gates");
   ops::BaGatesKernels kernels;
-  take_role(context, "parent", kernels.parent, kernels.parent_params);
-  take_role(context, "twin", kernels.twin, kernels.twin_params);
-  take_role(context, "tensor_core", kernels.mma, kernels.mma_params);
+  refusals.parent = take_role(context, "parent", settings, kernels.parent, kernels.parent_params);
+  refusals.twin = take_role(context, "twin", settings, kernels.twin, kernels.twin_params);
+  refusals.mma = take_role(context, "tensor_core", settings, kernels.mma, kernels.mma_params);
   kernels.fallback_sm_count = context.fallback_sm_count;
   return kernels;
+}
+
+// A row for a kernel verification refused: not launched, not timed; the reason in its check column.
+KernelResult refused_result(std::string op, std::string kernel, std::uint32_t m, std::uint32_t k, std::uint32_t n,
+                            std::uint64_t bytes, const std::string& refusal) {
+  KernelResult result = new_result(std::move(op), std::move(kernel), m, k, n);
+  result.bytes = bytes;
+  result.refused = refusal;
+  result.check_note = "refused by verification: " + refusal;
+  return result;
 }
 
 // The tensor-core kernel's shape-specialised variant for N when the runtime has it published
@@ -131,12 +164,18 @@ struct ShapedMma {
   KernelParams params;
 };
 
-ShapedMma shaped_mma(Runtime& runtime, std::uint32_t n, std::uint32_t k, std::uint32_t vpg) {
+ShapedMma shaped_mma(Runtime& runtime, const BenchSettings& settings, std::uint32_t n, std::uint32_t k,
+                     std::uint32_t vpg, std::string& refusal) {
   const std::vector<ops::NamedArg> shape{{"m", 1}, {"n", n}, {"k", k}, {"vheads_per_group", vpg}};
   const std::optional<DeviceIndex> device = runtime.registry().device_index(*runtime.backend());
   for (const ShapeVariantState& state : runtime.shape_variants("ssm_ba_gates", shape)) {
     if (state.role != "tensor_core" || !state.published || !device) {
       continue;
+    }
+    if (const auto found = settings.refused.find(refusal_key(state.kernel, state.params.tag()));
+        found != settings.refused.end()) {
+      refusal = found->second;
+      return ShapedMma{KernelHandle{0}, state.params};
     }
     if (const std::optional<VariantId> id = runtime.registry().find(state.kernel, state.params)) {
       return ShapedMma{runtime.registry().handle(*device, *id), state.params};
@@ -145,11 +184,12 @@ ShapedMma shaped_mma(Runtime& runtime, std::uint32_t n, std::uint32_t k, std::ui
   return {};
 }
 
-ops::Fp8QuantKernels fp8_quant_kernels(const Runtime& runtime) {
+ops::Fp8QuantKernels fp8_quant_kernels(const Runtime& runtime, const BenchSettings& settings,
+                                       std::array<std::string, 2>& refusals) {
   const ops::OpContext context = runtime.op_context("fp8_act_quant");
   ops::Fp8QuantKernels kernels;
-  take_role(context, "parent", kernels.shared, kernels.shared_params);
-  take_role(context, "twin", kernels.twin, kernels.twin_params);
+  refusals[0] = take_role(context, "parent", settings, kernels.shared, kernels.shared_params);
+  refusals[1] = take_role(context, "twin", settings, kernels.twin, kernels.twin_params);
   kernels.fallback_sm_count = context.fallback_sm_count;
   return kernels;
 }
@@ -171,9 +211,10 @@ void time_kernel(KernelResult& result, BenchClock* clock, const BenchSettings& s
 
 void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& settings, const ResultSink& sink) {
   GpuBackend& gpu = *runtime.backend();
-  const ops::BaGatesKernels kernels = ba_gates_kernels(runtime);
+  BaRefusals refusals;
+  const ops::BaGatesKernels kernels = ba_gates_kernels(runtime, settings, refusals);
   const std::uint32_t n = settings.ba_n, k = settings.ba_k, nv = settings.ba_nv, vpg = settings.ba_vpg;
-  const ShapedMma shaped = shaped_mma(runtime, n, k, vpg);
+  const ShapedMma shaped = shaped_mma(runtime, settings, n, k, vpg, refusals.shaped);
   const std::uint32_t gate_stride = 2 * nv;
   const std::uint32_t max_m = *std::max_element(settings.ms.begin(), settings.ms.end());
   const auto x_all = ref::random_bf16(std::size_t(max_m) * k, 1001);
@@ -219,12 +260,19 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
                                   : which == BaKernel::kMma  ? kernels.mma
                                                              : shaped.handle;
       const KernelParams& mma_params = which == BaKernel::kMmaShaped ? shaped.params : kernels.mma_params;
-      if (handle.value == 0) {
-        continue;  // not shipped by this target (or no variant published for this N)
-      }
+      const std::string& refusal = which == BaKernel::kParent ? refusals.parent
+                                   : which == BaKernel::kTwin ? refusals.twin
+                                   : which == BaKernel::kMma  ? refusals.mma
+                                                              : refusals.shaped;
       std::string name(ba_kernel_name(which));
       if (which == BaKernel::kMmaShaped) {
         name += std::to_string(shaped.params.shape);
+      }
+      if (handle.value == 0) {
+        if (!refusal.empty()) {
+          sink(refused_result("ssm_ba_gates", name, m, k, n, x_bytes + w_bytes + 2 * vec_bytes + out_bytes, refusal));
+        }
+        continue;  // refused, or not shipped by this target (or no variant published for this N)
       }
       KernelResult result = new_result("ssm_ba_gates", name, m, k, n);
       result.bytes = x_bytes + w_bytes + 2 * vec_bytes + out_bytes;
@@ -304,7 +352,8 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
 
 void run_fp8_quant(Runtime& runtime, BenchClock* clock, const BenchSettings& settings, const ResultSink& sink) {
   GpuBackend& gpu = *runtime.backend();
-  const ops::Fp8QuantKernels kernels = fp8_quant_kernels(runtime);
+  std::array<std::string, 2> refusals;  // shared, twin
+  const ops::Fp8QuantKernels kernels = fp8_quant_kernels(runtime, settings, refusals);
   const std::uint32_t sm_count = ops::device_sm_count(gpu, kFallbackSmCount);
   const std::uint32_t max_m = *std::max_element(settings.ms.begin(), settings.ms.end());
   for (const std::uint32_t k : settings.fp8_ks) {
@@ -337,7 +386,11 @@ void run_fp8_quant(Runtime& runtime, BenchClock* clock, const BenchSettings& set
         ops::Fp8QuantKernels only = kernels;
         (twin ? only.shared : only.twin) = KernelHandle{0};
         if ((twin ? kernels.twin : kernels.shared).value == 0) {
-          continue;
+          if (const std::string& refusal = refusals[twin ? 1 : 0]; !refusal.empty()) {
+            sink(refused_result("fp8_act_quant", twin ? "twin" : "shared", m, k, 0, x_bytes + q_bytes + s_bytes,
+                                refusal));
+          }
+          continue;  // refused, or not shipped by this target
         }
         const ops::Fp8QuantPick pick = ops::fp8_quant_pick(true, only, m, k, sm_count);
         KernelResult result = new_result("fp8_act_quant", twin ? "twin" : "shared", m, k, 0);

@@ -3,12 +3,15 @@
 // timed with CUDA events, each row printed and the JSON rewritten as it is measured, then
 // Runtime::open cold/warm/hot; --host runs the same code on the host backend at tiny shapes
 // (CPU emulation, wall clock); --sanity checks each kernel once at small shapes (the
-// compute-sanitizer target). Not a test: BENCHMARKS.md records its numbers with the command.
-// Exit status: 0 all good; 3 a kernel failed its check (the JSON is still written); 77 no CUDA
+// compute-sanitizer target). Kernels are verified first (--verify: in a child process on a
+// device, so a faulting check loses the child's context, not this one's); a refused kernel's rows
+// say REFUSED with the reason. Not a test: BENCHMARKS.md records its numbers with the command.
+// Exit status: 0 all good; 3 a kernel failed its check or was refused (the JSON is still written); 77 no CUDA
 // device (and not --host); 1 any other error.
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <exception>
 
 #include "metrale/ops/fp8_act_quant.hpp"
@@ -57,7 +60,19 @@ int main(int argc, char** argv) {
   app.add_option("--mma-max-cluster", mma_max_cluster,
                  "split the tensor-core kernel's K over at most this many CTAs (1, 2, 4 or 8; default 8)")
       ->check(CLI::IsMember({1u, 2u, 4u, 8u}));
+  std::string verify_mode;
+  app.add_option("--verify", verify_mode,
+                 "how kernels are verified before the bench runs them: isolated (in a child process, so a check "
+                 "that faults cannot lose the bench's CUDA context; the default on a device), inline (at the "
+                 "runtime's open; the default with --host) or off (the bench's own checks only)")
+      ->check(CLI::IsMember({"isolated", "inline", "off"}));
+  int verify_limit_s = 240;
+  app.add_option("--verify-limit", verify_limit_s, "seconds the isolated verification may take (then it is killed)")
+      ->check(CLI::Range(1, 3600));
   CLI11_PARSE(app, argc, argv);
+  if (verify_mode.empty()) {
+    verify_mode = host ? "inline" : "isolated";
+  }
 
   try {
     bench::BenchSettings settings =
@@ -72,7 +87,20 @@ int main(int argc, char** argv) {
       settings.fp8_ks = fp8_ks;
     }
 
-    auto runtime = Runtime::open(kernel_runtime_options(host));
+    // First, before this process touches CUDA: the checks in a child, whose refusals this run
+    // honours with verification off in its own open (nothing there can fault).
+    RuntimeOptions options = kernel_runtime_options(host);
+    std::string verification = "inline (at the runtime's open)";
+    if (verify_mode == "isolated") {
+      const bench::ChildVerdicts child = bench::verify_in_child(options, std::chrono::seconds(verify_limit_s));
+      settings.refused = child.refused;
+      verification = child.complete ? child.note : child.note + "; every kernel runs, checked by the bench alone";
+      options.verify = false;
+    } else if (verify_mode == "off") {
+      options.verify = false;
+      verification = "off (the bench's own checks only)";
+    }
+    auto runtime = Runtime::open(std::move(options));
     if (!runtime->has_device()) {
       fmt::print("metrale-ops-bench: no CUDA device ({}); --host runs the CPU emulation\n",
                  runtime->no_device_reason());
@@ -83,6 +111,7 @@ int main(int argc, char** argv) {
     report.mode = host ? "host-emulation" : "cuda";
     report.device = gpu.describe() + ", target " + runtime->target().name;
     report.sanity = sanity ? "yes" : "no";
+    report.verification = verification;
     std::unique_ptr<bench::BenchClock> clock;
     if (!sanity) {
       clock = host ? bench::make_host_clock(gpu) : bench::make_cuda_clock(gpu);

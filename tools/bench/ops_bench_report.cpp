@@ -3,7 +3,8 @@
 // M = 8192, K = 17408; the BA twin >= 3x the parent at M = 8192; the tensor-core BA kernel within
 // 1.5x of the copy bandwidth's floor at M = 8192; and the order that measures
 // those goal shapes first.
-// Invariants: a kernel that failed its check shows WRONG and no time; fractions of the ceiling
+// Invariants: a kernel that failed its check shows WRONG and no time, one verification refused
+// shows REFUSED with the reason in its check column; fractions of the ceiling
 // are against the copy measured in the same run, never a datasheet number.
 #include <fmt/format.h>
 
@@ -121,6 +122,9 @@ std::vector<BenchPass> goal_first_passes(const BenchSettings& settings) {
 
 void print_head(const BenchReport& report) {
   fmt::print("metrale-ops-bench: {} | {} | clock: {}\n", report.mode, report.device, report.clock);
+  if (!report.verification.empty()) {
+    fmt::print("verification: {}\n", report.verification);
+  }
   if (report.mode != "cuda") {
     fmt::print("CPU EMULATION on the host backend: times are wall-clock on the CPU, not GPU numbers.\n");
   }
@@ -137,7 +141,9 @@ void print_head(const BenchReport& report) {
 void print_row(const BenchReport& report, const KernelResult& r) {
   const auto fraction = ceiling_fraction(report, r);
   fmt::print("{:<14} {:<7} {:>5} {:>6} {:>10} {:>9} {:>12} {:>9} {:>7} {:>8} {:>6}  {}\n", r.op, r.kernel, r.m, r.k,
-             !r.checked ? "WRONG" : (r.median_us ? fmt::format("{:.2f}", *r.median_us) : "-"),
+             !r.refused.empty() ? "REFUSED"
+             : !r.checked       ? "WRONG"
+                                : (r.median_us ? fmt::format("{:.2f}", *r.median_us) : "-"),
              r.graph_us ? fmt::format("{:.2f}", *r.graph_us) : "-", r.bytes,
              r.median_us ? fmt::format("{:.1f}", gbps(r)) : "-",
              fraction ? fmt::format("{:.1f}", *fraction * 100) : "-",
@@ -166,6 +172,7 @@ void write_json(const BenchReport& report, const std::string& path) {
   json["device"] = report.device;
   json["clock"] = report.clock;
   json["sanity"] = report.sanity == "yes";
+  json["verification"] = report.verification;
   if (report.ceiling) {
     json["ceiling"] = {{"bytes_read_plus_written", report.ceiling->bytes},
                        {"median_us", report.ceiling->median_us},
@@ -186,6 +193,7 @@ void write_json(const BenchReport& report, const std::string& path) {
                        {"flops", r.flops},
                        {"checked", r.checked},
                        {"check", r.check_note},
+                       {"refused", r.refused.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.refused)},
                        {"picked_by_op", r.picked},
                        {"input_sets", r.input_sets},
                        {"median_us", opt(r.median_us)},
