@@ -45,7 +45,7 @@ def comparison(bench, peers):
     ceiling = (bench.get("ceiling") or peers.get("ceiling") or {}).get("bytes_per_s")
     for r in bench.get("kernels", []):
         row = rows.setdefault((r["op"], r["m"], r["k"]), dict(op=r["op"], m=r["m"], k=r["k"], bytes=r["bytes"]))
-        row[r["kernel"]] = r["median_us"] if r["checked"] else "WRONG"
+        row[r["kernel"]] = r["median_us"] if r["checked"] else ("REFUSED" if r.get("refused") else "WRONG")
     for r in peers.get("cases", []):
         row = rows.setdefault((r["op"], r["m"], r["k"]), dict(op=r["op"], m=r["m"], k=r["k"], bytes=r["bytes"]))
         row[r["peer"]] = r.get("median_us") if r.get("ok") else ("ERROR" if "error" in r else "WRONG")
@@ -92,7 +92,7 @@ def summary_lines(result, seconds):
         lines.append(f"bench: {bench.get('mode')} | {bench.get('device')} | copy ceiling "
                      f"{c.get('bytes_per_s', 0) / 1e9:.1f} GB/s | {len(bench.get('kernels', []))} kernel rows")
         for r in bench.get("kernels", []):
-            t = us(r.get("median_us")) if r.get("checked") else "WRONG"
+            t = us(r.get("median_us")) if r.get("checked") else ("REFUSED" if r.get("refused") else "WRONG")
             g = us(r.get("graph_us")) if r.get("checked") else "-"
             lines.append(f"  {r['op']:<14} {r['kernel']:<7} M={r['m']:<5} K={r['k']:<6} {t:>10} us (graph {g:>8} us)  "
                          f"{r.get('check', '')}")
