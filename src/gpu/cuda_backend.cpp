@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "gpu/cluster_launch.hpp"
 #include "gpu/cuda_capture.hpp"
 #include "gpu/cuda_error.hpp"
+#include "gpu/cuda_relaxed_capture.hpp"
 #include "ground/log.hpp"
 #include "metrale/error.hpp"
 
@@ -36,7 +38,7 @@ struct LastAnswer {
 
   [[nodiscard]] bool is(std::uint64_t id, const Key& asked) const { return backend == id && key == asked; }
 };
-// The function this thread last launched past 48 KiB and the dynamic bytes it may use.
+// The function this thread last launched with dynamic shared memory and the dynamic bytes it may use.
 thread_local LastAnswer<CUfunction> tls_opt_in;
 // The cluster occupancy this thread last asked about.
 using ClusterQuery = std::tuple<CUfunction, std::uint64_t, std::uint32_t, std::uint32_t>;
@@ -49,11 +51,14 @@ CudaBackendOpen CudaBackend::open(int ordinal) {
   if (!status.available()) {
     return {nullptr, status.reason};
   }
-  if (ordinal < 0 || ordinal >= status.device_count) {
+  return open_on(*status.driver, status.device_count, ordinal);
+}
+
+CudaBackendOpen CudaBackend::open_on(const CudaDriver& driver, int device_count, int ordinal) {
+  if (ordinal < 0 || ordinal >= device_count) {
     return {nullptr, "CUDA device " + std::to_string(ordinal) + " does not exist (the driver reports " +
-                         std::to_string(status.device_count) + " device(s))"};
+                         std::to_string(device_count) + " device(s))"};
   }
-  const CudaDriver& driver = *status.driver;
   CUdevice device = 0;
   if (const CUresult result = driver.device_get(&device, ordinal); result != CUDA_SUCCESS) {
     return {nullptr, "cuDeviceGet(" + std::to_string(ordinal) + ") failed: " + driver.describe(result)};
@@ -137,12 +142,14 @@ KernelHandle CudaBackend::load(const LoadRequest& request) {
       // PTX must be NUL-terminated for the driver; a CUBIN is passed as is.
       std::vector<char> image(request.image.size() + 1, '\0');
       std::memcpy(image.data(), request.image.data(), request.image.size());
+      const RelaxedCaptureMode relaxed(driver_);  // loads run beside an engine's captures
       check(driver_.module_load_data(&module, image.data()), "cuModuleLoadData");
       modules_.emplace(hash, module);
     }
   }
   CUfunction function = nullptr;
   const std::string lowered(request.lowered_name);
+  const RelaxedCaptureMode relaxed(driver_);
   check(driver_.module_get_function(&function, module, lowered.c_str()), "cuModuleGetFunction");
   return KernelHandle{reinterpret_cast<std::uint64_t>(function)};
 }
@@ -233,8 +240,11 @@ std::optional<std::uint32_t> CudaBackend::max_active_clusters(KernelHandle kerne
   CUlaunchAttribute cluster{};
   const CUlaunchConfig launch = cluster_launch_config(config, cluster);
   int clusters = 0;
-  if (driver_.occupancy_max_active_clusters(&clusters, function, &launch) != CUDA_SUCCESS || clusters < 0) {
-    return std::nullopt;
+  {
+    const RelaxedCaptureMode relaxed(driver_);
+    if (driver_.occupancy_max_active_clusters(&clusters, function, &launch) != CUDA_SUCCESS || clusters < 0) {
+      return std::nullopt;
+    }
   }
   std::lock_guard lock(modules_mutex_);
   active_clusters_[key] = static_cast<std::uint32_t>(clusters);
@@ -243,23 +253,45 @@ std::optional<std::uint32_t> CudaBackend::max_active_clusters(KernelHandle kerne
 }
 
 void CudaBackend::opt_in_shared_memory(CUfunction function, std::uint32_t dynamic_bytes) {
-  // A kernel may use 48 KiB of dynamic shared memory without asking; past that the launch fails
-  // unless the function's limit was raised first. Raised once per function to the largest asked.
-  if (dynamic_bytes <= kDefaultSharedBytes) {
-    return;
+  // A block may use 48 KiB of shared memory, static and dynamic together, without asking; past
+  // that the launch fails unless the function's dynamic limit was raised first, and static plus
+  // dynamic may never pass the device's opt-in limit. Raised once per function to the largest asked.
+  if (dynamic_bytes == 0) {
+    return;  // static bytes alone fit: the compiler refuses more than 48 KiB of them
   }
   if (tls_opt_in.is(id_, function) && tls_opt_in.value >= dynamic_bytes) {
     return;
   }
   std::lock_guard lock(modules_mutex_);
-  std::uint32_t& raised = shared_opt_in_[function];
-  if (dynamic_bytes > raised) {
+  auto found = shared_opt_in_.find(function);
+  if (found == shared_opt_in_.end()) {
+    int static_bytes = 0;
+    {
+      const RelaxedCaptureMode relaxed(driver_);
+      check(driver_.func_get_attribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function),
+            "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
+    }
+    SharedAllowance fresh;
+    fresh.static_bytes = static_cast<std::uint32_t>(std::max(static_bytes, 0));
+    fresh.dynamic_bytes = fresh.static_bytes < kDefaultSharedBytes ? kDefaultSharedBytes - fresh.static_bytes : 0;
+    found = shared_opt_in_.emplace(function, fresh).first;
+  }
+  SharedAllowance& allowed = found->second;
+  if (dynamic_bytes > allowed.dynamic_bytes) {
+    const std::uint64_t total = std::uint64_t(allowed.static_bytes) + dynamic_bytes;
+    if (max_shared_ && total > *max_shared_) {
+      throw BackendError(fmt::format(
+          "a launch asks {} B of shared memory per block on {} ({} B static + {} B dynamic): the device allows "
+          "at most {} B (MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)",
+          total, device_key(), allowed.static_bytes, dynamic_bytes, *max_shared_));
+    }
+    const RelaxedCaptureMode relaxed(driver_);
     check(driver_.func_set_attribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                      static_cast<int>(dynamic_bytes)),
           "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-    raised = dynamic_bytes;
+    allowed.dynamic_bytes = dynamic_bytes;
   }
-  tls_opt_in = LastAnswer<CUfunction>{id_, function, raised};
+  tls_opt_in = LastAnswer<CUfunction>{id_, function, allowed.dynamic_bytes};
 }
 
 DevicePtr CudaBackend::alloc(std::size_t bytes) {

@@ -6,7 +6,12 @@
 // name and whether the context is now unusable) naming the call and cuGetErrorName. A launch without a
 // cluster is cuLaunchKernel; a cluster launch (LaunchConfig::cluster_blocks > 1) is checked by
 // cluster_launch_problem against the device's capability, then is cuLaunchKernelEx with a
-// cluster-dimension attribute (a driver without that entry point refuses it by name).
+// cluster-dimension attribute (a driver without that entry point refuses it by name). Module loads,
+// function attribute calls and occupancy queries run with the thread's capture mode relaxed
+// (gpu/cuda_relaxed_capture.hpp), so a load on a background thread never invalidates a capture
+// another thread has in progress. A launch's shared memory is its function's static bytes plus
+// the dynamic bytes asked: past 48 KiB together the function's limit is raised first, past the
+// device's opt-in limit the launch is refused by name.
 #pragma once
 
 #include <cuda.h>
@@ -42,6 +47,9 @@ class CudaBackend final : public GpuBackend {
  public:
   // Opens device `ordinal`; the reason says why not (no driver, no such device, ...).
   static CudaBackendOpen open(int ordinal);
+  // The same over a given driver table with `device_count` devices (the process's driver, or a
+  // unit test's fake); the table must outlive the backend.
+  static CudaBackendOpen open_on(const CudaDriver& driver, int device_count, int ordinal);
   ~CudaBackend() override;
 
   [[nodiscard]] std::string describe() const override;
@@ -87,8 +95,9 @@ class CudaBackend final : public GpuBackend {
  private:
   CudaBackend(const CudaDriver& driver, int ordinal, CUdevice device, CUcontext context);
   void check(CUresult result, const char* call) const;
-  // Raises `function`'s dynamic shared memory limit to `dynamic_bytes` past 48 KiB, once per
-  // size; a per-thread cache of the last raise keeps the mutex off the repeat launch path.
+  // Raises `function`'s dynamic shared memory limit to `dynamic_bytes` when its static bytes plus
+  // those pass 48 KiB, once per size; BackendError when they pass the device's opt-in limit. A
+  // per-thread cache of the last answer keeps the mutex off the repeat launch path.
   void opt_in_shared_memory(CUfunction function, std::uint32_t dynamic_bytes);
   // cluster_blocks > 1: checked, then cuLaunchKernelEx.
   void launch_cluster(CUfunction function, const LaunchConfig& config, void** args);
@@ -105,8 +114,13 @@ class CudaBackend final : public GpuBackend {
   std::optional<ComputeCapability> capability_;
   std::uint64_t id_;  // unique per backend in the process: the launch path's cache key
   mutable std::mutex modules_mutex_;
-  std::unordered_map<std::uint64_t, CUmodule> modules_;          // by image hash
-  std::unordered_map<CUfunction, std::uint32_t> shared_opt_in_;  // dynamic bytes each function may use
+  std::unordered_map<std::uint64_t, CUmodule> modules_;  // by image hash
+  // Each launched function's static shared bytes and the dynamic bytes it may use now.
+  struct SharedAllowance {
+    std::uint32_t static_bytes = 0;
+    std::uint32_t dynamic_bytes = 0;
+  };
+  std::unordered_map<CUfunction, SharedAllowance> shared_opt_in_;
   // max_active_clusters' answers: function, threads per block, dynamic shared bytes, cluster.
   std::map<std::tuple<CUfunction, std::uint64_t, std::uint32_t, std::uint32_t>, std::uint32_t> active_clusters_;
 };

@@ -51,6 +51,7 @@ CudaDriverStatus load_driver() {
   METRALE_CUDA_SYMBOL(get_proc, driver.module_unload, cuModuleUnload, 2000, missing);
   METRALE_CUDA_SYMBOL(get_proc, driver.launch_kernel, cuLaunchKernel, 4000, missing);
   METRALE_CUDA_SYMBOL(get_proc, driver.func_set_attribute, cuFuncSetAttribute, 9000, missing);
+  METRALE_CUDA_SYMBOL(get_proc, driver.func_get_attribute, cuFuncGetAttribute, 2020, missing);
   METRALE_CUDA_SYMBOL(get_proc, driver.mem_alloc, cuMemAlloc, 3020, missing);
   METRALE_CUDA_SYMBOL(get_proc, driver.mem_free, cuMemFree, 3020, missing);
   METRALE_CUDA_SYMBOL(get_proc, driver.memcpy_htod, cuMemcpyHtoD, 3020, missing);

@@ -39,6 +39,7 @@ struct CudaDriver {
   // Optional too: without it max_active_clusters answers "unknown".
   PFN_cuOccupancyMaxActiveClusters_v11070 occupancy_max_active_clusters = nullptr;
   PFN_cuFuncSetAttribute_v9000 func_set_attribute = nullptr;
+  PFN_cuFuncGetAttribute_v2020 func_get_attribute = nullptr;  // a function's static shared memory
   // Optional: whether a stream is capturing into a graph (gpu/cuda_capture.hpp asks the first
   // there is; without both, no stream is seen capturing).
   PFN_cuStreamGetCaptureInfo_v10010 stream_get_capture_info = nullptr;
