@@ -193,7 +193,8 @@ else
   if [ -x "$CLI" ]; then run_step verify tests.log 60 exit:0 "$CLI" verify  # the host backend here
   else note verify skipped "no metrale-jit staged at $CLI"; fi
   run_step bench-no-device bench.log 20 "exit:$no_device" "$BENCH" --sanity
-  run_step bench bench.log 60 exit:0 "$BENCH" --host --json "$SCRATCH/bench.json"
+  # The host emulation of every shape: killed at a 60 s cap under a load of 18 (2026-12-03).
+  run_step bench bench.log 150 exit:0 "$BENCH" --host --json "$SCRATCH/bench.json"
   run_step sanity-host bench.log 30 exit:0 "$BENCH" --host --sanity
   if [ -x "$GPU_TESTS" ]; then METRALE_TEST_SOURCE_DIR="$ROOT" run_step tests tests.log 30 "exit:$no_device" "$GPU_TESTS"
   else note tests absent "no tests/gpu binary"; fi
