@@ -87,7 +87,7 @@ __device__ inline float gate_decay(float acc, float a_log, float dt_bias) {
 
 // Fully unrolls the loop that follows on the device (a fixed trip count the compiler may otherwise
 // leave as a loop, with a branch between loads it could overlap); nothing on the host.
-#if defined(__CUDA_ARCH__)
+#if defined(METRALE_DEVICE_PASS)
 #define METRALE_UNROLL _Pragma("unroll")
 #else
 #define METRALE_UNROLL
@@ -99,7 +99,7 @@ __device__ inline float gate_decay(float acc, float a_log, float dt_bias) {
 // 48 KiB the CUDA backend opts the kernel in (cuFuncSetAttribute) before the launch. Its content
 // is undefined until the block writes it (the host backend fills it with 0xCD).
 __device__ inline unsigned char* dynamic_shared_memory() {
-#if defined(__CUDA_ARCH__)
+#if defined(METRALE_DEVICE_PASS)
   extern __shared__ __align__(128) unsigned char metrale_dynamic_shared[];
   return metrale_dynamic_shared;
 #else
@@ -115,7 +115,7 @@ __device__ inline unsigned char* dynamic_shared_memory() {
 
 // %cluster_ctarank: this block's rank in its cluster (blockIdx.x % cluster_blocks).
 __device__ inline unsigned int cluster_cta_rank() {
-#if defined(__CUDA_ARCH__)
+#if defined(METRALE_DEVICE_PASS)
 #if __CUDA_ARCH__ >= 900
   unsigned int rank;
   asm("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
@@ -130,7 +130,7 @@ __device__ inline unsigned int cluster_cta_rank() {
 
 // %cluster_nctarank: the blocks in this block's cluster.
 __device__ inline unsigned int cluster_cta_count() {
-#if defined(__CUDA_ARCH__)
+#if defined(METRALE_DEVICE_PASS)
 #if __CUDA_ARCH__ >= 900
   unsigned int count;
   asm("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(count));
@@ -147,7 +147,7 @@ __device__ inline unsigned int cluster_cta_count() {
 // shared-memory writes before it are visible to the whole cluster after it (release/acquire).
 // Every thread of the block must call it (.aligned). A block whose threads all exited counts as
 // arrived, so a block must not exit while another still reads its shared memory: end with one.
-#if defined(__CUDA_ARCH__)
+#if defined(METRALE_DEVICE_PASS)
 __device__ inline void cluster_sync() {
 #if __CUDA_ARCH__ >= 900
   asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
@@ -166,7 +166,7 @@ inline void cluster_sync(::metrale::host::CallSite site = ::metrale::host::CallS
 // generic pointer ordinary loads and stores use (mapa of the generic address). `rank` must be
 // below cluster_cta_count(); below sm_90 only rank 0 (this block) exists.
 __device__ inline unsigned char* cluster_peer_shared_memory(unsigned int rank) {
-#if defined(__CUDA_ARCH__)
+#if defined(METRALE_DEVICE_PASS)
   unsigned char* own = dynamic_shared_memory();
 #if __CUDA_ARCH__ >= 900
   unsigned long long peer;
@@ -182,7 +182,7 @@ __device__ inline unsigned char* cluster_peer_shared_memory(unsigned int rank) {
 
 // --- Tensor-core tiles (PTX wmma.m16n16k16, bf16 inputs, fp32 accumulators) ---------------
 
-#if defined(__CUDA_ARCH__)
+#if defined(METRALE_DEVICE_PASS)
 // The 32-bit shared-window address of a pointer into shared memory. The builtin (an address-space
 // cast the compiler sees through) lets it fold a tile's offset into a constant base, where a
 // cvta inside each asm block cost a window lookup and 64-bit arithmetic per load.
@@ -214,7 +214,7 @@ __device__ inline void mma_zero(MmaF32Fragment& acc) {
 // aligned, in shared memory): A[r][c] = tile[r * ldm + c]. The .shared form lets ptxas use
 // ldmatrix; the generic form was plain loads through the generic path.
 __device__ inline void mma_load_a_row(MmaBf16Fragment& a, const unsigned short* tile, unsigned int ldm) {
-#if defined(__CUDA_ARCH__)
+#if defined(METRALE_DEVICE_PASS)
   asm volatile("wmma.load.a.sync.aligned.row.m16n16k16.shared.bf16 {%0, %1, %2, %3}, [%4], %5;\n"
                : "=r"(a.reg[0]), "=r"(a.reg[1]), "=r"(a.reg[2]), "=r"(a.reg[3])
                : "r"(shared_address(tile)), "r"(ldm)
@@ -227,7 +227,7 @@ __device__ inline void mma_load_a_row(MmaBf16Fragment& a, const unsigned short* 
 // The whole warp, as mma_load_a_row (shared memory): B[k][n] = tile[n * ldm + k] (a row-major [n][k] weight
 // tile is B column-major).
 __device__ inline void mma_load_b_col(MmaBf16Fragment& b, const unsigned short* tile, unsigned int ldm) {
-#if defined(__CUDA_ARCH__)
+#if defined(METRALE_DEVICE_PASS)
   asm volatile("wmma.load.b.sync.aligned.col.m16n16k16.shared.bf16 {%0, %1, %2, %3}, [%4], %5;\n"
                : "=r"(b.reg[0]), "=r"(b.reg[1]), "=r"(b.reg[2]), "=r"(b.reg[3])
                : "r"(shared_address(tile)), "r"(ldm)
@@ -239,7 +239,7 @@ __device__ inline void mma_load_b_col(MmaBf16Fragment& b, const unsigned short* 
 
 // The whole warp: acc = A B + acc, fp32 accumulation (the order within a tile is the hardware's).
 __device__ inline void mma_bf16_accumulate(MmaF32Fragment& acc, const MmaBf16Fragment& a, const MmaBf16Fragment& b) {
-#if defined(__CUDA_ARCH__)
+#if defined(METRALE_DEVICE_PASS)
   asm volatile(
       "wmma.mma.sync.aligned.row.col.m16n16k16.f32.bf16.bf16.f32 "
       "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, {%12, %13, %14, %15}, "
@@ -255,7 +255,7 @@ __device__ inline void mma_bf16_accumulate(MmaF32Fragment& acc, const MmaBf16Fra
 
 // The whole warp, as mma_load_a_row (ldm a multiple of 4 floats): tile[r * ldm + c] = D[r][c].
 __device__ inline void mma_store_row(float* tile, const MmaF32Fragment& acc, unsigned int ldm) {
-#if defined(__CUDA_ARCH__)
+#if defined(METRALE_DEVICE_PASS)
   asm volatile("wmma.store.d.sync.aligned.row.m16n16k16.f32 [%0], {%1, %2, %3, %4, %5, %6, %7, %8}, %9;\n" ::"l"(tile),
                "f"(acc.reg[0]), "f"(acc.reg[1]), "f"(acc.reg[2]), "f"(acc.reg[3]), "f"(acc.reg[4]), "f"(acc.reg[5]),
                "f"(acc.reg[6]), "f"(acc.reg[7]), "r"(ldm)
@@ -272,7 +272,7 @@ __device__ inline void mma_store_row(float* tile, const MmaF32Fragment& acc, uns
 // is 0. Why the byte count is an argument: a kernel that works it out once per copy slot
 // saves a select per copy in its main loop.
 __device__ inline void async_copy_16_bytes(void* dst, const void* src, unsigned int src_bytes) {
-#if defined(__CUDA_ARCH__)
+#if defined(METRALE_DEVICE_PASS)
   asm volatile(
       "{\n"
       "  .reg .u64 gsrc;\n"
@@ -308,7 +308,7 @@ __device__ inline void async_copy_16(void* dst, const void* src, bool valid) {
 
 // Closes the group of copies this thread issued since the last commit.
 __device__ inline void async_copy_commit() {
-#if defined(__CUDA_ARCH__)
+#if defined(METRALE_DEVICE_PASS)
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 #else
   METRALE_HOST_ASYNC_COMMIT();
@@ -320,7 +320,7 @@ __device__ inline void async_copy_commit() {
 // term). A __syncthreads() must follow before other threads read the data.
 template <unsigned int PENDING>
 __device__ inline void async_copy_wait() {
-#if defined(__CUDA_ARCH__)
+#if defined(METRALE_DEVICE_PASS)
   asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
 #else
   METRALE_HOST_ASYNC_WAIT(PENDING);

@@ -18,6 +18,13 @@
 // Plain CUDA C++: compiled by NVRTC and, after the host prelude, by the host compiler.
 #pragma once
 
+// The device pass (NVRTC's, nvcc's), where inline PTX runs: __CUDA_ARCH__ without the host prelude.
+// The host backend's JIT defines __CUDA_ARCH__ over an engine's source as NVRTC does
+// (src/host/README.md), so these templates ask for the pass, not for the macro alone.
+#if defined(__CUDA_ARCH__) && !defined(METRALE_HOST_BACKEND)
+#define METRALE_DEVICE_PASS 1
+#endif
+
 // The toolkit's names, kept so lowered names do not change. NOLINTBEGIN(bugprone-reserved-identifier)
 #if !defined(__CUDA_BF16_TYPES_EXIST__)
 struct alignas(2) __nv_bfloat16 {
@@ -75,7 +82,7 @@ __device__ inline unsigned int e4m3_from_float_bits(unsigned int bits) {
 
 // e4m3fn code of v (in the low byte): round to nearest even, saturate to +-448.
 __device__ inline unsigned int e4m3_from_float(float v) {
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 890)
+#if defined(METRALE_DEVICE_PASS) && (__CUDA_ARCH__ >= 890)
   unsigned short pair;
   // Converts (0, v) to two codes, v's in the low byte, as the toolkit's __nv_cvt_float_to_fp8.
   asm("{cvt.rn.satfinite.e4m3x2.f32 %0, %2, %1;}\n" : "=h"(pair) : "f"(v), "f"(0.0f));

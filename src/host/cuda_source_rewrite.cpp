@@ -233,7 +233,9 @@ class Rewriter {
       if (tokens_[i].kind != Kind::kIdentifier) {
         continue;
       }
-      if ((word == "extern" && is(i + 1, "thread_local")) || (word == "thread_local" && is(i + 1, "extern"))) {
+      // `extern __shared__`, `__shared__ extern`, and `extern __align__(16) __shared__` (attributes between).
+      if ((word == "extern" && is(after_attributes(i + 1), "thread_local")) ||
+          (word == "thread_local" && is(i + 1, "extern"))) {
         i = extern_shared(i);
       } else if (word == "printf" && is(i + 1, "(")) {
         call_printf(i);
@@ -328,6 +330,22 @@ class Rewriter {
       }
     }
     edits_.push_back({begin, tokens_[i].end, "::metrale::host::detail::kernel_printf"});
+  }
+
+  // The first token at or after `i` that is not an attribute (__attribute__((...)), alignas(...),
+  // __declspec(...), [[...]]).
+  [[nodiscard]] std::size_t after_attributes(std::size_t i) const {
+    while (i < tokens_.size()) {
+      const std::string_view s = spelling(i);
+      if (s == "__attribute__" || s == "alignas" || s == "__declspec") {
+        i = std::max(i + 1, skip_group(i + 1));
+      } else if (s == "[" && is(i + 1, "[")) {
+        i = std::max(i + 1, skip_group(i));
+      } else {
+        break;
+      }
+    }
+    return i;
   }
 
   // The index of the first token after a balanced group opening at `i` ("(" or "["), or `i` when

@@ -30,7 +30,7 @@
 namespace metrale::host {
 
 // Bumped whenever what rewrite_cuda_source() writes changes: part of every host JIT key.
-inline constexpr std::string_view kCudaSourceRewriteVersion = "cuda-source-rewrite-1";
+inline constexpr std::string_view kCudaSourceRewriteVersion = "cuda-source-rewrite-2";
 
 struct CudaSourceRewrite {
   std::string text;     // the preprocessed unit, rewritten (meaningful when refusal is empty)

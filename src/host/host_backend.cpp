@@ -133,8 +133,10 @@ const HostKernelInfo* HostBackend::compile_at_run_time(const LoadRequest& reques
     }
     jit_ = std::make_unique<host::HostJit>(std::move(dir), options_.jit_env);
   }
-  host::HostJitResult built = jit_->build({request.kernel, request.params, request.name_expression, request.source,
-                                           request.sources, options_.profiled_kernels});
+  host::HostJitResult built = jit_->build(
+      {request.kernel, request.params, request.name_expression, request.source, request.sources,
+       options_.profiled_kernels,
+       static_cast<unsigned>(options_.compute_capability.major * 100 + options_.compute_capability.minor * 10)});
   if (!built.kernel) {
     throw BackendError(built.reason);
   }

@@ -39,6 +39,8 @@ struct HostJitRequest {
   // A profiled object (the built-in profiled unit's flags and define, host/profiled_host_flags.hpp):
   // its accesses and arithmetic are recorded like those of the profiled built-ins.
   bool profiled = false;
+  // __CUDA_ARCH__ over the kernel's source: the capability the backend stands in for (900: 9.0).
+  unsigned cuda_arch = 900;
 };
 
 struct HostJitResult {
@@ -57,8 +59,11 @@ struct HostJitStats {
 // includes the standard headers before the prelude (whose special functions become macros) and
 // the source inside namespace metrale_profiled_jit: the executable exports the plain built-in
 // instantiations (--export-dynamic), and an object's own template instantiations and inline
-// helpers of the same names would otherwise bind to those unrecorded copies.
-std::string host_jit_unit(std::string_view source, std::string_view name_expression, bool profiled = false);
+// helpers of the same names would otherwise bind to those unrecorded copies. Both read the toolkit
+// headers with a host form first (metrale/host/cuda_toolkit_host.hpp) and define NVRTC's device
+// macros over the source only: __CUDACC__, __CUDACC_RTC__ and __CUDA_ARCH__ = `cuda_arch`.
+std::string host_jit_unit(std::string_view source, std::string_view name_expression, bool profiled = false,
+                          unsigned cuda_arch = 900);
 
 // The system compiler's flags for a unit: the plain ones, and for a profiled unit the built-in
 // profiled unit's flags for the compiler's family (clang when its `--version` line says so, else

@@ -52,6 +52,8 @@ inline metrale::KernelRegistry::Options private_registry_options(bool disk_store
 class HostCorpus {
  public:
   HostCorpus() : gpu_(backend_options()) {}
+  // A backend standing in for a device of capability `cc` (what __CUDA_ARCH__ says to its kernels).
+  explicit HostCorpus(metrale::ComputeCapability cc) : gpu_(backend_options(cc)) {}
 
   struct Loaded {
     metrale::KernelHandle handle;  // absent: see reason
@@ -88,9 +90,10 @@ class HostCorpus {
 
  private:
   // Two workers, as CI has: blocks of one launch run side by side, so atomics are contended.
-  static metrale::HostBackendOptions backend_options() {
+  static metrale::HostBackendOptions backend_options(metrale::ComputeCapability cc = {9, 0}) {
     metrale::HostBackendOptions options;
     options.worker_threads = 2;
+    options.compute_capability = cc;
     return options;
   }
 

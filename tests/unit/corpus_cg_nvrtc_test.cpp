@@ -31,6 +31,14 @@ const std::vector<CorpusVariant>& cg_variants() {
       {"cg_grid_sync.cuh", "cg_grid_two_phase_sum", "corpus_cg::grid_two_phase_sum"},
       {"cg_group_tour.cuh", "cg_group_tour_16", "corpus_cg::group_tour<16>"},
       {"cg_group_tour.cuh", "cg_group_tour_32", "corpus_cg::group_tour<32>"},
+      // corpus_host_constructs_test.cpp and corpus_host_cg_wide_test.cpp
+      {"arch_guarded.cu", "arch_macros", "corpus_arch::compiler_macros"},
+      {"cg_labeled_partition.cuh", "cg_label_sums", "corpus_cg::label_sums"},
+      {"cg_multi_warp.cuh", "cg_multi_warp_128_64", "corpus_cg::multi_warp_tile<128, 64>"},
+      {"cg_multi_warp.cuh", "cg_multi_warp_256_256", "corpus_cg::multi_warp_tile<256, 256>"},
+      {"cg_multi_warp.cuh", "cg_warp_scans", "corpus_cg::warp_scans"},
+      {"cg_memcpy_async.cuh", "cg_staged_mirror", "corpus_cg::staged_mirror<64>"},
+      {"warp_shuffle_wide.cuh", "shfl_wide", "corpus_shfl::wide_shuffles"},
   };
   return variants;
 }
@@ -43,7 +51,8 @@ TEST_CASE(
     "[corpus][cg][nvrtc]") {
   metrale::SourceSet sources;
   for (const char* file : {"cg_block_reduce.cuh", "cg_ladder_tile16.cuh", "cg_warp_aggregated.cuh", "cg_tile_vote.cuh",
-                           "cg_grid_sync.cuh", "cg_group_tour.cuh"}) {
+                           "cg_grid_sync.cuh", "cg_group_tour.cuh", "arch_guarded.cu", "cg_labeled_partition.cuh",
+                           "cg_multi_warp.cuh", "cg_memcpy_async.cuh", "warp_shuffle_wide.cuh"}) {
     sources.add_source(file, corpus_cg_test::corpus_text(file));
   }
   metrale::KernelRegistry registry(std::move(sources), corpus_cg_test::private_registry_options(/*disk_store=*/true));

@@ -1,5 +1,5 @@
 // corpus_cg_refusals_test.cpp: what the host backend's cooperative groups refuse, each by name:
-// a static tile wider than a warp is a compile error of the host JIT (an absent handle whose
+// a static tile wider than 1024 threads is a compile error of the host JIT (an absent handle whose
 // reason quotes the rule), a dynamic tiled_partition of a size that is not a power of two up to
 // 32 stops the launch naming the size. (this_grid().sync() without a cooperative launch is
 // corpus_cg_host_test.cpp's.)
@@ -14,12 +14,11 @@
 
 namespace {
 
-// A kernel as a user might write it for a GPU whose toolkit takes tiles of 64 (CUDA 12's
-// experimental multi-warp tiles): one value per tile rank.
+// A tile wider than any block (CUDA's multi-warp tiles stop at 1024): one value per tile rank.
 constexpr const char* kWideTile = R"(#include <cooperative_groups.h>
 namespace cg = cooperative_groups;
 __global__ void wide_tile(int* out) {
-  cg::thread_block_tile<64> tile = cg::tiled_partition<64>(cg::this_thread_block());
+  cg::thread_block_tile<2048> tile = cg::tiled_partition<2048>(cg::this_thread_block());
   out[threadIdx.x] = static_cast<int>(tile.thread_rank());
 }
 )";
@@ -34,13 +33,13 @@ __global__ void dynamic_tile(int* out, unsigned size) {
 
 }  // namespace
 
-TEST_CASE("corpus cg: a static tile wider than a warp is refused by the host JIT, naming the rule",
+TEST_CASE("corpus cg: a static tile wider than 1024 threads is refused by the host JIT, naming the rule",
           "[corpus][cg][host][jit]") {
   corpus_cg_test::HostCorpus corpus;
   const auto loaded = corpus.try_load("wide_tile.cuh", "cg_wide_tile", "wide_tile", kWideTile);
   CHECK_FALSE(loaded.handle.present());
   CHECK_THAT(loaded.reason, Catch::Contains("host JIT of cg_wide_tile") &&
-                                Catch::Contains("Size must be 1, 2, 4, 8, 16 or 32 on the host backend") &&
+                                Catch::Contains("Size must be a power of two up to 1024") &&
                                 Catch::Contains("wide_tile.cuh:4"));
 }
 

@@ -55,6 +55,10 @@
 
 #include "metrale/host/thread_context.hpp"
 
+// This unit compiles CUDA for the host backend: the library's templates take their host bodies
+// even where the host JIT defines __CUDA_ARCH__ (templates/metrale_types.cuh, METRALE_DEVICE_PASS).
+#define METRALE_HOST_BACKEND 1
+
 #if defined(METRALE_HOST_PROFILED)
 #define METRALE_HOST_COUNT(op) ::metrale::host::profile::count(::metrale::host::profile::Op::op)
 #define METRALE_HOST_ASYNC_COPY(bytes) ::metrale::host::profile::async_copy(bytes)
@@ -160,13 +164,21 @@ namespace metrale::host::detail {
 
 template <typename T>
 T warp_shuffle(WarpOp op, unsigned mask, T var, int lane_arg, int width, const ::metrale::host::CallSite& site) {
-  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= sizeof(std::uint64_t),
-                "a warp shuffle moves at most 64 bits of a trivially copyable value");
-  std::uint64_t bits = 0;
-  std::memcpy(&bits, &var, sizeof(T));
-  bits = warp_sync({op, mask, bits, lane_arg, width, site});
+  // The bytes move, as a GPU moves a wider value by several 32-bit shuffles: any trivially
+  // copyable type (uint4, double2, a struct), and the standard-layout CUDA types whose host
+  // definitions declare their own copies (__half2, __nv_bfloat162: two 16-bit words).
+  static_assert(
+      std::is_trivially_copyable_v<T> || (std::is_standard_layout_v<T> && std::is_trivially_destructible_v<T>),
+      "a warp shuffle moves the bytes of a trivially copyable (or standard-layout) value");
+  constexpr std::size_t kWords = (sizeof(T) + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t);
+  std::uint64_t bits[kWords] = {};
+  std::memcpy(static_cast<void*>(bits), static_cast<const void*>(&var), sizeof(T));
+  // One collective per 64 bits, all at the caller's site: the lanes meet there once per word.
+  for (std::uint64_t& word : bits) {
+    word = warp_sync({op, mask, word, lane_arg, width, site});
+  }
   T out = var;
-  std::memcpy(&out, &bits, sizeof(T));
+  std::memcpy(static_cast<void*>(&out), static_cast<const void*>(bits), sizeof(T));
   return out;
 }
 

@@ -875,6 +875,9 @@ inline CaseResult run_atomics_shared(CaseRun& run, std::size_t n, std::uint32_t 
   return {n, {}};
 }
 
+// The runs of the cases for constructs the host backend once lacked (they use the helpers above).
+#include "corpus_cases_constructs.hpp"
+
 // ---- the table ----
 inline const std::vector<CorpusCase>& corpus_cases() {
   static const std::vector<CorpusCase> cases = [] {
@@ -982,6 +985,29 @@ inline const std::vector<CorpusCase>& corpus_cases() {
                      "thread (35 atomics each)", run_atomics_global});
     table.push_back({"atomics_shared", one("atomics_shared", "atomics.cu", "atomics_shared"), true, 8192, 1U << 20U,
                      "thread (15 atomics each)", run_atomics_shared});
+    // arch_guarded.cu, shared_templates.cu (corpus_cases_constructs.hpp)
+    table.push_back({"arch_guarded_scale", one("arch_guarded_scale", "arch_guarded.cu", "corpus_arch::guarded_scale"),
+                     false, 20000, 1U << 22U, "float", run_guarded_scale});
+    table.push_back({"smem_reverse_scaled_3",
+                     one("smem_reverse_scaled_3", "shared_templates.cu", "corpus_smem::reverse_scaled<3>"), false,
+                     20000, 1U << 22U, "float", [](CaseRun& r, std::size_t n, std::uint32_t s) {
+                       return run_shared_reverse<float>(r, "corpus_smem_reverse_scaled_3", n, s, 3.0F);
+                     }});
+    table.push_back({"smem_reverse_typed",
+                     one("smem_reverse_typed", "shared_templates.cu", "corpus_smem::reverse_typed"), false, 20000,
+                     1U << 22U, "int", [](CaseRun& r, std::size_t n, std::uint32_t s) {
+                       return run_shared_reverse<int>(r, "corpus_smem_reverse_typed", n, s, 1);
+                     }});
+    table.push_back({"smem_reverse_aligned",
+                     one("smem_reverse_aligned", "shared_templates.cu", "corpus_smem::reverse_aligned"), false, 20000,
+                     1U << 22U, "float", [](CaseRun& r, std::size_t n, std::uint32_t s) {
+                       return run_shared_reverse<float>(r, "corpus_smem_reverse_aligned", n, s, 1.0F);
+                     }});
+    table.push_back({"smem_reverse_struct_double",
+                     one("smem_reverse_struct_double", "shared_templates.cu", "corpus_smem::reverse_struct<double>"),
+                     false, 20000, 1U << 22U, "double", [](CaseRun& r, std::size_t n, std::uint32_t s) {
+                       return run_shared_reverse<double>(r, "corpus_smem_reverse_struct_double", n, s, 1.0);
+                     }});
     return table;
   }();
   return cases;

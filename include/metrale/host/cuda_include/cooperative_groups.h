@@ -2,9 +2,10 @@
 // the host JIT compiles a kernel (src/host/host_jit.cpp puts this folder ahead of the toolkit's):
 // CUDA's cooperative groups for the host backend, built on the prelude's barriers and warp
 // collectives (cuda_host_prelude.hpp), so a kernel written for nvcc runs unchanged.
-// It gives: this_thread_block(), tiled_partition<N>(block or tile) and thread_block_tile<N>
-// (N a power of two up to 32), the dynamic tiled_partition(group, n) as a thread_group,
-// coalesced_threads(), binary_partition(), this_thread(), this_grid(), sync(group),
+// It gives: this_thread_block() (and with a block_tile_memory), tiled_partition<N>(block or tile)
+// and thread_block_tile<N> (N a power of two up to 32; 64 to 1024: a multi-warp tile, whose
+// collectives are block-wide barriers here), the dynamic tiled_partition(group, n) as a thread_group,
+// coalesced_threads(), binary_partition(), labeled_partition(), this_thread(), this_grid(), sync(group),
 // thread_rank(group) and group_size(group); cg::reduce and its operators are in
 // cooperative_groups/reduce.h, as in CUDA.
 // Invariants:
@@ -92,6 +93,24 @@ inline std::string describe(const Site& site) {
   return std::string(file) + ":" + std::to_string(site.line());
 }
 
+// A block-wide exchange for the multi-warp tiles: every thread of the block puts `value` in its
+// slot between two barriers at `site`; the slots stay readable until the next exchange's first
+// barrier. Per-block storage: one OS thread runs one block at a time (thread_local, as the
+// prelude's __shared__).
+template <typename T>
+const unsigned char* exchange(const T& value, const Site& site) {
+  alignas(16) alignas(T) static thread_local unsigned char slots[1024 * sizeof(T)];
+  __syncthreads(site);  // the previous exchange's readers are done
+  std::memcpy(static_cast<void*>(slots + block_rank() * sizeof(T)), static_cast<const void*>(&value), sizeof(T));
+  __syncthreads(site);
+  return slots;
+}
+// The value in the slot of block rank `rank` (`like` gives the type and a value to copy over).
+template <typename T>
+T slot(const unsigned char* slots, unsigned rank, T like) {
+  std::memcpy(static_cast<void*>(&like), static_cast<const void*>(slots + rank * sizeof(T)), sizeof(T));
+  return like;
+}
 }  // namespace metrale_host_cg
 
 namespace cooperative_groups {
@@ -119,7 +138,8 @@ inline thread_block this_thread_block() { return thread_block(host_detail::Make{
 template <unsigned int Size, typename ParentT = void>
 class thread_block_tile {
   static_assert(Size >= 1 && Size <= 32 && (Size & (Size - 1)) == 0,
-                "thread_block_tile<Size>: Size must be 1, 2, 4, 8, 16 or 32 on the host backend");
+                "thread_block_tile<Size>: Size must be a power of two up to 1024 (1 to 32 in one warp, 64 to 1024 "
+                "a multi-warp tile)");
 
  public:
   static constexpr unsigned int numThreads = Size;
@@ -178,8 +198,94 @@ class thread_block_tile {
   unsigned meta_size_;
 };
 
+// A multi-warp tile (64 to 1024 threads: CUDA's rule): Size consecutive ranks of the block. Its
+// collectives (sync, shfl, any, all, cg::reduce, the scans) exchange through per-block storage
+// between two barriers of the whole block (host_detail::exchange), so every thread of the block
+// calls a tile collective at the same site, as code written for multi-warp tiles does; a tile
+// that skips one the others call is the launch's barrier error naming both sites, never a silent
+// wrong result. The block's size must be a multiple of Size (tiled_partition refuses other sizes).
+template <unsigned int Size, typename ParentT>
+requires(Size > 32) class thread_block_tile<Size, ParentT> {
+  static_assert(Size <= 1024 && (Size & (Size - 1)) == 0,
+                "thread_block_tile<Size>: Size must be a power of two up to 1024 (1 to 32 in one warp, 64 to 1024 "
+                "a multi-warp tile)");
+
+ public:
+  static constexpr unsigned int numThreads = Size;
+
+  thread_block_tile(host_detail::Make /*unused*/, unsigned meta_rank, unsigned meta_size)
+      : meta_rank_(meta_rank), meta_size_(meta_size) {}
+  template <typename OtherParent>
+  // NOLINTNEXTLINE(google-explicit-constructor): CUDA converts tiles of one size implicitly.
+  thread_block_tile(const thread_block_tile<Size, OtherParent>& other)
+      : meta_rank_(other.meta_group_rank()), meta_size_(other.meta_group_size()) {}
+
+  [[nodiscard]] static unsigned thread_rank() { return host_detail::block_rank() & (Size - 1U); }
+  [[nodiscard]] static constexpr unsigned size() { return Size; }
+  [[nodiscard]] static constexpr unsigned num_threads() { return Size; }
+  [[nodiscard]] unsigned meta_group_rank() const { return meta_rank_; }
+  [[nodiscard]] unsigned meta_group_size() const { return meta_size_; }
+  // The tile's first rank in the block.
+  [[nodiscard]] static unsigned first_rank() { return host_detail::block_rank() & ~(Size - 1U); }
+
+  void sync(host_detail::Site site = host_detail::Site::current()) const { __syncthreads(site); }
+  // The value of the tile's rank src_rank (modulo Size).
+  template <typename T>
+  T shfl(T var, unsigned src_rank, host_detail::Site site = host_detail::Site::current()) const {
+    const unsigned char* slots = host_detail::exchange(var, site);
+    return host_detail::slot(slots, first_rank() + src_rank % Size, var);
+  }
+  int any(int predicate, host_detail::Site site = host_detail::Site::current()) const {
+    const unsigned char* slots = host_detail::exchange(predicate != 0 ? 1 : 0, site);
+    int result = 0;
+    for (unsigned r = 0; r < Size; ++r) {
+      result |= host_detail::slot(slots, first_rank() + r, 0);
+    }
+    return result;
+  }
+  int all(int predicate, host_detail::Site site = host_detail::Site::current()) const {
+    const unsigned char* slots = host_detail::exchange(predicate != 0 ? 1 : 0, site);
+    int result = 1;
+    for (unsigned r = 0; r < Size; ++r) {
+      result &= host_detail::slot(slots, first_rank() + r, 0);
+    }
+    return result;
+  }
+
+ private:
+  unsigned meta_rank_;
+  unsigned meta_size_;
+};
+
+// The storage a GPU's multi-warp tiles talk through (sm_80+ reserve it themselves). The host's
+// tiles exchange through per-block storage of their own, so this only has to exist; the block
+// given it must not be larger than MaxBlockSize (this_thread_block(scratch) refuses by name).
+template <unsigned int MaxBlockSize = 1024>
+struct block_tile_memory {
+  static_assert(MaxBlockSize >= 1 && MaxBlockSize <= 1024, "block_tile_memory<MaxBlockSize>: at most 1024 threads");
+  unsigned char unused;
+};
+
+template <unsigned int MaxBlockSize>
+thread_block this_thread_block(block_tile_memory<MaxBlockSize>& /*scratch*/) {
+  if (host_detail::block_threads() > MaxBlockSize) {
+    throw host_detail::Refusal("cooperative_groups::this_thread_block(block_tile_memory<" +
+                               std::to_string(MaxBlockSize) + ">&): the block has " +
+                               std::to_string(host_detail::block_threads()) + " threads, more than the scratch is for");
+  }
+  return thread_block(host_detail::Make{});
+}
+
 template <unsigned int Size>
 thread_block_tile<Size, thread_block> tiled_partition(const thread_block& parent) {
+  if constexpr (Size > 32) {
+    if (parent.size() % Size != 0) {
+      throw host_detail::Refusal("cooperative_groups::tiled_partition<" + std::to_string(Size) +
+                                 ">(block): a multi-warp tile needs a block whose size is a multiple of " +
+                                 std::to_string(Size) + " (this block has " + std::to_string(parent.size()) +
+                                 " threads)");
+    }
+  }
   return {host_detail::Make{}, parent.thread_rank() / Size, (parent.size() + Size - 1) / Size};
 }
 template <unsigned int Size, unsigned int ParentSize, typename GrandParent>
@@ -254,6 +360,31 @@ template <unsigned int Size, typename ParentT>
 coalesced_group binary_partition(const thread_block_tile<Size, ParentT>& parent, bool predicate,
                                  host_detail::Site site = host_detail::Site::current()) {
   return binary_partition(coalesced_group(host_detail::Make{}, parent.mask()), predicate, site);
+}
+
+// The lanes of `parent` whose label equals the caller's (an integral or pointer label, as in
+// CUDA; a bool label is binary_partition's): __match_any_sync over the parent's lanes.
+template <typename Label>
+coalesced_group labeled_partition(const coalesced_group& parent, Label label,
+                                  host_detail::Site site = host_detail::Site::current()) {
+  static_assert(std::is_integral_v<Label> || std::is_pointer_v<Label>,
+                "labeled_partition predicate must be an integral or pointer type");
+  if constexpr (std::is_same_v<Label, bool>) {
+    return binary_partition(parent, label, site);
+  } else {
+    unsigned long long key = 0;
+    if constexpr (std::is_pointer_v<Label>) {
+      key = reinterpret_cast<unsigned long long>(label);
+    } else {
+      key = static_cast<unsigned long long>(label);
+    }
+    return {host_detail::Make{}, __match_any_sync(parent.mask(), key, site) & parent.mask()};
+  }
+}
+template <unsigned int Size, typename ParentT, typename Label>
+coalesced_group labeled_partition(const thread_block_tile<Size, ParentT>& parent, Label label,
+                                  host_detail::Site site = host_detail::Site::current()) {
+  return labeled_partition(coalesced_group(host_detail::Make{}, parent.mask()), label, site);
 }
 
 // A group whose kind is known at run time: the block, or lanes of one warp.

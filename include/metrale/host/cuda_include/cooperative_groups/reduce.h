@@ -4,7 +4,8 @@
 // bit_xor; any callable of two values works too).
 // Invariants: every thread of the group receives the same result; a tile reduces by an xor
 // butterfly (each step one shfl_xor), a coalesced group by a shfl_down tree over its ranks and a
-// broadcast from rank 0, so for a commutative operator every lane computes the same bits; all
+// broadcast from rank 0, a multi-warp tile by one block-wide exchange folded in rank order, so for
+// a commutative operator every lane computes the same bits; all
 // of a reduction's shuffles carry the caller's CallSite, so two reductions in a kernel are two
 // sync points.
 #pragma once
@@ -41,11 +42,25 @@ struct bit_xor {
 namespace host_detail_reduce {
 
 template <unsigned int Size, typename ParentT, typename T, typename Op>
-T reduce_group(const thread_block_tile<Size, ParentT>& group, T value, Op& op, const host_detail::Site& site) {
+requires(Size <= 32) T
+    reduce_group(const thread_block_tile<Size, ParentT>& group, T value, Op& op, const host_detail::Site& site) {
   for (unsigned offset = Size / 2; offset > 0; offset /= 2) {
     value = op(value, group.shfl_xor(value, offset, site));
   }
   return value;
+}
+
+// A multi-warp tile: one block-wide exchange, then every thread folds its tile's slots in rank order.
+template <unsigned int Size, typename ParentT, typename T, typename Op>
+requires(Size > 32) T
+    reduce_group(const thread_block_tile<Size, ParentT>& group, T value, Op& op, const host_detail::Site& site) {
+  const unsigned char* slots = host_detail::exchange(value, site);
+  const unsigned first = group.first_rank();
+  T result = host_detail::slot(slots, first, value);
+  for (unsigned r = 1; r < Size; ++r) {
+    result = op(result, host_detail::slot(slots, first + r, value));
+  }
+  return result;
 }
 
 template <typename T, typename Op>
