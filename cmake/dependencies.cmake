@@ -30,8 +30,20 @@ if(NOT METRALE_XXHASH_INCLUDE_DIR)
   message(FATAL_ERROR "metrale-jit needs xxHash: install the Debian package 'libxxhash-dev'")
 endif()
 
+# libsodium (keyed verdict checksums, Ed25519 bundle signatures) ships no CMake package: found
+# through its pkg-config file, as the installed package config finds it again for a consumer.
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(METRALE_SODIUM QUIET IMPORTED_TARGET libsodium)
+endif()
+if(NOT TARGET PkgConfig::METRALE_SODIUM)
+  message(FATAL_ERROR "metrale-jit needs libsodium: install the Debian packages 'libsodium-dev' and 'pkg-config' "
+                      "(apt-get install libsodium-dev pkg-config), or run 'make run' as root, which installs them.")
+endif()
+
 # xxHash is inlined (XXH_INLINE_ALL); the shared libraries of the others are bundled next to
 # the binaries by tools/device_check.sh for a device machine that lacks them.
 set(METRALE_PUBLIC_DEPS spdlog::spdlog fmt::fmt nlohmann_json::nlohmann_json)
-set(METRALE_PRIVATE_DEPS tomlplusplus::tomlplusplus Boost::context Threads::Threads ${CMAKE_DL_LIBS})
+set(METRALE_PRIVATE_DEPS tomlplusplus::tomlplusplus Boost::context PkgConfig::METRALE_SODIUM Threads::Threads
+                          ${CMAKE_DL_LIBS})
 include_directories(SYSTEM ${METRALE_XXHASH_INCLUDE_DIR})

@@ -116,6 +116,11 @@ typedef struct metrale_runtime_options {
    * none. A malformed entry fails with METRALE_ERROR_ARGUMENT, an op or argument that declares no
    * shape constant with METRALE_ERROR_CONFIG. */
   const char* shapes;
+  /* Since ABI 3 (appended; read only from a struct that holds it). A bundle signer's public key
+   * file (`metrale-jit keygen`), over METRALE_BUNDLE_PUBKEY: then an unsigned or wrongly signed
+   * bundle is refused (a warning naming it and the rule). A file that is no public key fails the
+   * open with METRALE_ERROR_CONFIG. NULL or "": the variable's, else bundles trusted by content. */
+  const char* bundle_pubkey;
 } metrale_runtime_options;
 
 /* One lever set by the caller: its [defaults] key ("ssm_ba_gates_hopper") and 1 on / 0 off. */

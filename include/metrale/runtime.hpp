@@ -91,6 +91,11 @@ struct RuntimeOptions {
   // Ahead-of-time bundles (directories written by `metrale-jit build --bundle`), looked in
   // before the disk cache and NVRTC, followed by those of METRALE_BUNDLE_DIR (':'-separated).
   std::vector<std::string> bundle_dirs;
+  // A bundle signer's public key file (`metrale-jit keygen`, README "Bundles"), over
+  // METRALE_BUNDLE_PUBKEY: then only bundles it signed are used, an unsigned or wrongly signed
+  // one is refused with a warning naming it (the kernels are built as without it). A file that is
+  // no public key is a ConfigError. nullopt and no variable: bundles are trusted by content.
+  std::optional<std::string> bundle_public_key;
   // Verification (ARCHITECTURE.md, glossary: verdict): every kernel an op can run is checked on
   // this device against its parent or reference before an op may use it, and refused (absent,
   // with its reason) when it fails. nullopt: METRALE_VERIFY (on unless "off"); true/false here

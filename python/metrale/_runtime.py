@@ -52,6 +52,9 @@ class Runtime:
     (``close()`` or a ``with`` block) to free its kernels. ``verify=False`` uses the kernels
     without checking them on the device first (``True`` checks; ``None``: METRALE_VERIFY, on
     unless ``off``); a kernel that fails its check is refused and the op runs the next one.
+    ``bundle_pubkey="signer.pub"`` (over METRALE_BUNDLE_PUBKEY) uses only bundles that key's owner
+    signed (``metrale-jit build --bundle DIR --sign signer.key``); an unsigned or wrongly signed
+    one is refused with a warning naming it, and a file that is no public key raises ConfigError.
     ``shapes={"ssm_ba_gates.n": [96]}``
     pins shape constants: open builds their specialised kernel variants in its one batch (a value
     first met by a call is built in the background instead).
@@ -70,6 +73,7 @@ class Runtime:
         bundle_dirs: Sequence[str] | None = None,
         verify: bool | None = None,
         shapes: Mapping[str, Sequence[int]] | None = None,
+        bundle_pubkey: str | None = None,
     ) -> None:
         if backend not in _BACKENDS:
             raise ArgumentError(f"backend={backend!r}: expected 'auto', 'host' or 'cuda'")
@@ -83,6 +87,8 @@ class Runtime:
             raise ArgumentError(f"verify={verify!r}: expected True, False or None (METRALE_VERIFY decides)")
         if bundle_dirs is not None and (isinstance(bundle_dirs, str) or any(":" in d for d in bundle_dirs)):
             raise ArgumentError(f"bundle_dirs={bundle_dirs!r}: expected a list of directories, none with ':' in its name")
+        if bundle_pubkey is not None and (not isinstance(bundle_pubkey, str) or not bundle_pubkey):
+            raise ArgumentError(f"bundle_pubkey={bundle_pubkey!r}: expected the path of a public key file (metrale-jit keygen)")
         pins = []
         for key, values in (shapes or {}).items():
             if not isinstance(key, str) or "." not in key or any(c in key for c in ";=,"):
@@ -96,6 +102,7 @@ class Runtime:
             _count("host_worker_threads", host_worker_threads), ":".join(bundle_dirs) if bundle_dirs else None,
             -1 if verify is None else int(verify),
             ";".join(pins) if pins else None,
+            bundle_pubkey,
         )
         self._on_host = backend == "host"
         self._device = device

@@ -127,6 +127,10 @@ RuntimeOptions runtime_options(const metrale_runtime_options& options) {
       options.verify_time_limit_ms != 0) {
     out.verify_time_limit_ms = options.verify_time_limit_ms;
   }
+  if (has_field(options.struct_size, offsetof(metrale_runtime_options, bundle_pubkey), sizeof(options.bundle_pubkey)) &&
+      options.bundle_pubkey != nullptr && *options.bundle_pubkey != '\0') {
+    out.bundle_public_key = std::string(options.bundle_pubkey);
+  }
   if (has_field(options.struct_size, offsetof(metrale_runtime_options, shapes), sizeof(options.shapes)) &&
       options.shapes != nullptr) {
     out.shapes = shape_pins(options.shapes);

@@ -32,6 +32,7 @@
 #include "host/profiled_host_flags.hpp"
 #include "jit/cache_key.hpp"
 #include "jit/cache_location.hpp"
+#include "jit/cache_trust.hpp"
 #include "jit/compile_target.hpp"
 #include "metrale/jit/source_set.hpp"
 
@@ -223,16 +224,17 @@ const std::filesystem::path& HostJit::object_dir() {
     return *object_dir_;
   }
   if (requested_dir_) {
-    std::error_code error;
-    if (std::filesystem::create_directories(*requested_dir_, error)) {
-      std::filesystem::permissions(*requested_dir_, std::filesystem::perms::owner_all, error);
-    }
-    const std::string refusal = error ? error.message() : refusal_of(*requested_dir_, true);
-    if (refusal.empty()) {
-      object_dir_ = *requested_dir_;
+    // The folder is a cache root's subfolder: the root's chain is checked as the disk cache's is.
+    const std::filesystem::path& requested = *requested_dir_;
+    const TrustedFolder trusted = trusted_cache_folder(requested.parent_path(), requested.filename().native());
+    if (trusted.dir) {
+      object_dir_ = *trusted.dir;
       return *object_dir_;
     }
-    logger().warn("host JIT: {}; its objects go to a private folder, not reused across processes", refusal);
+    logger().warn(
+        "host JIT: refusing cache directory {}; its objects go to a private folder, not reused across "
+        "processes",
+        trusted.problem);
   }
   std::string pattern = (std::filesystem::temp_directory_path() / "metrale-host-jit-XXXXXX").string();
   object_dir_ =

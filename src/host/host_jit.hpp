@@ -77,10 +77,11 @@ std::string host_jit_profiled_refusal(std::string_view compiler_identity);
 
 class HostJit {
  public:
-  // `cache_dir`: where objects are kept (created when missing). A loaded object is code, so the
-  // folder must be the current user's and writable by no one else, and so must an object before
-  // it is loaded; otherwise (and for nullopt) a private folder (mkdtemp) is used, nothing reused
-  // across processes, and removed with the HostJit.
+  // `cache_dir`: where objects are kept (created when missing), a subfolder of a cache root. A
+  // loaded object is code, so the root and its chain must pass jit/cache_trust.hpp (absolute, the
+  // current user's, writable by no one else, nor replaceable through a folder above), the folder
+  // too, and so must an object before it is loaded; otherwise (and for nullopt) a private folder
+  // (mkdtemp) is used, nothing reused across processes, and removed with the HostJit.
   HostJit(std::optional<std::filesystem::path> cache_dir, EnvLookup env);
   HostJit(const HostJit&) = delete;
   HostJit& operator=(const HostJit&) = delete;

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "ground/log.hpp"
+#include "jit/bundle_signature.hpp"
 #include "metrale/error.hpp"
 
 namespace metrale {
@@ -267,6 +268,7 @@ void write_bundle(const std::filesystem::path& dir, const std::vector<BundleImag
     entry.entry_xxh3 = entry.entry_checksum();
     manifest.entries.push_back(std::move(entry));
   }
+  std::filesystem::remove(dir / kBundleSignatureName, error);  // it signed the manifest replaced here
   write_file(dir / kBundleManifestName, manifest_to_json(manifest));
 }
 
@@ -283,7 +285,7 @@ std::vector<std::filesystem::path> BundleSet::split_dirs(std::string_view list) 
   return out;
 }
 
-BundleSet::BundleSet(const std::vector<std::filesystem::path>& dirs) {
+BundleSet::BundleSet(const std::vector<std::filesystem::path>& dirs, std::shared_ptr<const BundlePublicKey> key) {
   for (const std::filesystem::path& dir : dirs) {
     const std::filesystem::path manifest_path = dir / kBundleManifestName;
     const std::optional<std::string> text = read_file(manifest_path);
@@ -291,10 +293,20 @@ BundleSet::BundleSet(const std::vector<std::filesystem::path>& dirs) {
       logger().warn("bundle {}: {} cannot be read; the bundle is skipped", dir.string(), manifest_path.string());
       continue;
     }
+    std::shared_ptr<const BundleSignature> signature;
+    if (key) {
+      BundleSignatureCheck checked = check_bundle_signature(dir, *text, *key);
+      if (checked.status != BundleSignatureStatus::kGood) {
+        logger().warn("bundle {} is refused: {}", dir.string(), checked.problem);
+        refusals_.push_back(std::move(checked.problem));
+        continue;
+      }
+      signature = std::move(checked.signature);
+    }
     try {
       for (BundleEntry& entry : manifest_from_json(*text, manifest_path.string()).entries) {
         const std::string index = index_of(entry.fields.kernel, entry.fields.params_tag, entry.fields.arch);
-        entries_.emplace(index, Located{dir, std::move(entry)});
+        entries_.emplace(index, Located{dir, std::move(entry), signature});
       }
     } catch (const ConfigError& error) {
       logger().warn("bundle {} is skipped: {}", dir.string(), error.what());
@@ -308,9 +320,18 @@ std::shared_ptr<const BundleSet> BundleSet::from_environment() {
     if (value == nullptr || *value == '\0') {
       return nullptr;
     }
-    return std::make_shared<const BundleSet>(split_dirs(value));
+    const char* key = std::getenv("METRALE_BUNDLE_PUBKEY");
+    return std::make_shared<const BundleSet>(
+        split_dirs(value), public_key_from(key != nullptr ? std::optional<std::string>(key) : std::nullopt));
   }();
   return bundles;
+}
+
+std::shared_ptr<const BundlePublicKey> BundleSet::public_key_from(const std::optional<std::string>& value) {
+  if (!value || value->empty()) {
+    return nullptr;
+  }
+  return std::make_shared<const BundlePublicKey>(read_bundle_public_key(*value));
 }
 
 bool BundleSet::has_arch(std::string_view arch) const {
@@ -343,6 +364,12 @@ std::optional<CompiledEntry> BundleSet::find(const BundleKeyFields& fields) cons
     if (const std::string problem = bundle_entry_problem(located.dir, located.entry, &entry); !problem.empty()) {
       warn_once(located, problem);
       continue;
+    }
+    if (located.signature) {
+      if (const std::string problem = located.signature->entry_problem(located.entry, entry); !problem.empty()) {
+        warn_once(located, problem);
+        continue;
+      }
     }
     return entry;
   }

@@ -12,7 +12,9 @@
 // and its key is the one the runtime computes, its arch is the one asked for (and, for a CUBIN, the
 // arch in the image's ELF header), and every file's XXH3-64 matches; anything else is
 // skipped with one warning naming the bundle and the entry, never loaded. Trust is by
-// content: a bundle may be read-only and owned by anyone.
+// content: a bundle may be read-only and owned by anyone. With a public key configured, trust is
+// by signature too (bundle_signature.hpp): an unsigned or wrongly signed bundle is refused whole,
+// an entry whose files are not the signed ones is skipped.
 #pragma once
 
 #include <cstdint>
@@ -90,12 +92,22 @@ struct BundleImage {
 void write_bundle(const std::filesystem::path& dir, const std::vector<BundleImage>& images);
 
 // The bundles a process reads. Thread-safe after construction.
+struct BundlePublicKey;
+class BundleSignature;
+
 class BundleSet {
  public:
-  // Opens each directory's manifest; a missing or unreadable one is a warning, not an error.
-  explicit BundleSet(const std::vector<std::filesystem::path>& dirs);
-  // METRALE_BUNDLE_DIR (':'-separated) of the process, opened once; null when unset.
+  // Opens each directory's manifest; a missing or unreadable one is a warning, not an error. With
+  // `key`, a bundle whose signature does not hold under it is refused (a warning, refusals()).
+  explicit BundleSet(const std::vector<std::filesystem::path>& dirs,
+                     std::shared_ptr<const BundlePublicKey> key = nullptr);
+  // METRALE_BUNDLE_DIR (':'-separated) of the process, opened once, signatures checked under
+  // METRALE_BUNDLE_PUBKEY when set (ConfigError when that file is no public key); null when unset.
   static std::shared_ptr<const BundleSet> from_environment();
+  // The public key METRALE_BUNDLE_PUBKEY names in `value` (null for none or an empty value).
+  static std::shared_ptr<const BundlePublicKey> public_key_from(const std::optional<std::string>& value);
+  // Each bundle refused whole, with its path and the rule ("... is unsigned and a public key ...").
+  [[nodiscard]] const std::vector<std::string>& refusals() const { return refusals_; }
   // Splits a ':'-separated list, dropping empty parts. Pure.
   static std::vector<std::filesystem::path> split_dirs(std::string_view list);
 
@@ -112,10 +124,12 @@ class BundleSet {
   struct Located {
     std::filesystem::path dir;
     BundleEntry entry;
+    std::shared_ptr<const BundleSignature> signature;  // null: no key configured
   };
   void warn_once(const Located& located, const std::string& problem) const;
 
   std::multimap<std::string, Located> entries_;  // by kernel \x1f params \x1f arch
+  std::vector<std::string> refusals_;
   mutable std::mutex warned_mutex_;
   mutable std::set<std::string> warned_;
 };

@@ -16,6 +16,7 @@
 #include "ground/log.hpp"
 #include "jit/cache_file_io.hpp"
 #include "jit/cache_location.hpp"
+#include "jit/cache_trust.hpp"
 #include "metrale/error.hpp"
 
 namespace metrale {
@@ -127,18 +128,16 @@ DiskCache DiskCache::open_at(const std::filesystem::path& dir) {
   if (auto problem = env_path_problem("the cache directory", dir.native()); !problem.empty()) {
     return refuse(problem);
   }
-  const std::filesystem::path clean = dir.lexically_normal();
-  if (CacheIoResult made = make_private_directories(clean); !made.ok) {
-    return refuse(made.message);
+  const TrustedFolder trusted = trusted_cache_folder(dir);
+  if (!trusted.dir) {
+    return refuse("refusing cache directory " + trusted.problem);
   }
+  const std::filesystem::path clean = *trusted.dir;
   struct stat info {};
   if (::stat(clean.c_str(), &info) != 0) {
     return refuse(fmt::format("cannot stat cache directory {}: {}", clean.string(), errno_text(errno)));
   }
   const uid_t me = ::geteuid();
-  if (CachePathRefusal refusal = cache_dir_refusal(info, me); refusal != CachePathRefusal::none) {
-    return refuse("refusing cache directory " + describe_refusal(refusal, clean, info, me));
-  }
   ignore_file_size_signal();
   DiskCache cache(clean, {});
   if (::access(clean.c_str(), W_OK) != 0) {

@@ -177,8 +177,11 @@ void Runtime::initialise(RuntimeOptions& options) {
       bundle_dirs.push_back(std::move(dir));
     }
   }
+  // Read even with no bundle named: a configured key that is no key is an error, never ignored.
+  const std::shared_ptr<const BundlePublicKey> bundle_key = BundleSet::public_key_from(
+      options.bundle_public_key ? options.bundle_public_key : options.env("METRALE_BUNDLE_PUBKEY"));
   if (!bundle_dirs.empty()) {
-    registry_options.bundles = std::make_shared<const BundleSet>(bundle_dirs);
+    registry_options.bundles = std::make_shared<const BundleSet>(bundle_dirs, bundle_key);
   } else if (!given) {
     registry_options.bundles = nullptr;  // the environment given names none
   }

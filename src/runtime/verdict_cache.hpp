@@ -5,16 +5,23 @@
 // keys of the kernels it is checked against), so a new driver, another device or changed code
 // checks again. Only verdicts of the kernel's code are stored (passed or failed by a comparison);
 // a time limit, a fault or a skip is never stored.
-// Invariants: a file is used only if it parses and its stored key equals the one asked for; an
+// Invariants: the verdicts folder is used only when the cache root and its chain are trusted
+// (jit/cache_trust.hpp: no relative, foreign or group/other-writable folder); otherwise nothing is
+// stored or read, with one warning. Every verdict carries a keyed checksum (MAC) under the
+// cache's secret key (verdicts/key, 0600, jit/cache_secret.hpp), so a verdict edited or planted
+// by anyone who lacks the key is refused (a warning naming the file) and the kernel checked again.
+// A file is used only if it parses, its MAC holds and its stored key equals the one asked for; an
 // unreadable, corrupt or foreign file is ignored (one warning per process) and the kernel is
-// checked again (its new verdict then replaces the file); a cache with no directory stores
-// nothing; writes are atomic (temp file + rename), so readers never see half a verdict.
+// checked again (its new verdict then replaces the file); writes are atomic (temp file + rename),
+// so readers never see half a verdict.
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "jit/cache_secret.hpp"
 #include "runtime/kernel_verification.hpp"
 
 namespace metrale {
@@ -33,15 +40,19 @@ struct VerdictKey {
   [[nodiscard]] std::string file_name() const;
 };
 
-// A verdict as text and back (JSON with the key's fields). Pure.
-std::string verdict_to_text(const VerdictKey& key, const KernelVerdict& verdict);
-// nullopt when the text does not parse or names another key.
-std::optional<KernelVerdict> verdict_from_text(const VerdictKey& key, const std::string& text);
+// A verdict as text and back (JSON with the key's fields and "mac", the keyed checksum of the
+// rest under `secret`). Pure.
+std::string verdict_to_text(const VerdictKey& key, const KernelVerdict& verdict, const CacheSecret& secret);
+// nullopt when the text does not parse, its MAC does not hold or it names another key; `problem`
+// (when given) then says which.
+std::optional<KernelVerdict> verdict_from_text(const VerdictKey& key, const std::string& text,
+                                               const CacheSecret& secret, std::string* problem = nullptr);
 
 class VerdictCache {
  public:
-  // No directory: nothing stored, nothing found.
-  explicit VerdictCache(std::optional<std::filesystem::path> dir) : dir_(std::move(dir)) {}
+  // `dir`: the verdicts folder, a subfolder of a cache root (checked, created and its key made
+  // on first use). No directory: nothing stored, nothing found.
+  explicit VerdictCache(std::optional<std::filesystem::path> dir);
   [[nodiscard]] const std::optional<std::filesystem::path>& dir() const { return dir_; }
 
   // The stored verdict (cached = true), or nullopt.
@@ -50,7 +61,11 @@ class VerdictCache {
   void store(const VerdictKey& key, const KernelVerdict& verdict) const;
 
  private:
+  struct Folder;  // the trusted folder and its key, resolved once
+  [[nodiscard]] const Folder& folder() const;
+
   std::optional<std::filesystem::path> dir_;
+  std::shared_ptr<Folder> folder_;
 };
 
 }  // namespace metrale

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -236,16 +237,24 @@ TEST_CASE("a verdict is kept and read back only under its own key", "[runtime][v
   verdict.worst = "gate_out[3][17] = 0.412, reference 0.388";
   verdict.refusal = refusal_text("NVIDIA H200, driver 580.159.04", verdict.worst);
   verdict.ms = 1.5;
-  const std::string text = verdict_to_text(key, verdict);
-  const std::optional<KernelVerdict> back = verdict_from_text(key, text);
+  CacheSecret secret;
+  secret.bytes.fill(0x5a);
+  secret.bytes[3] = 0x11;
+  const std::string text = verdict_to_text(key, verdict, secret);
+  const std::optional<KernelVerdict> back = verdict_from_text(key, text, secret);
   REQUIRE(back);
   CHECK(back->cached);
   CHECK(back->refusal ==
         "failed its check on NVIDIA H200, driver 580.159.04: gate_out[3][17] = 0.412, reference 0.388");
   VerdictKey other_driver = key;
   other_driver.driver = "590.1";
-  CHECK_FALSE(verdict_from_text(other_driver, text));
-  CHECK_FALSE(verdict_from_text(key, text.substr(0, text.size() / 2)));
+  CHECK_FALSE(verdict_from_text(other_driver, text, secret));
+  CHECK_FALSE(verdict_from_text(key, text.substr(0, text.size() / 2), secret));
+  CacheSecret other_secret = secret;
+  other_secret.bytes[0] ^= 1;
+  std::string problem;
+  CHECK_FALSE(verdict_from_text(key, text, other_secret, &problem));
+  CHECK_THAT(problem, Catch::Contains("keyed checksum does not hold"));
   CHECK(key.file_name().rfind("k.b256.", 0) == 0);
 }
 
@@ -264,4 +273,46 @@ TEST_CASE("a check's rows fold into one verdict", "[runtime][verify]") {
   const std::vector<ops::CheckResult> skipped{skip};
   CHECK(verdict_from_rows(skipped).verdict == ops::CheckVerdict::kSkipped);
   CHECK_FALSE(verdict_from_rows(skipped).cacheable);
+}
+
+TEST_CASE("an edited verdict is refused by its keyed checksum and its kernel is checked again",
+          "[runtime][verify][trust]") {
+  // Its own folders: ctest may run the other cases of this file at the same time.
+  const std::filesystem::path cache = work_dir() / "mac-cache";
+  std::filesystem::remove_all(cache);
+  const std::filesystem::path templates = work_dir() / "mac-templates";
+  test::write_edited_templates(templates);
+  RuntimeOptions options = planted_options(templates);
+  options.cache_dir = cache.string();
+  const std::vector<std::uint16_t> x = ref::random_bf16(std::size_t{64} * 1024, 0x3ac5, 4.0F);
+  const ref::Fp8RefResult expected = ref::fp8_act_quant_reference(x, {64, 1024, 1024, false});
+  {
+    auto first = Runtime::open(options);
+    REQUIRE(first->verdict(ops::kFp8QuantTwinKernel)->verdict == ops::CheckVerdict::kFailed);
+  }
+  // Someone without the cache's key turns the planted twin's failure into a pass; the JSON stays valid.
+  std::size_t edited = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(cache / "verdicts")) {
+    if (entry.path().filename().string().rfind(std::string(ops::kFp8QuantTwinKernel) + ".", 0) != 0) {
+      continue;
+    }
+    std::ifstream in(entry.path());
+    nlohmann::json json = nlohmann::json::parse(in);
+    json["verdict"] = "passed";
+    json["refusal"] = "";
+    std::ofstream(entry.path(), std::ios::trunc) << json.dump(2);
+    ++edited;
+  }
+  REQUIRE(edited == 1);
+  auto warm = Runtime::open(options);
+  CHECK(warm->verification_checks_run() == 1);  // the twin's, checked again
+  const std::optional<KernelVerdict> twin = warm->verdict(ops::kFp8QuantTwinKernel);
+  REQUIRE(twin);
+  CHECK(twin->verdict == ops::CheckVerdict::kFailed);
+  CHECK_FALSE(twin->cached);
+  CHECK(warm->verdict(ops::kFp8QuantSharedKernel)->cached);  // an untouched verdict still serves
+  const Fp8Run run = run_fp8(*warm, x);
+  CHECK(run.pick.role == "parent");
+  CHECK(run.scales == expected.scales);
+  CHECK(run.q == expected.q);
 }

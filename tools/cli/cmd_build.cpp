@@ -4,7 +4,8 @@
 // DIR/<target>/<kernel>.<params>.<arch>.ptx and .cubin, and prints one row per kernel with
 // the resources ptxas reported. --bundle writes an ahead-of-time bundle (bundle.hpp) that
 // a runtime reads through RuntimeOptions::bundle_dirs or METRALE_BUNDLE_DIR; a variant that
-// several targets ship is written once. Exit 1 when a shipped kernel fails, with the compiler's log.
+// several targets ship is written once; --sign KEYFILE then signs it (bundle_signature.hpp). Exit 1
+// when a shipped kernel fails, with the compiler's log.
 // Which targets at which arch is a pure decision (plan_builds); the device only informs it. A
 // target's [shapes] add their shape-specialised variants (ops/pinned_shapes.hpp) to its batch;
 // --pinned-only leaves their kernels' generic forms out, as Runtime::open with background variants
@@ -27,6 +28,7 @@
 #include "cli_support.hpp"
 #include "gpu/cuda_backend.hpp"
 #include "jit/bundle.hpp"
+#include "jit/bundle_signature.hpp"
 #include "jit/compiled_entry.hpp"
 #include "jit/nvrtc_compiler.hpp"
 #include "metrale/error.hpp"
@@ -47,6 +49,7 @@ struct BuildOptions {
   bool all_targets = false;
   std::string out;
   std::string bundle;
+  std::string sign;  // the secret key file that signs the bundle (--sign)
   bool pinned_only = false;
   bool json = false;
 };
@@ -261,6 +264,9 @@ int build(const BuildOptions& options) {
   if (options.all_targets && !options.target.empty()) {
     throw UsageError("--target and --all-targets exclude each other");
   }
+  // The key is read before anything is built: a bad key file fails in a moment, not after the build.
+  const std::optional<BundleSecretKey> signing_key =
+      options.sign.empty() ? std::nullopt : std::optional<BundleSecretKey>(read_bundle_secret_key(options.sign));
   const auto targets = load_targets(metrale::ops::library_catalog());
   const std::optional<DeviceInfo> device = detect_device();
   const std::vector<BuildPlan> plans = plan_builds(targets, options, device);
@@ -314,6 +320,9 @@ int build(const BuildOptions& options) {
   }
   const bool any_failed = print_failures(rows) > 0;
   const std::size_t bundled = options.bundle.empty() ? 0 : write_bundle_of(registry, rows, options.bundle);
+  if (signing_key) {
+    sign_bundle(options.bundle, *signing_key);
+  }
   const auto failed = std::count_if(rows.begin(), rows.end(), [](const KernelRow& row) { return !row.record.ok(); });
   if (options.json) {
     nlohmann::json out = nlohmann::json::array();
@@ -331,7 +340,10 @@ int build(const BuildOptions& options) {
                    .c_str(),
                stdout);
     if (!options.bundle.empty()) {
-      std::fputs(fmt::format("bundle {}: {} entries\n", options.bundle, bundled).c_str(), stdout);
+      std::fputs(
+          fmt::format("bundle {}: {} entries{}\n", options.bundle, bundled, signing_key ? ", signed (bundle.sig)" : "")
+              .c_str(),
+          stdout);
     }
   }
   return any_failed ? kFailed : kDone;
@@ -346,6 +358,10 @@ void setup_build(CLI::App& app, CommandContext& context) {
   command->add_option("--out", options->out, "Write DIR/<target>/<kernel>.<params>.<arch>.ptx and .cubin");
   command->add_option("--bundle", options->bundle,
                       "Write an ahead-of-time bundle (bundle.json, CUBIN and PTX per variant) to DIR");
+  command
+      ->add_option("--sign", options->sign,
+                   "Sign the bundle with this Ed25519 secret key file (metrale-jit keygen): bundle.sig")
+      ->needs(command->get_option("--bundle"));
   command->add_flag("--pinned-only", options->pinned_only,
                     "Leave the generic form of a kernel whose shapes the target pins to first sight, as "
                     "Runtime::open with background variants does (ignored with --bundle)");
