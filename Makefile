@@ -41,7 +41,7 @@ tsan: deps
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMETRALE_WERROR=ON -DMETRALE_SANITIZE=thread \
 	  -DMETRALE_BUILD_TOOLS=OFF $(CMAKE_FLAGS)
 	cmake --build build-tsan -j $(JOBS) --target metrale_concurrency_tests
-	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/tests/metrale_concurrency_tests -w NoTests "[concurrency]"
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 build-tsan/tests/metrale_concurrency_tests -w NoTests "[concurrency]"
 
 # libFuzzer targets, about 30 s each.
 fuzz: deps

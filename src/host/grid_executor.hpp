@@ -53,6 +53,8 @@ class GridExecutor {
   [[nodiscard]] unsigned worker_threads() const { return worker_threads_; }
   // The observer slots a run with clusters of `cluster_blocks` uses: one per block running at once.
   [[nodiscard]] unsigned slots(std::uint32_t cluster_blocks) const { return worker_threads_ * cluster_blocks; }
+  // The launch lock, held: no launch runs while it is (HostBackend::lock_for_fork).
+  [[nodiscard]] std::unique_lock<std::mutex> lock_for_fork() { return std::unique_lock(launch_mutex_); }
 
  private:
   unsigned worker_threads_;

@@ -151,6 +151,14 @@ host::HostJitStats HostBackend::jit_stats() const {
   return jit_ ? jit_->stats() : host::HostJitStats{};
 }
 
+HostBackend::ForkLocks HostBackend::lock_for_fork() {
+  ForkLocks locks;
+  locks.kernels = std::unique_lock(kernels_mutex_);
+  locks.launch = executor_->lock_for_fork();
+  locks.memory = memory_.lock_for_fork();
+  return locks;
+}
+
 void HostBackend::launch(KernelHandle kernel, const LaunchConfig& config, std::span<const KernelArg> args) {
   HostKernelInfo entry;
   {

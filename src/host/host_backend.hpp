@@ -13,6 +13,10 @@
 // of its grid the sampling names and leaves its LaunchTraffic (host/launch_traffic.hpp).
 // A profile belongs to one caller: begin_profile, the launches and end_profile must not race
 // with launches from other threads.
+// Forking (a check in a child process, runtime/check_in_child.hpp): lock_for_fork holds every
+// lock of the backend (its kernels, and with them the host JIT's; the executor's launch lock; its
+// memory's), so a child forked while they are held, and that releases its copies, finds none of
+// them taken by a thread that does not exist there.
 #pragma once
 
 #include <atomic>
@@ -119,6 +123,20 @@ class HostBackend final : public GpuBackend {
   // The run-time compiler's counts (all zero until a variant without a built-in instantiation
   // is loaded).
   [[nodiscard]] host::HostJitStats jit_stats() const;
+
+  // Every lock of this backend, held until release() (in the parent and in a forked child, each
+  // its own copy). Taken in one order: kernels, launch, memory; no other path nests them.
+  struct ForkLocks {
+    std::unique_lock<std::mutex> kernels;
+    std::unique_lock<std::mutex> launch;
+    std::unique_lock<std::mutex> memory;
+    void release() {
+      memory.unlock();
+      launch.unlock();
+      kernels.unlock();
+    }
+  };
+  [[nodiscard]] ForkLocks lock_for_fork();
 
  private:
   // A kernel and, when the host JIT compiled it, the digest of the source it was compiled from

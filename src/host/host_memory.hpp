@@ -36,6 +36,8 @@ class HostMemory {
   [[nodiscard]] std::size_t live_allocations() const;
   // [start, end) of every live allocation, sorted (what a profile counts as device memory).
   [[nodiscard]] std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges() const;
+  // This memory's lock, held (HostBackend::lock_for_fork).
+  [[nodiscard]] std::unique_lock<std::mutex> lock_for_fork() const { return std::unique_lock(mutex_); }
 
  private:
   mutable std::mutex mutex_;

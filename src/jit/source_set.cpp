@@ -26,7 +26,15 @@ void SourceSet::add_embedded_templates(const EnvLookup& env) {
       throw ConfigError("METRALE_TEMPLATE_DIR='" + *dir +
                         "' is not an existing directory (unset it to use the embedded templates)");
     }
+    const std::size_t before = sources_.size();
     add_directory(*dir);
+    if (sources_.size() == before) {
+      // It replaces the embedded templates: an empty one would leave every kernel without its
+      // source, each refused later with a message that never names the variable.
+      throw ConfigError("METRALE_TEMPLATE_DIR='" + *dir +
+                        "' holds no .cuh template (it replaces the embedded templates: put the templates there, "
+                        "or unset it to use the embedded ones)");
+    }
     return;
   }
   for (const EmbeddedFile& file : embedded_templates()) {

@@ -143,7 +143,8 @@ OpDeclaration fp8_act_quant_declaration() {
                         !call.forced_role.empty());
   };
   op.explain = explain;
-  op.check = fp8_act_quant_check;  // ops/fp8_act_quant_check.cpp
+  op.shape_rules = [](OpArgValues values) { validate_fp8_quant_args(unpack(values)); };  // run's own
+  op.check = fp8_act_quant_check;                                                        // ops/fp8_act_quant_check.cpp
   return op;
 }
 

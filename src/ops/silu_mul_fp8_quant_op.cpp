@@ -186,6 +186,7 @@ OpDeclaration silu_mul_fp8_quant_declaration() {
   op.args[kScratch].optional = true;
   op.run = run;
   op.explain = explain;
+  op.shape_rules = [](OpArgValues values) { validate_silu_mul_fp8_quant_args(unpack(values)); };  // run's own
   op.check = silu_mul_fp8_quant_check;  // ops/silu_mul_fp8_quant_check.cpp
   return op;
 }

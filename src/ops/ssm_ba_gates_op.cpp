@@ -280,7 +280,8 @@ OpDeclaration ssm_ba_gates_declaration() {
                         !call.forced_role.empty());
   };
   op.explain = explain;
-  op.check = ssm_ba_gates_check;  // ops/ssm_ba_gates_check.cpp
+  op.shape_rules = [](OpArgValues values) { validate_ba_gates_args(unpack(values)); };  // run's own
+  op.check = ssm_ba_gates_check;                                                        // ops/ssm_ba_gates_check.cpp
   return op;
 }
 

@@ -3,10 +3,13 @@
 // on an isolated stream (GpuBackend::isolate), cut off at a time limit, folded into one verdict.
 // Invariants: every way a check can end is a verdict, never an exception: rows that all passed
 // (passed), a row that failed, a check that threw (a fault; a sticky context error is named as
-// such) or one past its time limit (failed: refused); no row at all, or only skipped rows, is
-// skipped (nothing could check it: published, and said so). A check past its limit keeps running
-// on its own thread; the caller keeps its Straggler and must outlive it (the runtime waits for it
-// in its destructor, after the registry's background builds).
+// such), one that crashed or one past its time limit ("check exceeded N ms") (failed: refused); no
+// row at all, or only skipped rows, is skipped (nothing could check it: published, and said so).
+// On the host backend the checks run in a child process (check_in_child.hpp): one past its limit
+// is killed, one that faults (SIGSEGV, SIGBUS) ends only the child, and nothing is left running.
+// On a GPU they run on a thread of their own; one past its limit keeps running there, the caller
+// keeps its Straggler and must outlive it (the runtime waits for it in its destructor, after the
+// registry's background builds).
 #pragma once
 
 #include <chrono>

@@ -373,9 +373,6 @@ ops::Pick OpRef::run_values(ops::OpArgValues values, std::uint64_t stream, std::
 
 ops::Explanation Runtime::explain(std::string_view op, std::span<const ops::NamedArg> shape, bool m_given) const {
   ops::OpContext context = op_context(op);
-  if (!context.op->explain) {
-    throw ArgumentError(fmt::format("op {} has nothing to explain (its declaration has no explain)", context.op->name));
-  }
   std::array<std::uint64_t, ops::kMaxArgs> values{};
   const std::span<std::uint64_t> bound(values.data(), context.op->args.size());
   ops::bind_shape(*context.op, shape, bound);
@@ -383,7 +380,7 @@ ops::Explanation Runtime::explain(std::string_view op, std::span<const ops::Name
   if (backend_ && !context.op->shape_constants.empty()) {
     take_shape_variants(context, bound, 0, ShapeBuild::kNever);
   }
-  ops::Explanation explanation = context.op->explain(context, ops::ExplainQuery{bound, m_given});
+  ops::Explanation explanation = ops::explain_op(context, ops::ExplainQuery{bound, m_given});
   // Each role's verdict, and a refused kernel's refusal as the reason it does not run.
   for (ops::RoleExplanation& row : explanation.roles) {
     const std::optional<KernelVerdict> verdict = this->verdict(row.kernel);

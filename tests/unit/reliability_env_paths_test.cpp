@@ -166,6 +166,16 @@ TEST_CASE("reliability: METRALE_TEMPLATE_DIR relative, missing, a file, or odd",
     sources.add_embedded_templates();
     CHECK(sources.names() == std::vector<std::string>{"odd.cuh"});
   }
+  SECTION("an empty directory (or one without a .cuh) is refused by name, not left without sources") {
+    temp.write("empty/notes.txt", "no template here");
+    ScopedEnv env("METRALE_TEMPLATE_DIR", (temp.path() / "empty").string());
+    SourceSet sources;
+    CHECK_THROWS_AS(sources.add_embedded_templates(), ConfigError);
+    CHECK_THROWS_WITH(sources.add_embedded_templates(),
+                      "METRALE_TEMPLATE_DIR='" + (temp.path() / "empty").string() +
+                          "' holds no .cuh template (it replaces the embedded templates: put the templates there, "
+                          "or unset it to use the embedded ones)");
+  }
   for (const std::string& value : {std::string("no-such-dir"), (temp.path() / "tpl" / "mine.cuh").string(),
                                    (temp.path() / (kOddName + "-missing")).string()}) {
     INFO(value);

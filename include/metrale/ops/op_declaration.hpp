@@ -60,6 +60,9 @@ struct ArgDecl {
   // caller holding arrays size an output whose dims name a defaulted stride, and take a dense
   // size from a stride it filled from a shape.
   std::string zero_means;
+  // Outputs: the input (by name) this output overwrites in place; it may then start at that
+  // input's address. Empty: the output may share no byte with any input or other output.
+  std::string in_place_of;
   std::string doc;  // one line
 
   [[nodiscard]] bool tensor() const { return kind != ArgKind::kScalar; }
@@ -271,8 +274,14 @@ struct OpDeclaration {
   std::function<Pick(const OpContext&, const OpCall&)> run;
   // The pick for a shape without launching; empty when the op has nothing to explain.
   std::function<Explanation(const OpContext&, const ExplainQuery&)> explain;
+  // The argument rules run applies (its own validation, called with stand-in tensor addresses:
+  // aligned, distinct, never read), so explain_op refuses exactly the shapes run refuses, with
+  // run's message. Empty: explain checks only the declared ranges.
+  std::function<void(OpArgValues)> shape_rules;
   // Runs each role (forced) on the context's device at random problems that cover its paths and
-  // checks it against the parent or a CPU reference; empty when the op has no check.
+  // checks it against the parent or a CPU reference; empty when the op has no check. Verification
+  // on the host backend calls it in a child process (runtime/check_in_child.hpp): it must not wait
+  // for the caller's other threads, and what it changes outside its rows stays in that process.
   std::function<std::vector<CheckResult>(const OpContext&, const CheckOptions&)> check;
 
   // The index of the argument, role or lever of that name; nullopt when there is none.
@@ -335,6 +344,12 @@ void bind_args(const OpDeclaration& op, std::span<const NamedArg> named, std::sp
 // argument, every scalar inside its range; ArgumentError naming the op, the argument and the rule.
 void check_values(const OpDeclaration& op, OpArgValues values);
 
+// ArgumentError naming both arguments and the rule when an output's bytes (its declared dims times
+// its dtype's size) overlap an input's or another output's, except an output declared in place of
+// that input (ArgDecl::in_place_of) at the input's own address; a shape the op's shape_rules
+// refuse is refused by them instead. run_op applies it to every call; allocates nothing.
+void check_no_aliasing(const OpDeclaration& op, OpArgValues values);
+
 // The same for explain's shape: tensors are not needed (0), a scalar not given takes its fallback
 // or 0; names and ranges are checked as bind_args does.
 void bind_shape(const OpDeclaration& op, std::span<const NamedArg> named, std::span<std::uint64_t> out);
@@ -371,5 +386,11 @@ std::string_view resolve_role(const OpDeclaration& op, std::string_view role_or_
 // naming the op's roles for an unknown one, or naming the refusal of a forced kernel verification
 // refused), then the declaration's run; a verdict on a refused role names its refusal.
 Pick run_op(const OpContext& context, const OpCall& call);
+
+// Explains a shape on the context: the op's shape_rules first (M taken as 1 when the query gives
+// none: explain then answers for every M), so a shape run refuses is refused here with run's
+// ArgumentError, then the declaration's explain. ArgumentError for an op with nothing to explain.
+// Runtime::explain and the CLI both call it.
+Explanation explain_op(const OpContext& context, const ExplainQuery& query);
 
 }  // namespace metrale::ops

@@ -310,6 +310,13 @@ void check_declaration(const OpDeclaration& op) {
       declaration_error(op,
                         fmt::format("scalar '{}': zero_means '{}' names no scalar argument", arg.name, arg.zero_means));
     }
+    if (!arg.in_place_of.empty()) {
+      const auto input = op.arg_index(arg.in_place_of);
+      if (arg.kind != ArgKind::kOutput || !input || op.args[*input].kind != ArgKind::kInput) {
+        declaration_error(op, fmt::format("argument '{}': in_place_of '{}' needs an output naming an input tensor",
+                                          arg.name, arg.in_place_of));
+      }
+    }
     for (const std::string& dim : arg.dims) {
       if (!dim_is_valid(op, dim)) {
         declaration_error(op, fmt::format("tensor '{}': dim '{}' names no scalar argument (a scalar, a number or "
@@ -410,6 +417,7 @@ Pick run_op(const OpContext& context, const OpCall& call) {
     throw ArgumentError(
         fmt::format("{}: {} argument values for {} declared arguments", op.name, call.args.size(), op.args.size()));
   }
+  check_no_aliasing(op, call.args);
   if (!resolved.forced_role.empty()) {
     const OpKernel& forced = context.kernel(resolved.forced_role);
     if (!forced.refusal.empty()) {
@@ -428,6 +436,34 @@ Pick run_op(const OpContext& context, const OpCall& call) {
     }
   }
   return pick;
+}
+
+Explanation explain_op(const OpContext& context, const ExplainQuery& query) {
+  if (context.op == nullptr) {
+    throw ArgumentError("an explain without an op");
+  }
+  const OpDeclaration& op = *context.op;
+  if (!op.explain) {
+    throw ArgumentError(fmt::format("op {} has nothing to explain (its declaration has no explain)", op.name));
+  }
+  if (query.args.size() != op.args.size()) {
+    throw ArgumentError(
+        fmt::format("{}: {} argument values for {} declared arguments", op.name, query.args.size(), op.args.size()));
+  }
+  if (op.shape_rules) {
+    // A shape names no memory: each tensor a stand-in address run's pointer rules accept (aligned,
+    // far apart, so no two overlap); a left-out optional tensor stays left out.
+    std::array<std::uint64_t, kMaxArgs> values{};
+    for (std::size_t i = 0; i < op.args.size(); ++i) {
+      const ArgDecl& arg = op.args[i];
+      values[i] = !arg.tensor() ? query.args[i] : arg.optional ? 0 : (std::uint64_t{i} + 1) << 40;
+    }
+    if (const auto m = op.arg_index("m"); m && !query.m_given && values[*m] == 0) {
+      values[*m] = 1;  // every M is asked: the rules are checked at the smallest
+    }
+    op.shape_rules(OpArgValues(values.data(), op.args.size()));
+  }
+  return op.explain(context, query);
 }
 
 }  // namespace metrale::ops
