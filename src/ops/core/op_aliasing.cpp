@@ -6,6 +6,7 @@
 // rules refuse that shape by name) is not compared.
 #include <fmt/format.h>
 
+#include <array>
 #include <optional>
 #include <string_view>
 
@@ -105,16 +106,20 @@ std::optional<Range> range_of(const OpDeclaration& op, OpArgValues values, std::
 }  // namespace
 
 void check_no_aliasing(const OpDeclaration& op, OpArgValues values) {
-  if (values.size() != op.args.size()) {
+  if (values.size() != op.args.size() || values.size() > kMaxArgs) {
     return;  // the callers refuse a wrong count by name first
+  }
+  // Each tensor's range once (the pairs below only compare them): this runs on every op call.
+  std::array<std::optional<Range>, kMaxArgs> ranges;
+  for (std::size_t i = 0; i < op.args.size(); ++i) {
+    if (op.args[i].tensor()) {
+      ranges[i] = range_of(op, values, i);
+    }
   }
   for (std::size_t out = 0; out < op.args.size(); ++out) {
     const ArgDecl& output = op.args[out];
-    if (output.kind != ArgKind::kOutput) {
-      continue;
-    }
-    const std::optional<Range> written = range_of(op, values, out);
-    if (!written || written->start == written->end) {
+    const std::optional<Range>& written = ranges[out];
+    if (output.kind != ArgKind::kOutput || !written || written->start == written->end) {
       continue;
     }
     for (std::size_t other = 0; other < op.args.size(); ++other) {
@@ -123,7 +128,7 @@ void check_no_aliasing(const OpDeclaration& op, OpArgValues values) {
       if (other == out || read.kind == ArgKind::kScalar || (read.kind == ArgKind::kOutput && other < out)) {
         continue;
       }
-      const std::optional<Range> seen = range_of(op, values, other);
+      const std::optional<Range>& seen = ranges[other];
       if (!seen || seen->start == seen->end || seen->end <= written->start || written->end <= seen->start) {
         continue;
       }
