@@ -15,7 +15,7 @@
 #include "ops/op_explain_twin.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/op_verdict.hpp"
-#include "ops/silu_mul_fp8_quant.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant.hpp"
 
 namespace metrale::ops {
 namespace {

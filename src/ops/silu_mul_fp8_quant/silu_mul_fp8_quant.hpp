@@ -2,7 +2,7 @@
 // quant op, q, scales = fp8_quant(bf16(silu(gate) * up)) per token and 128-element group:
 // its arguments and their checks, the parent's and the twin's launches, the byte floor, and the
 // op call (validate, guard, pick, log once, launch). Math: DESIGN.md "Kernel C"; the kernels:
-// templates/silu_mul_fp8_quant.cuh.
+// src/ops/silu_mul_fp8_quant/silu_mul_fp8_quant.cuh.
 // Invariants: a shape no kernel can take is an ArgumentError before anything launches; the
 // parent is two launches (silu_mul_bf16 into the caller's bf16 scratch, then the FP8 op's shared
 // kernel over it, through the FP8 op's own launcher) and the twin one, with the same codes and
@@ -19,8 +19,8 @@
 #include "metrale/gpu/kernel_params.hpp"
 #include "metrale/gpu/launch_config.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
-#include "ops/silu_mul_fp8_quant_guard.hpp"
-#include "ops/silu_mul_fp8_quant_kernels.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant_guard.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant_kernels.hpp"
 
 namespace metrale::ops {
 

@@ -2,7 +2,7 @@
 // parent step's parameter rule.
 // Why the twin takes the FP8 twin's rule: it is the FP8 twin's group layout (a team of 16, 8 or 4
 // lanes per 128-element group, GROUPS groups per CTA) with a different load.
-#include "ops/silu_mul_fp8_quant_kernels.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant_kernels.hpp"
 
 #include <fmt/format.h>
 

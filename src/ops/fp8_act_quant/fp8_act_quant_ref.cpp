@@ -1,5 +1,5 @@
 // fp8_act_quant_ref.cpp: the FP8 references and their own e4m3fn rounding.
-#include "ref/fp8_act_quant_ref.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant_ref.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 // cluster) split each token tile's K range. Pure functions, apart from the
 // guard (ssm_ba_gates_mma_guard.hpp), so the kernel catalog's rule and the fuzzers' parser
 // library can size a variant without the guard's logging.
-// Invariant: ba_gates_mma_shared_bytes equals templates/ssm_ba_gates_mma.cuh's function of the
+// Invariant: ba_gates_mma_shared_bytes equals src/ops/ssm_ba_gates/ssm_ba_gates_mma.cuh's function of the
 // same name for every shape a launch can have (kernels_ba_gates_mma_layout_test).
 #pragma once
 

@@ -1,5 +1,5 @@
 // silu_mul_fp8_quant_ref.cpp: the SiLU-and-mul references; the quantiser is the FP8 op's reference.
-#include "ref/silu_mul_fp8_quant_ref.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant_ref.hpp"
 
 #include <cmath>
 #include <cstddef>

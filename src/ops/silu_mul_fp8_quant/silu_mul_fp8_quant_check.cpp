@@ -26,11 +26,11 @@
 
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "ops/core/library_ops.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant_ref.hpp"
 #include "ops/op_check_support.hpp"
-#include "ops/silu_mul_fp8_quant_guard.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant_guard.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant_ref.hpp"
 #include "ref/bf16.hpp"
-#include "ref/fp8_act_quant_ref.hpp"
-#include "ref/silu_mul_fp8_quant_ref.hpp"
 
 namespace metrale::ops {
 namespace {

@@ -1,6 +1,6 @@
 // silu_mul_fp8_quant.cpp: the SiLU-and-mul FP8 quant op: argument checks, the parent's two
 // launches, the twin's launch, the byte floor and the op call.
-#include "ops/silu_mul_fp8_quant.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 
 #include "metrale/error.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
-#include "ops/fp8_act_quant_floor.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant_floor.hpp"
 #include "ops/op_checks.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/op_verdict.hpp"

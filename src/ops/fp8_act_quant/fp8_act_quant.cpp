@@ -5,8 +5,8 @@
 
 #include "metrale/error.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
-#include "op_checks.hpp"
-#include "ops/fp8_act_quant_floor.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant_floor.hpp"
+#include "ops/op_checks.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/op_verdict.hpp"
 

@@ -11,9 +11,9 @@
 
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "ops/core/library_ops.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant_ref.hpp"
 #include "ops/op_check_support.hpp"
 #include "ref/bf16.hpp"
-#include "ref/fp8_act_quant_ref.hpp"
 
 namespace metrale::ops {
 namespace {

@@ -1,6 +1,6 @@
 // ssm_ba_gates_mma_layout.cpp: the tensor-core BA kernel's shared-memory size, the device's
 // limit and its K split.
-#include "ops/ssm_ba_gates_mma_layout.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates_mma_layout.hpp"
 
 #include <algorithm>
 

@@ -1,12 +1,12 @@
 // silu_mul_fp8_quant_guard.cpp: the fused SiLU-and-mul FP8 twin's guard, pick and verdict log.
-#include "ops/silu_mul_fp8_quant_guard.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant_guard.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "metrale/target/levers.hpp"
-#include "ops/fp8_act_quant_floor.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant_floor.hpp"
 #include "ops/op_guard_table.hpp"
 #include "ops/op_verdict.hpp"
 

@@ -1,7 +1,7 @@
-// ssm_ba_gates_mapping.cpp: the BA-gates index mappings, mirrored from templates/ssm_ba_gates.cuh.
-#include "ops/ssm_ba_gates_mapping.hpp"
+// ssm_ba_gates_mapping.cpp: the BA-gates index mappings, mirrored from src/ops/ssm_ba_gates/ssm_ba_gates.cuh.
+#include "ops/ssm_ba_gates/ssm_ba_gates_mapping.hpp"
 
-#include "ops/ssm_ba_gates_guard.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates_guard.hpp"
 
 namespace metrale::ops {
 

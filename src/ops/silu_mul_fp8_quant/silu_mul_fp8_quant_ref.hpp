@@ -12,7 +12,7 @@
 #include <span>
 #include <vector>
 
-#include "ref/fp8_act_quant_ref.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant_ref.hpp"
 
 namespace metrale::ref {
 

@@ -1,5 +1,5 @@
 // fp8_act_quant_floor.cpp: the FP8 twin's CTA floor, grid, guard, pick and verdict log.
-#include "ops/fp8_act_quant_floor.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant_floor.hpp"
 
 #include <fmt/format.h>
 

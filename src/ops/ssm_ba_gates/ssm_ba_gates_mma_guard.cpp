@@ -1,6 +1,6 @@
 // ssm_ba_gates_mma_guard.cpp: the tensor-core BA-gates kernel's guard, the combined pick and its
 // verdict log.
-#include "ops/ssm_ba_gates_mma_guard.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates_mma_guard.hpp"
 
 #include <fmt/format.h>
 

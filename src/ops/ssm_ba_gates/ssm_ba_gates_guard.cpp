@@ -1,5 +1,5 @@
 // ssm_ba_gates_guard.cpp: the BA-gates twin's guard, pick and verdict log.
-#include "ops/ssm_ba_gates_guard.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates_guard.hpp"
 
 #include <fmt/format.h>
 

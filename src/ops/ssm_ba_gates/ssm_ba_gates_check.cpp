@@ -14,8 +14,8 @@
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/core/library_ops.hpp"
 #include "ops/op_check_support.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates_ref.hpp"
 #include "ref/bf16.hpp"
-#include "ref/ssm_ba_gates_ref.hpp"
 
 namespace metrale::ops {
 namespace {

@@ -1,5 +1,5 @@
 // ops/ssm_ba_gates_mapping.hpp: the index mappings the BA-gates parent and twin must
-// share (templates/ssm_ba_gates.cuh), as pure functions the tests check on the CPU.
+// share (src/ops/ssm_ba_gates/ssm_ba_gates.cuh), as pure functions the tests check on the CPU.
 // Invariants: the parent's smem[local_out * 2 + lane / 32] and the twin's
 // red[g * WARPS + threadIdx.x / 32] name the same warp because threadIdx.x / 32 ==
 // local_out * 2 + lane / 32; an output's beta lands at nv + vh, its gate at vh.

@@ -23,8 +23,8 @@
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/log_once.hpp"
 #include "ops/op_guard_table.hpp"
-#include "ops/ssm_ba_gates_guard.hpp"
-#include "ops/ssm_ba_gates_mma_layout.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates_guard.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates_mma_layout.hpp"
 
 namespace metrale::ops {
 

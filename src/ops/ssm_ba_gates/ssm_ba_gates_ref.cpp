@@ -1,5 +1,5 @@
 // ssm_ba_gates_ref.cpp: the BA-gates references (kernel-order float, and the float64 oracle).
-#include "ref/ssm_ba_gates_ref.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates_ref.hpp"
 
 #include <fmt/format.h>
 

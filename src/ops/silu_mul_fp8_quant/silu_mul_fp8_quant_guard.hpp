@@ -22,7 +22,7 @@
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "ops/log_once.hpp"
 #include "ops/op_guard_table.hpp"
-#include "ops/silu_mul_fp8_quant_kernels.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant_kernels.hpp"
 
 namespace metrale::ops {
 
