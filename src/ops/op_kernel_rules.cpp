@@ -14,7 +14,7 @@
 
 #include "metrale/gpu/compute_capability.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
-#include "ops/ssm_ba_gates/ssm_ba_gates_mma_layout.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 
 namespace metrale::ops {
 namespace {

@@ -8,7 +8,7 @@
 #include "metrale/error.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "ops/op_kernel_rules.hpp"
-#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant_kernels.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant.hpp"
 #include "target/kernel_catalog.hpp"
 
 namespace metrale::ops {

@@ -14,9 +14,9 @@
 
 #include "cli_process.hpp"
 #include "ground/npy.hpp"
-#include "ops/fp8_act_quant/fp8_act_quant_ref.hpp"
-#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant_ref.hpp"
-#include "ops/ssm_ba_gates/ssm_ba_gates_ref.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "ref/bf16.hpp"
 
 namespace fs = std::filesystem;

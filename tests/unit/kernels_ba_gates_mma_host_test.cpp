@@ -11,7 +11,7 @@
 #include <string>
 
 #include "metrale/host/thread_context.hpp"
-#include "ops/ssm_ba_gates/ssm_ba_gates_mma_guard.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "support/kernels_support.hpp"
 
 using namespace metrale;

@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 
-#include "ops/ssm_ba_gates/ssm_ba_gates_mma_layout.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 
 // clang-format off
 #include "metrale/host/cuda_host_prelude.hpp"

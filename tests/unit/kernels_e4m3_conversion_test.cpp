@@ -11,7 +11,7 @@
 #include <limits>
 #include <vector>
 
-#include "ops/fp8_act_quant/fp8_act_quant_ref.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ref/bf16.hpp"
 
 // clang-format off

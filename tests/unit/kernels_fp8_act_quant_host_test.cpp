@@ -9,7 +9,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "ops/fp8_act_quant/fp8_act_quant_floor.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "support/kernels_support.hpp"
 
 using namespace metrale;

@@ -12,7 +12,6 @@
 
 #include "ops/op_kernels.hpp"
 #include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant.hpp"
-#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant_ref.hpp"
 #include "support/kernels_support.hpp"
 
 using namespace metrale;

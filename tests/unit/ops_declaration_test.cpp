@@ -17,7 +17,7 @@
 #include "metrale/ops/op_declaration.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "metrale/runtime.hpp"
-#include "ops/fp8_act_quant/fp8_act_quant_ref.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ref/bf16.hpp"
 #include "support/isolated_runtime.hpp"
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ops/fp8_act_quant/fp8_act_quant_floor.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 
 using namespace metrale;
 using namespace metrale::ops;

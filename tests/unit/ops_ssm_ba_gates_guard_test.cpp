@@ -11,8 +11,7 @@
 #include <vector>
 
 #include "ops/op_verdict.hpp"
-#include "ops/ssm_ba_gates/ssm_ba_gates_guard.hpp"
-#include "ops/ssm_ba_gates/ssm_ba_gates_mapping.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "support/ops_recording_gpu.hpp"
 
 using namespace metrale;

@@ -5,7 +5,7 @@
 #include <limits>
 #include <set>
 
-#include "ops/ssm_ba_gates/ssm_ba_gates_mma_guard.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 
 using namespace metrale;
 using namespace metrale::ops;

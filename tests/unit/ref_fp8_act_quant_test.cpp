@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "ops/fp8_act_quant/fp8_act_quant_ref.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ref/bf16.hpp"
 
 using namespace metrale::ref;

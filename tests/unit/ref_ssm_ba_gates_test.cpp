@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "metrale/error.hpp"
-#include "ops/ssm_ba_gates/ssm_ba_gates_ref.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "ref/bf16.hpp"
 
 using namespace metrale;

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "ops/fp8_act_quant/fp8_act_quant_ref.hpp"
-#include "ops/ssm_ba_gates/ssm_ba_gates_ref.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "ref/bf16.hpp"
 #include "support/reliability_host_ops.hpp"
 

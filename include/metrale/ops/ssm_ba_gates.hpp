@@ -1,5 +1,5 @@
 // metrale/ops/ssm_ba_gates.hpp: the SSM BA-gates op: validate, guard, pick, log, launch.
-// Kernel math and layouts: ARCHITECTURE.md "BA gates"; the kernels: templates/ssm_ba_gates.cuh.
+// Kernel math and layouts: ARCHITECTURE.md "BA gates"; the kernels: src/ops/ssm_ba_gates/ssm_ba_gates.cuh.
 // Invariants: a shape no kernel can take is an ArgumentError before anything launches; the
 // launch uses the pick's kernel (the twin only when the guard says nullopt); both launchers
 // pass the kernels' arguments in the kernels' order, only the grids differ.

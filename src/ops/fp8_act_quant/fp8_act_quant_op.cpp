@@ -10,7 +10,7 @@
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "ops/core/library_ops.hpp"
-#include "ops/fp8_act_quant/fp8_act_quant_floor.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ops/op_explain_twin.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/op_verdict.hpp"

@@ -1,17 +1,27 @@
-// ssm_ba_gates.cpp: the SSM BA-gates op: argument checks, grids, launchers and the entry.
-#include "metrale/ops/ssm_ba_gates.hpp"
+// ops/ssm_ba_gates/ssm_ba_gates.cpp: the SSM BA-gates op's launch path: argument checks, grids,
+// launchers and the typed entry; the twin's guard, pick and verdict log; the index mappings; the
+// tensor-core kernel's guard, combined pick and shared-memory layout. Uses no reference.
+// Past ~400 lines because it holds two guarded kernels (the SIMT twin and the tensor-core form)
+// beside the parent, each with its own pick and log.
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "metrale/error.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
+#include "metrale/gpu/launch_config.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
+#include "metrale/target/levers.hpp"
 #include "ops/op_checks.hpp"
+#include "ops/op_guard_table.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/op_verdict.hpp"
-#include "ops/ssm_ba_gates/ssm_ba_gates_guard.hpp"
-#include "ops/ssm_ba_gates/ssm_ba_gates_mma_guard.hpp"
 #include "target/kernel_catalog.hpp"
 
+// ---- The SSM BA-gates op: argument checks, grids, launchers and the entry.
 namespace metrale::ops {
 namespace {
 
@@ -235,6 +245,264 @@ BaGatesPick ssm_ba_gates(GpuBackend& gpu, const BaGatesKernels& kernels, const B
     launch_ba_gates_parent(gpu, pick.kernel, kernels.parent_params, args, stream);
   }
   return pick;
+}
+
+}  // namespace metrale::ops
+
+// ---- The BA-gates twin's guard, pick and verdict log.
+namespace metrale::ops {
+
+std::uint32_t ba_gates_min_tokens(std::uint32_t sm_count) { return min_ctas(sm_count); }
+
+std::optional<std::string_view> ssm_ba_gates_hopper_reject(bool requested, bool kernel_present, std::uint32_t m,
+                                                           std::uint32_t n, std::uint32_t k, std::uint32_t k_stride,
+                                                           std::uint32_t sm_count) {
+  return first_failed({{kBaGatesRejects[0], requested},
+                       {kBaGatesRejects[1], kernel_present},
+                       {kBaGatesRejects[2], n != 0 && k != 0},
+                       {kBaGatesRejects[3], k % 8 == 0},
+                       {kBaGatesRejects[4], k_stride >= k},
+                       {kBaGatesRejects[5], m >= ba_gates_min_tokens(sm_count)}});
+}
+
+BaGatesPick ba_gates_pick(bool requested, KernelHandle parent, KernelHandle twin, std::uint32_t m, std::uint32_t n,
+                          std::uint32_t k, std::uint32_t k_stride, std::uint32_t sm_count, bool parent_launchable) {
+  const auto reject = ssm_ba_gates_hopper_reject(requested, twin.present(), m, n, k, k_stride, sm_count);
+  const bool only_a_preference = reject == kBaGatesRejects[0] || reject == kBaGatesTooFewTokens;
+  if (!reject || (!parent_launchable && twin.present() && only_a_preference)) {
+    return BaGatesPick{twin, true, std::nullopt};
+  }
+  return BaGatesPick{parent, false, reject};
+}
+
+const GuardTable& ba_gates_guard() {
+  static const GuardTable table(kBaGatesRejects);
+  return table;
+}
+
+std::optional<OpLogSlot> ba_gates_log_slot(const BaGatesPick& pick, bool requested) {
+  return ba_gates_guard().slot_of(pick.reject, requested);
+}
+
+std::optional<std::string> ba_gates_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m,
+                                             OnceSlots& said) {
+  if (!ba_gates_guard().claim(pick.reject, requested, said)) {
+    return std::nullopt;
+  }
+  if (pick.reject) {
+    return fmt::format("SSM ba_gates: the Hopper twin is NOT running at M={}: {} (METRALE_SSM_BA_GATES_HOPPER)", m,
+                       *pick.reject);
+  }
+  return fmt::format(
+      "SSM ba_gates: dense_gemm_ba_gates_prefill_hopper (METRALE_SSM_BA_GATES_HOPPER) M={} block={} grid=(M,1,1)", m,
+      kBaGatesBlock);
+}
+
+OnceSlots& ba_gates_log_slots() { return ba_gates_guard().process_slots(); }
+
+void ba_gates_log(const BaGatesPick& pick, bool requested, std::uint32_t m) {
+  log_verdict_line(ba_gates_log_line(pick, requested, m, ba_gates_log_slots()));
+}
+
+}  // namespace metrale::ops
+
+// ---- The BA-gates index mappings, mirrored from src/ops/ssm_ba_gates/ssm_ba_gates.cuh.
+namespace metrale::ops {
+
+std::vector<std::uint32_t> ba_gates_lane_kv(std::uint32_t lane, std::uint32_t k_vec) {
+  std::vector<std::uint32_t> out;
+  for (std::uint64_t kv = lane; kv < k_vec; kv += kBaGatesLanes) {
+    out.push_back(static_cast<std::uint32_t>(kv));
+  }
+  return out;
+}
+
+std::uint32_t ba_gates_output(std::uint32_t group, std::uint32_t local_out) { return group * kBaGatesOuts + local_out; }
+
+std::uint32_t ba_gates_warp(std::uint32_t local_out, std::uint32_t lane) { return local_out * 2 + lane / 32; }
+
+std::pair<std::uint32_t, std::uint32_t> ba_gates_cross_warp_pair(std::uint32_t local_out) {
+  return {local_out * 2, local_out * 2 + 1};
+}
+
+BaGatesSlot ba_gates_slot(std::uint32_t n, std::uint32_t vheads_per_group) {
+  const std::uint32_t group_dim = 2 * vheads_per_group;
+  const std::uint32_t within = n % group_dim;
+  const std::uint32_t base = (n / group_dim) * vheads_per_group;
+  if (within < vheads_per_group) {
+    return BaGatesSlot{true, base + within};
+  }
+  return BaGatesSlot{false, base + (within - vheads_per_group)};
+}
+
+std::uint32_t ba_gates_twin_row_reads(std::uint32_t n, std::uint32_t outs, std::uint32_t groups) {
+  const std::uint32_t output_groups = (n + outs - 1) / outs;
+  return (output_groups + groups - 1) / groups * outs;
+}
+
+}  // namespace metrale::ops
+
+// ---- The tensor-core BA kernel's shared-memory size, the device's
+// limit and its K split.
+namespace metrale::ops {
+
+std::uint64_t ba_gates_mma_shared_bytes(std::uint32_t tokens, std::uint32_t n, std::uint32_t stages) {
+  constexpr std::uint64_t kTile = 16;
+  constexpr std::uint64_t kRowElems = 64 + 8;
+  constexpr std::uint64_t kAccRowFloats = 128 + 4;
+  const std::uint64_t rows = std::uint64_t{tokens} + (std::uint64_t{n} + kTile - 1) / kTile * kTile;
+  const std::uint64_t ring = std::uint64_t{stages} * rows * kRowElems * 2;
+  const std::uint64_t acc = std::uint64_t{tokens} * kAccRowFloats * 4;
+  return std::max(ring, acc);
+}
+
+std::uint64_t ba_gates_mma_shared_limit(std::optional<std::uint32_t> device_limit,
+                                        std::optional<ComputeCapability> compute_capability) {
+  if (device_limit) {
+    return *device_limit;
+  }
+  return compute_capability ? opt_in_shared_bytes(*compute_capability) : kDefaultSharedBytes;
+}
+
+std::uint32_t ba_gates_mma_cluster_blocks(std::uint32_t m, std::uint32_t tokens, std::uint32_t k,
+                                          std::uint32_t sm_count, std::optional<ComputeCapability> compute_capability) {
+  if (!compute_capability || *compute_capability < kMinClusterCapability || tokens == 0) {
+    return 1;
+  }
+  constexpr std::uint64_t kChunk = 64;
+  const std::uint64_t tiles = (std::uint64_t{m} + tokens - 1) / tokens;
+  const std::uint64_t chunks = (std::uint64_t{k} + kChunk - 1) / kChunk;
+  std::uint32_t blocks = 1;
+  while (blocks < kMaxClusterBlocks && 2 * std::uint64_t{blocks} <= chunks && tiles * 2 * blocks <= sm_count) {
+    blocks *= 2;
+  }
+  return blocks;
+}
+
+MmaShapeChoice ba_gates_mma_shape_for(std::uint32_t n) {
+  constexpr std::uint32_t kTile = 16;
+  constexpr std::uint32_t kMaxN = 128;
+  if (n == 0) {
+    return {0, kMmaShapeNoOutputs};
+  }
+  if (n > kMaxN) {
+    return {0, kMmaShapeTooWide};
+  }
+  return {(n + kTile - 1) / kTile, {}};
+}
+
+}  // namespace metrale::ops
+
+// ---- The tensor-core BA-gates kernel's guard, the combined pick and its
+// verdict log.
+namespace metrale::ops {
+
+std::uint32_t ba_gates_mma_min_tokens(std::uint32_t sm_count, std::uint32_t tokens_per_block,
+                                      std::uint32_t max_cluster_blocks) {
+  const std::uint64_t blocks =
+      (std::uint64_t{std::max<std::uint32_t>(sm_count, 1)} + kBaGatesMmaSmsPerTile - 1) / kBaGatesMmaSmsPerTile;
+  const std::uint64_t split = std::max<std::uint32_t>(max_cluster_blocks, 1);
+  const std::uint64_t tiles = (blocks + split - 1) / split;
+  const std::uint64_t tokens = tiles * tokens_per_block;
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(tokens, std::numeric_limits<std::uint32_t>::max()));
+}
+
+std::uint32_t ba_gates_mma_max_cluster_blocks(std::uint32_t k, std::optional<ComputeCapability> compute_capability) {
+  // One token against unlimited SMs: only K and the capability bound the split.
+  return ba_gates_mma_cluster_blocks(1, 1, k, std::numeric_limits<std::uint32_t>::max(), compute_capability);
+}
+
+std::uint32_t ba_gates_mma_min_m(const BaGatesMmaQuery& query) {
+  return ba_gates_mma_min_tokens(query.sm_count, query.tokens_per_block,
+                                 ba_gates_mma_max_cluster_blocks(query.k, query.compute_capability));
+}
+
+void set_mma_variant(BaGatesMmaQuery& query, const KernelParams& mma,
+                     std::optional<ComputeCapability> compute_capability,
+                     std::optional<std::uint32_t> device_shared_limit) {
+  query.tokens_per_block = mma.lanes;
+  query.stages = mma.groups;
+  query.compute_capability = compute_capability;
+  query.max_shared_bytes = ba_gates_mma_shared_limit(device_shared_limit, compute_capability);
+}
+
+std::optional<std::string_view> ssm_ba_gates_mma_reject(const BaGatesMmaQuery& q) {
+  return first_failed(
+      {{kBaGatesMmaRejects[0], q.requested},
+       {kBaGatesMmaRejects[1], q.kernel_present},
+       {kBaGatesMmaRejects[2], q.compute_capability && *q.compute_capability >= kBaGatesMmaMinCc},
+       {kBaGatesMmaRejects[3], q.n != 0 && q.k != 0},
+       {kBaGatesMmaRejects[4], q.n <= kBaGatesMmaMaxN},
+       {kBaGatesMmaRejects[5], q.k % 8 == 0 && q.k_stride % 8 == 0},
+       {kBaGatesMmaRejects[6], q.k_stride >= q.k},
+       {kBaGatesMmaRejects[7], q.aligned},
+       {kBaGatesMmaRejects[8], ba_gates_mma_shared_bytes(q.tokens_per_block, q.n, q.stages) <= q.max_shared_bytes},
+       {kBaGatesMmaRejects[9], q.m >= ba_gates_mma_min_m(q)}});
+}
+
+BaGatesPick ba_gates_pick_with_mma(const BaGatesMmaQuery& query, KernelHandle mma, bool twin_requested,
+                                   KernelHandle parent, KernelHandle twin, bool parent_launchable) {
+  BaGatesMmaQuery asked = query;
+  asked.kernel_present = mma.present();
+  const auto mma_reject = ssm_ba_gates_mma_reject(asked);
+  if (!mma_reject) {
+    BaGatesPick pick{mma, false, std::nullopt};
+    pick.mma = true;
+    return pick;
+  }
+  BaGatesPick pick = ba_gates_pick(twin_requested, parent, twin, query.m, query.n, query.k, query.k_stride,
+                                   query.sm_count, parent_launchable);
+  pick.mma_reject = mma_reject;
+  return pick;
+}
+
+const GuardTable& ba_gates_mma_guard() {
+  static const GuardTable table(kBaGatesMmaRejects);
+  return table;
+}
+
+namespace {
+
+// The tensor-core guard's word in a combined pick: nullopt when the kernel ran. A pick that
+// neither ran it nor says why (none the guard makes) has no reason in the table, so no slot.
+std::optional<std::string_view> mma_verdict(const BaGatesPick& pick) {
+  if (pick.mma) {
+    return std::nullopt;
+  }
+  return pick.mma_reject.value_or(std::string_view{});
+}
+
+}  // namespace
+
+std::optional<OpLogSlot> ba_gates_mma_log_slot(const BaGatesPick& pick, bool requested) {
+  // With the lever off nothing is logged, not even a run (which the lever-off guard never gives).
+  if (!requested) {
+    return std::nullopt;
+  }
+  return ba_gates_mma_guard().slot_of(mma_verdict(pick), requested);
+}
+
+std::optional<std::string> ba_gates_mma_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m,
+                                                 const KernelParams& mma, OnceSlots& said) {
+  if (!requested || !ba_gates_mma_guard().claim(mma_verdict(pick), requested, said)) {
+    return std::nullopt;
+  }
+  if (!pick.mma) {
+    return fmt::format(
+        "SSM ba_gates: the tensor-core kernel is NOT running at M={}: {} "
+        "(METRALE_SSM_BA_GATES_TENSOR_CORE)",
+        m, *pick.mma_reject);
+  }
+  return fmt::format(
+      "SSM ba_gates: ssm_ba_gates_mma (METRALE_SSM_BA_GATES_TENSOR_CORE) M={} block={} tokens/tile={} "
+      "grid=(ceil(M/{}) x K split,1,1)",
+      m, mma.block, mma.lanes, mma.lanes);
+}
+
+OnceSlots& ba_gates_mma_log_slots() { return ba_gates_mma_guard().process_slots(); }
+
+void ba_gates_mma_log(const BaGatesPick& pick, bool requested, std::uint32_t m, const KernelParams& mma) {
+  log_verdict_line(ba_gates_mma_log_line(pick, requested, m, mma, ba_gates_mma_log_slots()));
 }
 
 }  // namespace metrale::ops

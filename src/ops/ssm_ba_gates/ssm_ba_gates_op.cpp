@@ -13,8 +13,7 @@
 #include "ops/core/library_ops.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/op_verdict.hpp"
-#include "ops/ssm_ba_gates/ssm_ba_gates_guard.hpp"
-#include "ops/ssm_ba_gates/ssm_ba_gates_mma_guard.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 
 namespace metrale::ops {
 namespace {

@@ -1,4 +1,28 @@
-// ops/fp8_act_quant_floor.hpp: when the Hopper FP8 activation-quant twin
+// ops/fp8_act_quant/fp8_act_quant.hpp: the FP8 activation-quant op's private interface (its
+// arguments, launcher and typed entry are public: metrale/ops/fp8_act_quant.hpp): when the Hopper
+// twin (per_token_group_quant_fp8_hopper) takes a launch instead of the shared kernel
+// (per_token_group_quant_fp8), and the CPU references its check compares the kernels with.
+// Each section below states its own invariants.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "metrale/gpu/kernel_handle.hpp"
+#include "metrale/gpu/kernel_params.hpp"
+#include "metrale/gpu/launch_config.hpp"
+#include "metrale/ops/fp8_act_quant.hpp"
+#include "ops/log_once.hpp"
+#include "ops/op_guard_table.hpp"
+#include "ops/op_verdict.hpp"
+
+// ---- When the Hopper FP8 activation-quant twin
 // (per_token_group_quant_fp8_hopper) takes a launch instead of the shared kernel
 // (per_token_group_quant_fp8): the CTA floor, the one grid function, the guard, the pick and
 // the once-per-slot log.
@@ -10,23 +34,6 @@
 // The twin packs 8 K-groups into a CTA, so its grid has about an eighth of the shared kernel's
 // CTAs; it takes a launch only when that grid has >= 2 x sm_count CTAs. At sm_count = 132 the
 // smallest M it takes is 53 (K = 5120), 44 (K = 6144), 16 (K = 17408).
-#pragma once
-
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-
-#include "metrale/gpu/kernel_handle.hpp"
-#include "metrale/gpu/kernel_params.hpp"
-#include "metrale/gpu/launch_config.hpp"
-#include "metrale/ops/fp8_act_quant.hpp"
-#include "ops/log_once.hpp"
-#include "ops/op_guard_table.hpp"
-#include "ops/op_verdict.hpp"
-
 namespace metrale::ops {
 
 // CTAs per SM the twin's grid must reach (op_verdict.hpp's floor, shared with BA gates).
@@ -76,3 +83,39 @@ OnceSlots& fp8_quant_log_slots();
 void fp8_quant_log(const Fp8QuantPick& pick, std::uint32_t m, std::uint32_t k);
 
 }  // namespace metrale::ops
+
+// ---- CPU references of the FP8 activation-quant op, with their
+// own e4m3fn rounding (not CUDA's header), so they check the kernels independently.
+// Invariants: e4m3_encode rounds to nearest even and saturates to +-448; fp8_act_quant_reference
+// computes the same float scale and float quotient as the kernels, so its bytes equal theirs;
+// the oracle keeps the scale and quotient in float64, unrounded.
+namespace metrale::ref {
+
+// e4m3fn: 1 sign, 4 exponent (bias 7), 3 mantissa bits; no infinities; 0x7f / 0xff are NaN.
+std::uint8_t e4m3_encode(float value);
+double e4m3_decode(std::uint8_t code);
+// The spacing of e4m3 values at |value| (2^-9 below the smallest normal 2^-6).
+double e4m3_step(double value);
+
+struct Fp8RefShape {
+  std::uint32_t m = 0, k = 0, x_row_stride = 0;
+  bool pow2_scale = false;
+};
+
+struct Fp8RefResult {
+  std::vector<std::uint8_t> q;  // [m][k]
+  std::vector<float> scales;    // [m][k/128], row-major
+};
+
+// The kernels' arithmetic with the reference's own e4m3 rounding.
+Fp8RefResult fp8_act_quant_reference(std::span<const std::uint16_t> x, const Fp8RefShape& shape);
+
+struct Fp8OracleResult {
+  std::vector<double> quotient;  // [m][k]: x / scale, unrounded
+  std::vector<double> scales;    // [m][k/128]
+};
+
+// The float64 oracle: amax / 448 (or the next power of two at or above it) in double.
+Fp8OracleResult fp8_act_quant_oracle(std::span<const std::uint16_t> x, const Fp8RefShape& shape);
+
+}  // namespace metrale::ref
