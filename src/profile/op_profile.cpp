@@ -18,6 +18,7 @@
 #include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "profile/occupancy.hpp"
 #include "ref/bf16.hpp"
 

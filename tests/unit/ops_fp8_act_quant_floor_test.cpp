@@ -1,4 +1,4 @@
-// ops_fp8_act_quant_floor.cpp: the FP8 twin's CTA floor, grid function, guard, pick and log
+// ops_fp8_act_quant_floor_test.cpp: the FP8 twin's CTA floor, grid function, guard, pick and log
 // slots, pinned to the seed's table.
 #include <catch2/catch.hpp>
 #include <set>

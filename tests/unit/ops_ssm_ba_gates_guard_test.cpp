@@ -1,4 +1,4 @@
-// ops_ssm_ba_gates_guard.cpp: the BA-gates twin's constants, guard, pick, log slots and index
+// ops_ssm_ba_gates_guard_test.cpp: the BA-gates twin's constants, guard, pick, log slots and index
 // mappings, pinned to the seed's numbers.
 #include <array>
 #include <catch2/catch.hpp>

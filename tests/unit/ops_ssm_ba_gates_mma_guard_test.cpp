@@ -1,4 +1,4 @@
-// ops_ssm_ba_gates_mma_guard.cpp: the tensor-core BA kernel's guard as a table (each reason at
+// ops_ssm_ba_gates_mma_guard_test.cpp: the tensor-core BA kernel's guard as a table (each reason at
 // its boundary, in order when several apply), the combined pick (the kernel exactly when its
 // guard says none, else the seeds' pick unchanged), and its log slots.
 #include <catch2/catch.hpp>

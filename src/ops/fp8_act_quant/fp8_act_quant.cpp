@@ -14,6 +14,7 @@
 #include "metrale/target/levers.hpp"
 #include "ops/op_checks.hpp"
 #include "ops/op_guard_table.hpp"
+#include "ops/op_kernel_rules.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/op_verdict.hpp"
 

@@ -18,9 +18,38 @@
 #include "metrale/gpu/kernel_params.hpp"
 #include "metrale/gpu/launch_config.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
+#include "metrale/ops/op_declaration.hpp"
 #include "ops/log_once.hpp"
+#include "ops/op_checks.hpp"
 #include "ops/op_guard_table.hpp"
 #include "ops/op_verdict.hpp"
+#include "target/kernel_catalog.hpp"
+
+// ---- The kernels: their names, template name expressions and file ({LANES, GROUPS}), their
+// parameter rules and their catalog declarations.
+namespace metrale::ops {
+
+static_assert(kFp8QuantGroupSize == detail::kQuantGroupSize, "the shared quantised-output checks assume this group");
+
+}  // namespace metrale::ops
+
+namespace metrale::ops {
+
+inline constexpr std::string_view kFp8QuantSharedKernel = kFp8ActQuant;
+inline constexpr std::string_view kFp8QuantTwinKernel = kFp8ActQuantHopper;
+inline constexpr std::string_view kFp8QuantSharedTemplate = "metrale::kernels::per_token_group_quant_fp8";
+inline constexpr std::string_view kFp8QuantTwinTemplate = "metrale::kernels::per_token_group_quant_fp8_hopper";
+inline constexpr std::string_view kFp8QuantTemplateFile = "fp8_act_quant.cuh";
+
+std::optional<KernelParamsProblem> check_fp8_act_quant(const KernelParams& p);
+std::optional<KernelParamsProblem> check_fp8_act_quant_hopper(const KernelParams& p);
+// Adds the shared kernel and its twin to `catalog`.
+void add_fp8_act_quant_kernels(KernelCatalog& catalog);
+
+// The op's check hook (OpDeclaration::check, fp8_act_quant_check.cpp).
+std::vector<CheckResult> fp8_act_quant_check(const OpContext& context, const CheckOptions& options);
+
+}  // namespace metrale::ops
 
 // ---- When the Hopper FP8 activation-quant twin
 // (per_token_group_quant_fp8_hopper) takes a launch instead of the shared kernel

@@ -19,6 +19,7 @@
 #include "metrale/gpu/kernel_params.hpp"
 #include "metrale/gpu/launch_config.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
+#include "metrale/ops/op_declaration.hpp"
 #include "metrale/target/hardware_target.hpp"
 #include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ops/log_once.hpp"
@@ -27,11 +28,10 @@
 
 // ---- The SiLU-and-mul FP8 quant op's kernels as catalog
 // declarations (template file, name expressions, parameters, rules), added to the library's
-// catalog by ops/op_kernels.cpp.
-// Invariants: this file and op_kernels.hpp are the only places that spell a library name
-// expression; the parent's quant step is the FP8 op's shared kernel (declared there), not a
-// declaration of its own; the twin is a background variant (until it arrives its guard says
-// "kernel absent" and the parent, which computes the same bytes, runs).
+// catalog by ops/op_kernels.cpp through the list in ops/core/library_ops.cpp.
+// Invariants: this folder is the only place that spells this op's name expressions; the parent's quant step is the FP8
+// op's shared kernel (declared there), not a declaration of its own; the twin is a background variant (until it arrives
+// its guard says "kernel absent" and the parent, which computes the same bytes, runs).
 namespace metrale::ops {
 
 inline constexpr std::string_view kSiluMulParentKernel = kSiluMulBf16;
@@ -53,6 +53,9 @@ std::optional<KernelParamsProblem> check_silu_mul_bf16(const KernelParams& p);
 // Adds silu_mul_bf16 and silu_mul_fp8_quant_fused to `catalog` (the twin's rule is the FP8
 // twin's: check_fp8_act_quant_hopper).
 void add_silu_mul_fp8_quant_kernels(KernelCatalog& catalog);
+
+// The op's check hook (OpDeclaration::check, silu_mul_fp8_quant_check.cpp).
+std::vector<CheckResult> silu_mul_fp8_quant_check(const OpContext& context, const CheckOptions& options);
 
 }  // namespace metrale::ops
 

@@ -19,10 +19,10 @@
 // the parent (silu_mul_bf16, then the FP8 op's shared kernel) and the fused twin, each forced on
 // the context's device, outputs and the parent's scratch h poisoned first. The parent in two
 // steps: its h (read back from the scratch) within 1 bf16 ulp of the CPU reference's
-// (ref/silu_mul_fp8_quant_ref: h = bf16(silu(g) * u) in float with the C library's expf; on a
+// (silu_mul_h_reference, below: h = bf16(silu(g) * u) in float with the C library's expf; on a
 // device expf is CUDA's, which may differ by an ulp, and a rounding boundary then moves h by one
 // bf16 ulp), then its codes and scales byte-equal to the FP8 reference quantising the parent's
-// own h (ref/fp8_act_quant_ref; "FP8-ref(h)" in the rows), so the quant step is held to exact
+// own h (ref::fp8_act_quant_reference; "FP8-ref(h)" in the rows), so the quant step is held to exact
 // bytes whatever h's last bit. The twin byte-equal to the parent (to the reference when the
 // parent is absent): that equality is what publishes the twin.
 // Column-major scales are read back by (token, group), so the padding rows of m_aligned are not

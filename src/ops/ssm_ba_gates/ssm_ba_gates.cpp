@@ -1,8 +1,7 @@
 // ops/ssm_ba_gates/ssm_ba_gates.cpp: the SSM BA-gates op's launch path: argument checks, grids,
 // launchers and the typed entry; the twin's guard, pick and verdict log; the index mappings; the
 // tensor-core kernel's guard, combined pick and shared-memory layout. Uses no reference.
-// Past ~400 lines because it holds two guarded kernels (the SIMT twin and the tensor-core form)
-// beside the parent, each with its own pick and log.
+// Past ~400 lines: it holds two guarded kernels (the SIMT twin, the tensor-core form) beside the parent.
 #include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 
 #include <fmt/format.h>
@@ -17,6 +16,7 @@
 #include "metrale/target/levers.hpp"
 #include "ops/op_checks.hpp"
 #include "ops/op_guard_table.hpp"
+#include "ops/op_kernel_rules.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/op_verdict.hpp"
 #include "target/kernel_catalog.hpp"

@@ -18,10 +18,37 @@
 #include "metrale/gpu/compute_capability.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
 #include "metrale/gpu/kernel_handle.hpp"
+#include "metrale/ops/op_declaration.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/log_once.hpp"
 #include "ops/op_guard_table.hpp"
 #include "ops/op_verdict.hpp"
+#include "target/kernel_catalog.hpp"
+
+// ---- The kernels: their names, template name expressions and files ({BLOCK, LANES} and
+// {BLOCK, LANES, GROUPS}), their parameter rules and their catalog declarations.
+namespace metrale::ops {
+
+inline constexpr std::string_view kBaGatesParentKernel = kSsmBaGates;
+inline constexpr std::string_view kBaGatesTwinKernel = kSsmBaGatesHopper;
+inline constexpr std::string_view kBaGatesParentTemplate = "metrale::kernels::dense_gemm_ba_gates_prefill";
+inline constexpr std::string_view kBaGatesTwinTemplate = "metrale::kernels::dense_gemm_ba_gates_prefill_hopper";
+inline constexpr std::string_view kBaGatesTemplateFile = "ssm_ba_gates.cuh";
+// The tensor-core kernel: {BLOCK, TOKENS} (TOKENS is KernelParams::lanes).
+inline constexpr std::string_view kBaGatesMmaKernel = kSsmBaGatesMma;
+inline constexpr std::string_view kBaGatesMmaTemplate = "metrale::kernels::ssm_ba_gates_mma";
+inline constexpr std::string_view kBaGatesMmaTemplateFile = "ssm_ba_gates_mma.cuh";
+
+std::optional<KernelParamsProblem> check_ssm_ba_gates(const KernelParams& p);
+std::optional<KernelParamsProblem> check_ssm_ba_gates_hopper(const KernelParams& p);
+std::optional<KernelParamsProblem> check_ssm_ba_gates_mma(const KernelParams& p);
+// Adds the parent, the twin and the tensor-core kernel to `catalog`.
+void add_ssm_ba_gates_kernels(KernelCatalog& catalog);
+
+// The op's check hook (OpDeclaration::check, ssm_ba_gates_check.cpp).
+std::vector<CheckResult> ssm_ba_gates_check(const OpContext& context, const CheckOptions& options);
+
+}  // namespace metrale::ops
 
 // ---- When the Hopper BA-gates twin
 // (dense_gemm_ba_gates_prefill_hopper) takes a launch instead of the parent
@@ -128,11 +155,10 @@ std::uint32_t ba_gates_twin_row_reads(std::uint32_t n, std::uint32_t outs, std::
 
 // ---- The tensor-core BA kernel's shared memory as the host sees
 // it: the bytes a launch asks for, the limit a device grants, and how many CTAs (a thread-block
-// cluster) split each token tile's K range. Pure functions, apart from the
-// guard (ssm_ba_gates_mma_guard.hpp), so the kernel catalog's rule and the fuzzers' parser
-// library can size a variant without the guard's logging.
-// Invariant: ba_gates_mma_shared_bytes equals src/ops/ssm_ba_gates/ssm_ba_gates_mma.cuh's function of the
-// same name for every shape a launch can have (kernels_ba_gates_mma_layout_test).
+// cluster) split each token tile's K range. Pure functions, kept apart from the guard (the next
+// section), so the kernel's parameter rule can size a variant without the guard's logging.
+// Invariant: ba_gates_mma_shared_bytes equals ssm_ba_gates_mma.cuh's function of the same name for every shape a launch
+// can have (kernels_ba_gates_mma_layout_test).
 namespace metrale::ops {
 
 // The dynamic shared memory ssm_ba_gates_mma<block, tokens, stages> needs at N outputs: `stages`
