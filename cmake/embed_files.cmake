@@ -1,17 +1,38 @@
 # embed_files.cmake: writes a C++ file that holds every input file as a raw string literal.
 # Run as a script: cmake -DOUTPUT=out.cpp -DFUNCTION=embedded_templates -DBASE=dir -DFILES="a|b" -P embed_files.cmake
-# Invariant: the delimiter below never occurs in an input file (checked), so any text embeds verbatim.
+# Each file is named by its path below BASE, or with -DBASE=FLAT by its file name alone.
+# Invariants: the delimiter below never occurs in an input file (checked), so any text embeds verbatim;
+# no two files get the same name (checked).
 set(delimiter "metrale_embed")
 string(REPLACE "|" ";" FILES "${FILES}")
-list(SORT FILES)
-set(body "")
+# "name|path" entries, sorted by name (the table's order).
+set(entries "")
+set(names "")
 foreach(file IN LISTS FILES)
+  if(BASE STREQUAL "FLAT")
+    get_filename_component(name "${file}" NAME)
+  else()
+    file(RELATIVE_PATH name "${BASE}" "${file}")
+  endif()
+  list(FIND names "${name}" seen)
+  if(NOT seen EQUAL -1)
+    message(FATAL_ERROR "${file}: a second embedded file named ${name}")
+  endif()
+  list(APPEND names "${name}")
+  list(APPEND entries "${name}|${file}")
+endforeach()
+list(SORT entries)
+set(body "")
+foreach(entry IN LISTS entries)
+  string(FIND "${entry}" "|" bar)
+  string(SUBSTRING "${entry}" 0 ${bar} name)
+  math(EXPR bar "${bar} + 1")
+  string(SUBSTRING "${entry}" ${bar} -1 file)
   file(READ "${file}" content)
   string(FIND "${content}" ")${delimiter}\"" clash)
   if(NOT clash EQUAL -1)
     message(FATAL_ERROR "${file} contains the embedding delimiter )${delimiter}\"")
   endif()
-  file(RELATIVE_PATH name "${BASE}" "${file}")
   # Long literals are split in chunks: compilers limit a single string literal's length.
   string(LENGTH "${content}" total)
   set(pieces "")

@@ -14,7 +14,7 @@ struct EmbeddedFile {
   std::string_view text;
 };
 
-// templates/*.cuh, by file name.
+// The kernel templates (templates/*.cuh and src/ops/<op>/*.cuh), by file name.
 std::span<const EmbeddedFile> embedded_templates();
 // hardware/<target>/HARDWARE.toml, by "<target>/HARDWARE.toml".
 std::span<const EmbeddedFile> embedded_hardware();

@@ -11,7 +11,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "metrale/ops/fp8_act_quant.hpp"
+#include "ops/op_checks.hpp"
 #include "ref/bf16.hpp"
 
 namespace metrale::ops::check {
@@ -138,7 +138,7 @@ void compare_quantised(CheckResult& result, const Quantised& got, std::span<cons
     return;
   }
   const std::string codes = result.worst;
-  compare_bytes<float>(result, "scales", got.scales, want_scales, k / kFp8QuantGroupSize, against);
+  compare_bytes<float>(result, "scales", got.scales, want_scales, k / detail::kQuantGroupSize, against);
   if (result.verdict == CheckVerdict::kPassed) {
     result.worst = codes + "; " + result.worst;
   }

@@ -1,10 +1,9 @@
-// op_checks.cpp: argument checks both ops share.
-#include "op_checks.hpp"
+// op_checks.cpp: argument checks the ops share.
+#include "ops/op_checks.hpp"
 
 #include <fmt/format.h>
 
 #include "metrale/error.hpp"
-#include "metrale/ops/fp8_act_quant.hpp"
 
 namespace metrale::ops::detail {
 
@@ -44,13 +43,13 @@ void require_quantised_outputs(std::string_view op, std::uint32_t m, std::uint32
   }
   checked_extent_bytes(op, "q extent (M x K e4m3)", m, k, 1);
   const std::uint64_t scale_rows = column_major_scales ? m_aligned : m;
-  checked_extent_bytes(op, "scales extent", scale_rows, k / kFp8QuantGroupSize, 4);
+  checked_extent_bytes(op, "scales extent", scale_rows, k / kQuantGroupSize, 4);
   if (m > kMaxGridX) {
     argument_error(op, fmt::format("M={} exceeds the largest grid.x ({})", m, kMaxGridX));
   }
-  if (k / kFp8QuantGroupSize > kMaxGridY) {
-    argument_error(op, fmt::format("K={} has {} groups per row, more than grid.y allows ({})", k,
-                                   k / kFp8QuantGroupSize, kMaxGridY));
+  if (k / kQuantGroupSize > kMaxGridY) {
+    argument_error(
+        op, fmt::format("K={} has {} groups per row, more than grid.y allows ({})", k, k / kQuantGroupSize, kMaxGridY));
   }
 }
 

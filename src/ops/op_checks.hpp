@@ -1,4 +1,4 @@
-// op_checks.hpp (private): argument checks both ops share. Each throws metrale::ArgumentError
+// op_checks.hpp (private): argument checks the ops share. Each throws metrale::ArgumentError
 // with a message that names the op, the argument and the constraint.
 #pragma once
 
@@ -22,6 +22,10 @@ std::uint64_t checked_extent_bytes(std::string_view op, std::string_view what, s
 // The largest grid.x and grid.y a launch may use (CUDA's limits).
 inline constexpr std::uint32_t kMaxGridX = 0x7fffffffu;
 inline constexpr std::uint32_t kMaxGridY = 65535u;
+
+// Elements per scale of a per-token-group quantised output (each library quantiser's group size
+// equals it: the FP8 op's header checks kFp8QuantGroupSize against it).
+inline constexpr std::uint32_t kQuantGroupSize = 128;
 
 // The rules of a per-token-group FP8 quantiser's outputs (the FP8 op's and the SiLU-and-mul op's):
 // column-major scales need m_aligned >= M and a multiple of 4; the q and scales extents fit 64

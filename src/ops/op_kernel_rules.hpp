@@ -1,17 +1,22 @@
-// ops/op_kernel_rules.hpp: the template constraints of the library's kernels (beyond which
-// parameters each takes), as KernelDeclaration::rule. Pure functions.
+// ops/op_kernel_rules.hpp: what the library's kernels' parameter rules (KernelDeclaration::rule,
+// each op's in its folder's <op>.cpp) share: the problem they return and the largest block.
+// Pure functions.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "metrale/target/hardware_target.hpp"
 
 namespace metrale::ops {
 
-std::optional<KernelParamsProblem> check_ssm_ba_gates(const KernelParams& p);
-std::optional<KernelParamsProblem> check_ssm_ba_gates_hopper(const KernelParams& p);
-std::optional<KernelParamsProblem> check_ssm_ba_gates_mma(const KernelParams& p);
-std::optional<KernelParamsProblem> check_fp8_act_quant(const KernelParams& p);
-std::optional<KernelParamsProblem> check_fp8_act_quant_hopper(const KernelParams& p);
+inline constexpr std::uint32_t kMaxBlock = 1024;
+
+// The rule's verdict on one parameter: its name and the sentence that says what it must be.
+inline std::optional<KernelParamsProblem> problem(std::string_view param, std::string reason) {
+  return KernelParamsProblem{param, std::move(reason)};
+}
 
 }  // namespace metrale::ops

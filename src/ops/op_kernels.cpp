@@ -1,68 +1,23 @@
-// op_kernels.cpp: the library's kernels declared to a KernelCatalog (the SiLU-and-mul FP8 op's
-// in ops/silu_mul_fp8_quant_kernels.cpp), and a target entry's variant through a catalog
-// (declaring them to a registry: op_kernel_declare.cpp).
+// op_kernels.cpp: the library's kernels declared to a KernelCatalog (each op's by its folder's
+// add_<op>_kernels, from the list in ops/core/library_ops.cpp), and a target entry's variant
+// through a catalog (declaring them to a registry: op_kernel_declare.cpp).
 #include "ops/op_kernels.hpp"
 
 #include <fmt/format.h>
 
 #include "metrale/error.hpp"
 #include "metrale/ops/op_declaration.hpp"
-#include "ops/op_kernel_rules.hpp"
-#include "ops/silu_mul_fp8_quant_kernels.hpp"
+#include "ops/core/library_ops.hpp"
 #include "target/kernel_catalog.hpp"
 
 namespace metrale::ops {
 namespace {
 
 KernelCatalog make_library_catalog() {
-  const auto named = [](std::string_view template_name, std::string_view args) {
-    return fmt::format("{}<{}>", template_name, args);
-  };
   KernelCatalog catalog;
-  catalog.add({.kernel = std::string(kBaGatesParentKernel),
-               .source = std::string(kBaGatesTemplateFile),
-               .expression = named(kBaGatesParentTemplate, "{block}, {lanes}"),
-               .params = {"block", "lanes"},
-               .twin_of = {},  // not a twin
-               .same_shape = false,
-               .background = false,
-               .rule = check_ssm_ba_gates});
-  catalog.add({.kernel = std::string(kBaGatesTwinKernel),
-               .source = std::string(kBaGatesTemplateFile),
-               .expression = named(kBaGatesTwinTemplate, "{block}, {lanes}, {groups}"),
-               .params = {"block", "lanes", "groups"},
-               .twin_of = std::string(kBaGatesParentKernel),
-               .same_shape = true,
-               .background = true,
-               .rule = check_ssm_ba_gates_hopper});
-  // Declared in the background like a twin: until it arrives its guard says "kernel absent". Its
-  // shape constant ({shape}) is TILES, ceil(N / 16) (0: the generic form).
-  catalog.add({.kernel = std::string(kBaGatesMmaKernel),
-               .source = std::string(kBaGatesMmaTemplateFile),
-               .expression = named(kBaGatesMmaTemplate, "{block}, {lanes}, {groups}, {shape}"),
-               .params = {"block", "lanes", "groups"},
-               .twin_of = {},  // not a twin
-               .same_shape = false,
-               .background = true,
-               .rule = check_ssm_ba_gates_mma});
-  catalog.add({.kernel = std::string(kFp8QuantSharedKernel),
-               .source = std::string(kFp8QuantTemplateFile),
-               .expression = named(kFp8QuantSharedTemplate, "{lanes}, {groups}"),
-               .params = {"lanes", "groups"},
-               .twin_of = {},  // not a twin
-               .same_shape = false,
-               .background = false,
-               .rule = check_fp8_act_quant});
-  // The FP8 group max is exact in any order, so its twin may split a group differently.
-  catalog.add({.kernel = std::string(kFp8QuantTwinKernel),
-               .source = std::string(kFp8QuantTemplateFile),
-               .expression = named(kFp8QuantTwinTemplate, "{lanes}, {groups}"),
-               .params = {"lanes", "groups"},
-               .twin_of = std::string(kFp8QuantSharedKernel),
-               .same_shape = false,
-               .background = true,
-               .rule = check_fp8_act_quant_hopper});
-  add_silu_mul_fp8_quant_kernels(catalog);
+  for (const LibraryOp& op : library_op_list()) {
+    op.add_kernels(catalog);
+  }
   return catalog;
 }
 

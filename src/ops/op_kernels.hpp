@@ -1,8 +1,9 @@
-// ops/op_kernels.hpp: the library's own kernels as catalog declarations (template file, name
-// expression pattern, parameters, rules), made through the KernelCatalog an engine uses.
-// Invariants: this is the one place that spells a library name expression; a twin is declared
-// as a background variant (it may arrive after the runtime opens, and the guards then pick the
-// parent, which computes the same bytes).
+// ops/op_kernels.hpp: the library's own kernels as one KernelCatalog (the one an engine's kernels
+// join), made from each op's catalog declarations (template file, name expression pattern,
+// parameters, rules: its folder's add_<op>_kernels), and a target entry's variant through it.
+// Invariants: each op's folder is the one place that spells its name expressions; a twin is
+// declared as a background variant (it may arrive after the runtime opens, and the guards then
+// pick the parent, which computes the same bytes).
 #pragma once
 
 #include <map>
@@ -16,24 +17,8 @@
 
 namespace metrale::ops {
 
-// The kernel names and the template name expressions the registry builds: BA gates
-// ({BLOCK, LANES} and {BLOCK, LANES, GROUPS}) and FP8 quantisation ({LANES, GROUPS}).
-inline constexpr std::string_view kBaGatesParentKernel = kSsmBaGates;
-inline constexpr std::string_view kBaGatesTwinKernel = kSsmBaGatesHopper;
-inline constexpr std::string_view kBaGatesParentTemplate = "metrale::kernels::dense_gemm_ba_gates_prefill";
-inline constexpr std::string_view kBaGatesTwinTemplate = "metrale::kernels::dense_gemm_ba_gates_prefill_hopper";
-inline constexpr std::string_view kBaGatesTemplateFile = "ssm_ba_gates.cuh";
-// The tensor-core kernel: {BLOCK, TOKENS} (TOKENS is KernelParams::lanes).
-inline constexpr std::string_view kBaGatesMmaKernel = kSsmBaGatesMma;
-inline constexpr std::string_view kBaGatesMmaTemplate = "metrale::kernels::ssm_ba_gates_mma";
-inline constexpr std::string_view kBaGatesMmaTemplateFile = "ssm_ba_gates_mma.cuh";
-inline constexpr std::string_view kFp8QuantSharedKernel = kFp8ActQuant;
-inline constexpr std::string_view kFp8QuantTwinKernel = kFp8ActQuantHopper;
-inline constexpr std::string_view kFp8QuantSharedTemplate = "metrale::kernels::per_token_group_quant_fp8";
-inline constexpr std::string_view kFp8QuantTwinTemplate = "metrale::kernels::per_token_group_quant_fp8_hopper";
-inline constexpr std::string_view kFp8QuantTemplateFile = "fp8_act_quant.cuh";
-
-// The library's five kernels, declared once per process.
+// The library's kernels (every op's add_<op>_kernels, ops/core/library_ops.cpp), declared once per
+// process.
 const KernelCatalog& library_catalog();
 
 // The first rule `params` breaks for one of the library's kernels, or nullopt. Pure.

@@ -15,9 +15,10 @@
 #include "metrale/jit/source_set.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
-#include "ops/fp8_act_quant_floor.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ops/op_kernels.hpp"
-#include "ops/silu_mul_fp8_quant.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "profile/occupancy.hpp"
 #include "ref/bf16.hpp"
 

@@ -4,7 +4,7 @@
 #include <array>
 
 #include "metrale/ops/fp8_act_quant.hpp"
-#include "ops/silu_mul_fp8_quant.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant.hpp"
 #include "profile/op_profile.hpp"
 
 namespace metrale {

@@ -7,7 +7,7 @@
 
 #include "metrale/error.hpp"
 #include "ops/op_kernels.hpp"
-#include "ops/silu_mul_fp8_quant.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant.hpp"
 
 namespace metrale {
 

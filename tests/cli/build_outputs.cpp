@@ -1,11 +1,11 @@
 // build_outputs.cpp: checks `metrale-jit build` from outside the binary.
-// Usage: build_outputs <metrale-jit> <work dir> files|spills|cache-verify|broken-template [templates dir]
+// Usage: build_outputs <metrale-jit> <work dir> files|spills|cache-verify|broken-template
 //   files:        build --all-targets --out writes <target>/<kernel>.<params>.<arch>.ptx and
 //                 .cubin for every kernel every target ships; each CUBIN is a non-empty ELF.
 //   spills:       the build's JSON table reports resources, and 0 spills, for every kernel.
 //   cache-verify: after a build fills a fresh METRALE_CACHE_DIR, one entry with a flipped
 //                 byte makes `cache verify` exit 1 naming that entry.
-//   broken-template: with METRALE_TEMPLATE_DIR on a copy of the templates where
+//   broken-template: with METRALE_TEMPLATE_DIR on the embedded templates written out, where
 //                 ssm_ba_gates.cuh fails a static_assert, build exits 1 and prints NVRTC's
 //                 error with the quoted source line; the FP8 kernels still build.
 // The work dir is wiped first and holds the cache, so nothing touches ~/.cache.
@@ -13,11 +13,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
 #include "cli_process.hpp"
+#include "ground/embedded_files.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/pinned_shapes.hpp"
 #include "target/hardware_loader.hpp"
@@ -139,8 +141,12 @@ void check_cache_verify(Checks& checks, const std::string& cli, const fs::path& 
   }
 }
 
-void check_broken_template(Checks& checks, const std::string& cli, const fs::path& work, const fs::path& templates) {
-  fs::copy(templates, work / "templates", fs::copy_options::recursive);
+void check_broken_template(Checks& checks, const std::string& cli, const fs::path& work) {
+  // The embedded set, flat as METRALE_TEMPLATE_DIR reads it (the sources live in several folders).
+  fs::create_directories(work / "templates");
+  for (const metrale::EmbeddedFile& file : metrale::embedded_templates()) {
+    std::ofstream(work / "templates" / std::string(file.name), std::ios::binary) << file.text;
+  }
   std::ofstream(work / "templates" / "ssm_ba_gates.cuh", std::ios::app)
       << "\nstatic_assert(sizeof(int) == 3, \"metrale test: deliberately broken\");\n";
   const Ran ran = run_shell(fmt::format("METRALE_TEMPLATE_DIR={} ", quoted((work / "templates").string())) +
@@ -161,10 +167,8 @@ void check_broken_template(Checks& checks, const std::string& cli, const fs::pat
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4 && argc != 5) {
-    std::fprintf(stderr,
-                 "usage: build_outputs <metrale-jit> <work dir> files|spills|cache-verify|broken-template "
-                 "[templates dir]\n");
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: build_outputs <metrale-jit> <work dir> files|spills|cache-verify|broken-template\n");
     return 2;
   }
   const std::string cli = argv[1], mode = argv[3];
@@ -177,8 +181,8 @@ int main(int argc, char** argv) {
       check_files(checks, build_all(checks, cli, work), work);
     } else if (mode == "spills") {
       check_spills(checks, build_all(checks, cli, work));
-    } else if (mode == "broken-template" && argc == 5) {
-      check_broken_template(checks, cli, work, argv[4]);
+    } else if (mode == "broken-template") {
+      check_broken_template(checks, cli, work);
     } else if (mode == "cache-verify") {
       check_cache_verify(checks, cli, work);
     } else {

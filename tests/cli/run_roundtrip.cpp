@@ -14,10 +14,10 @@
 
 #include "cli_process.hpp"
 #include "ground/npy.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "ref/bf16.hpp"
-#include "ref/fp8_act_quant_ref.hpp"
-#include "ref/silu_mul_fp8_quant_ref.hpp"
-#include "ref/ssm_ba_gates_ref.hpp"
 
 namespace fs = std::filesystem;
 using metrale::NpyArray;

@@ -9,4 +9,4 @@ if(METRALE_SANITIZE MATCHES "address")
 endif()
 
 # The host tests also run the shipped kernel templates directly (timings, twin == parent).
-target_include_directories(metrale_unit_tests PRIVATE ${PROJECT_SOURCE_DIR}/templates)
+target_include_directories(metrale_unit_tests PRIVATE ${METRALE_TEMPLATE_DIRS})

@@ -9,7 +9,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
-#include "ops/ssm_ba_gates_mma_guard.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "support/kernels_support.hpp"
 
 using namespace metrale;

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "ops/op_verdict.hpp"
-#include "ops/ssm_ba_gates_guard.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "support/kernels_support.hpp"
 
 using namespace metrale;

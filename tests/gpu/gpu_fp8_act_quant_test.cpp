@@ -7,9 +7,9 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
-#include "ops/fp8_act_quant_floor.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ops/op_verdict.hpp"
-#include "ops/ssm_ba_gates_guard.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "support/kernels_support.hpp"
 
 using namespace metrale;

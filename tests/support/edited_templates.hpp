@@ -17,7 +17,7 @@
 #include "ground/embedded_files.hpp"
 #include "metrale/environment.hpp"
 #include "ops/op_kernels.hpp"
-#include "ops/silu_mul_fp8_quant_kernels.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant.hpp"
 
 namespace metrale::test {
 

@@ -16,7 +16,9 @@
 #include "host/host_backend.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ops/op_kernels.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "support/isolated_runtime.hpp"
 
 namespace metrale::reliability_test {

@@ -11,6 +11,7 @@
 #include "ground/embedded_files.hpp"
 #include "host/host_backend.hpp"
 #include "metrale/jit/kernel_registry.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ops/op_kernels.hpp"
 #include "support/edited_templates.hpp"
 #include "support/kernels_support.hpp"

@@ -9,7 +9,7 @@
 #include "jit/compiled_memory_cache.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 #include "ops/op_kernels.hpp"
-#include "ops/silu_mul_fp8_quant_kernels.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant.hpp"
 #include "support/jit_test_support.hpp"
 
 using namespace metrale;

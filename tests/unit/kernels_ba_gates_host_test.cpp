@@ -1,4 +1,4 @@
-// kernels_ba_gates_host_test.cpp: the BA-gates parent and Hopper twin from templates/, run
+// kernels_ba_gates_host_test.cpp: the BA-gates parent and Hopper twin from src/ops/ssm_ba_gates/, run
 // through the runtime on the host backend at the real Qwen3.5 shape and at odd ones: twin and
 // parent bytes equal, both equal to the kernel-order reference bit for bit, within 1e-5 of the
 // float64 oracle, every output written and padding columns untouched; the op's pick runs the
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "ops/ssm_ba_gates_guard.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "support/kernels_support.hpp"
 
 using namespace metrale;

@@ -1,4 +1,4 @@
-// kernels_ba_gates_mma_host_test.cpp: the tensor-core BA-gates kernel (templates/
+// kernels_ba_gates_mma_host_test.cpp: the tensor-core BA-gates kernel (src/ops/ssm_ba_gates/
 // ssm_ba_gates_mma.cuh) on the host backend, where its wmma calls run as whole-tile warp
 // collectives: against the float64 oracle (relative Frobenius error < 1e-5 with N(0,1)
 // activations and 0.02 N(0,1) weights) at the Qwen3.5-27B shape and at odd ones (M not a multiple
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "metrale/host/thread_context.hpp"
-#include "ops/ssm_ba_gates_mma_guard.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "support/kernels_support.hpp"
 
 using namespace metrale;

@@ -7,11 +7,11 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 
-#include "ops/ssm_ba_gates_mma_layout.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 
 // clang-format off
 #include "metrale/host/cuda_host_prelude.hpp"
-#include "../../templates/ssm_ba_gates_mma.cuh"
+#include "ops/ssm_ba_gates/ssm_ba_gates_mma.cuh"
 // clang-format on
 
 TEST_CASE("the tensor-core kernel's shared memory: the op's size is the template's", "[kernels][ba_gates_mma]") {

@@ -1,5 +1,5 @@
 // kernels_ba_gates_mma_shape_test.cpp: the tensor-core BA kernel specialised on its output-tile
-// count (templates/ssm_ba_gates_mma.cuh's TILES, KernelParams::shape) on the host backend: the
+// count (src/ops/ssm_ba_gates/ssm_ba_gates_mma.cuh's TILES, KernelParams::shape) on the host backend: the
 // specialised variant writes the generic form's bytes and is within 1e-5 of the float64 oracle
 // (random normal inputs, poisoned outputs), for every N its tiles take; the launcher refuses it at
 // another N; the rule mapping N to TILES names why an N stays generic; a shape variant compiles
@@ -12,7 +12,7 @@
 #include "metrale/error.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 #include "ops/op_kernels.hpp"
-#include "ops/ssm_ba_gates_mma_guard.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "support/kernels_support.hpp"
 
 using namespace metrale;

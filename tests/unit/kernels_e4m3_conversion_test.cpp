@@ -1,6 +1,6 @@
 // kernels_e4m3_conversion_test.cpp: templates/metrale_types.cuh's float -> e4m3fn conversion
 // (the software path the host backend and pre-sm_89 GPUs run; sm_89+ use the PTX conversion the
-// toolkit uses there) against src/ref's independent encoder (doubles, frexp and nearbyint), over
+// toolkit uses there) against the FP8 reference's independent encoder (doubles, frexp and nearbyint), over
 // a dense sweep of float bit patterns: every (sign, exponent, top 7 mantissa bits) with low bits
 // that sit on, just below and just above every rounding point (ties to even included), every
 // 257th bit pattern of all 2^32, and seeded random values at each binade of the e4m3 range.
@@ -11,8 +11,8 @@
 #include <limits>
 #include <vector>
 
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ref/bf16.hpp"
-#include "ref/fp8_act_quant_ref.hpp"
 
 // clang-format off
 #include "metrale/host/cuda_host_prelude.hpp"

@@ -1,5 +1,5 @@
 // kernels_fp8_act_quant_host_test.cpp: the FP8 activation-quant shared kernel and Hopper twin
-// from templates/, run through the runtime on the host backend: at the real K around the twin's
+// from src/ops/fp8_act_quant/, run through the runtime on the host backend: at the real K around the twin's
 // floor (a small SM count keeps M small) the op picks by the floor, and the shared kernel, the
 // twin and the op write the same bytes, equal to the reference; scales equal the float64 oracle
 // exactly and every code is within one e4m3 step of it; scale layouts, power-of-two scales and
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "ops/fp8_act_quant_floor.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "support/kernels_support.hpp"
 
 using namespace metrale;

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <vector>
 
-#include "ref/fp8_act_quant_ref.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 
 // clang-format off
 #include "metrale/host/cuda_host_prelude.hpp"

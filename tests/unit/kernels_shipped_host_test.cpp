@@ -10,7 +10,9 @@
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "metrale/runtime.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ops/op_kernels.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "support/isolated_runtime.hpp"
 #include "target/hardware_loader.hpp"
 

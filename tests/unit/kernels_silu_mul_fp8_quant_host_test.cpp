@@ -1,5 +1,5 @@
 // kernels_silu_mul_fp8_quant_host_test.cpp: the SiLU-and-mul FP8 quant parent (silu_mul_bf16, then
-// the FP8 shared kernel) and its fused twin from templates/, on the host backend of a hopper
+// the FP8 shared kernel) and its fused twin from src/ops/silu_mul_fp8_quant/, on the host backend of a hopper
 // runtime: the parent's scratch h equals the reference's h (and the float64 oracle within one
 // bf16 rounding), its codes and scales equal the reference, and the twin's bytes equal the
 // parent's, for both scale layouts and kinds, strided and interleaved ([M][2K]) rows, K = 128,
@@ -11,8 +11,7 @@
 #include <sstream>
 
 #include "ops/op_kernels.hpp"
-#include "ops/silu_mul_fp8_quant.hpp"
-#include "ref/silu_mul_fp8_quant_ref.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant.hpp"
 #include "support/kernels_support.hpp"
 
 using namespace metrale;

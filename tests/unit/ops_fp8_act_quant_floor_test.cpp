@@ -1,4 +1,4 @@
-// ops_fp8_act_quant_floor.cpp: the FP8 twin's CTA floor, grid function, guard, pick and log
+// ops_fp8_act_quant_floor_test.cpp: the FP8 twin's CTA floor, grid function, guard, pick and log
 // slots, pinned to the seed's table.
 #include <catch2/catch.hpp>
 #include <set>
@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ops/fp8_act_quant_floor.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 
 using namespace metrale;
 using namespace metrale::ops;

@@ -17,7 +17,7 @@
 #include "metrale/ops/op_declaration.hpp"
 #include "metrale/runtime.hpp"
 #include "ops/op_kernels.hpp"
-#include "ops/silu_mul_fp8_quant_kernels.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant.hpp"
 #include "support/edited_templates.hpp"
 #include "support/isolated_runtime.hpp"
 #include "support/temp_dir.hpp"

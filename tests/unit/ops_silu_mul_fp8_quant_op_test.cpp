@@ -7,7 +7,7 @@
 #include <string>
 
 #include "metrale/error.hpp"
-#include "ops/silu_mul_fp8_quant.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant.hpp"
 #include "support/ops_recording_gpu.hpp"
 
 using namespace metrale;

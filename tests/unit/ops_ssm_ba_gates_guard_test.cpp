@@ -1,4 +1,4 @@
-// ops_ssm_ba_gates_guard.cpp: the BA-gates twin's constants, guard, pick, log slots and index
+// ops_ssm_ba_gates_guard_test.cpp: the BA-gates twin's constants, guard, pick, log slots and index
 // mappings, pinned to the seed's numbers.
 #include <array>
 #include <catch2/catch.hpp>
@@ -11,8 +11,7 @@
 #include <vector>
 
 #include "ops/op_verdict.hpp"
-#include "ops/ssm_ba_gates_guard.hpp"
-#include "ops/ssm_ba_gates_mapping.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "support/ops_recording_gpu.hpp"
 
 using namespace metrale;

@@ -1,11 +1,11 @@
-// ops_ssm_ba_gates_mma_guard.cpp: the tensor-core BA kernel's guard as a table (each reason at
+// ops_ssm_ba_gates_mma_guard_test.cpp: the tensor-core BA kernel's guard as a table (each reason at
 // its boundary, in order when several apply), the combined pick (the kernel exactly when its
 // guard says none, else the seeds' pick unchanged), and its log slots.
 #include <catch2/catch.hpp>
 #include <limits>
 #include <set>
 
-#include "ops/ssm_ba_gates_mma_guard.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 
 using namespace metrale;
 using namespace metrale::ops;

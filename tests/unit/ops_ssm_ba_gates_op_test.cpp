@@ -7,7 +7,7 @@
 
 #include "metrale/error.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
-#include "ops/ssm_ba_gates_mma_guard.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "support/ops_recording_gpu.hpp"
 
 using namespace metrale;

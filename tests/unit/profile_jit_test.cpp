@@ -16,6 +16,7 @@
 #include "metrale/jit/source_set.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/op_kernels.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "profile/op_profile.hpp"
 #include "profile/target_resources.hpp"
 #include "profile/variant_override.hpp"

@@ -12,6 +12,7 @@
 #include "metrale/error.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/op_kernels.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "profile/op_profile.hpp"
 #include "ref/bf16.hpp"
 #include "support/isolated_runtime.hpp"

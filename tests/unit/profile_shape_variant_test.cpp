@@ -13,6 +13,7 @@
 #include "metrale/error.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "ops/op_kernels.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "profile/op_profile.hpp"
 #include "profile/profile_json.hpp"
 #include "profile/shape_variants.hpp"

@@ -8,8 +8,8 @@
 #include <random>
 #include <vector>
 
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ref/bf16.hpp"
-#include "ref/fp8_act_quant_ref.hpp"
 
 using namespace metrale::ref;
 

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "metrale/error.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "ref/bf16.hpp"
-#include "ref/ssm_ba_gates_ref.hpp"
 
 using namespace metrale;
 using namespace metrale::ref;

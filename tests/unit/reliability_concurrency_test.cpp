@@ -12,10 +12,10 @@
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "metrale/runtime.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ops/log_once.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "ref/bf16.hpp"
-#include "ref/fp8_act_quant_ref.hpp"
-#include "ref/ssm_ba_gates_ref.hpp"
 #include "support/isolated_runtime.hpp"
 #include "support/reliability_host_ops.hpp"
 

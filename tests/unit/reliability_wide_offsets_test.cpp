@@ -8,9 +8,9 @@
 #include <cstring>
 #include <vector>
 
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "ref/bf16.hpp"
-#include "ref/fp8_act_quant_ref.hpp"
-#include "ref/ssm_ba_gates_ref.hpp"
 #include "support/reliability_host_ops.hpp"
 
 using namespace metrale;

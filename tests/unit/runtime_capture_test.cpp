@@ -15,8 +15,8 @@
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "metrale/runtime.hpp"
 #include "ops/op_capture.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "ref/bf16.hpp"
-#include "ref/ssm_ba_gates_ref.hpp"
 #include "support/counting_gpu.hpp"
 #include "support/isolated_runtime.hpp"
 

@@ -8,8 +8,8 @@
 
 #include "metrale/error.hpp"
 #include "metrale/runtime.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "ref/bf16.hpp"
-#include "ref/ssm_ba_gates_ref.hpp"
 #include "support/isolated_runtime.hpp"
 
 using namespace metrale;

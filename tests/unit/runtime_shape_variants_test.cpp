@@ -9,7 +9,7 @@
 
 #include "metrale/error.hpp"
 #include "ops/op_capture.hpp"
-#include "ops/ssm_ba_gates_mma_guard.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "support/build_gate.hpp"
 #include "support/shape_variants_support.hpp"
 

@@ -10,7 +10,7 @@
 
 #include "metrale/runtime.hpp"
 #include "ops/op_kernels.hpp"
-#include "ops/silu_mul_fp8_quant_kernels.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant.hpp"
 #include "support/edited_templates.hpp"
 
 using namespace metrale;

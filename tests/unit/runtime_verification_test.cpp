@@ -16,9 +16,9 @@
 
 #include "metrale/error.hpp"
 #include "metrale/runtime.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ops/op_kernels.hpp"
 #include "ref/bf16.hpp"
-#include "ref/fp8_act_quant_ref.hpp"
 #include "runtime/kernel_verification.hpp"
 #include "runtime/verdict_cache.hpp"
 #include "runtime/verification_gate.hpp"

@@ -3,7 +3,7 @@
 
 #include "metrale/target/levers.hpp"
 #include "ops/op_kernels.hpp"
-#include "ops/ssm_ba_gates_mma_guard.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "target/hardware_loader.hpp"
 #include "target/kernel_catalog.hpp"
 #include "target/target_selection.hpp"

@@ -1,6 +1,6 @@
 // tools/bench/host_bench.cpp: metrale-host-bench, the host backend's timings (a tool, not a
 // test): the cost of one sync per thread (two fiber switches plus the scheduler's resolution), the
-// wall time of a BA-gates-sized load, and the BA-gates parent and twin from templates/ at the real
+// wall time of a BA-gates-sized load, and the BA-gates parent and twin from src/ops/ssm_ba_gates/ at the real
 // prefill shape (M = 264, K = 5120, N = 96). Exits 1 when the twin's bytes differ from the parent's.
 // `--corpus [--workers N] [--repeats N] [--scale F] [--case NAME]`: the corpus of ordinary CUDA
 // kernels instead (host_bench_corpus.cpp), elements per second per kernel.

@@ -19,15 +19,12 @@
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "metrale/runtime.hpp"
-#include "ops/fp8_act_quant_floor.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ops/op_verdict.hpp"
-#include "ops/ssm_ba_gates_guard.hpp"
-#include "ops/ssm_ba_gates_mma_guard.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "ops_bench.hpp"
 #include "ops_bench_roles.hpp"
 #include "ref/bf16.hpp"
-#include "ref/fp8_act_quant_ref.hpp"
-#include "ref/ssm_ba_gates_ref.hpp"
 #include "support/ba_gates_check.hpp"
 
 namespace metrale::bench {

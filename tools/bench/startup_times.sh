@@ -30,7 +30,11 @@ ms() {
   echo $((($(date +%s%N) - start) / 1000000))
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-TEMPLATES=$(cd "$(dirname "$0")/../../templates" && pwd)
+# The kernel templates in one flat folder, as the library embeds them (templates/ and src/ops/<op>/).
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+TEMPLATES=$W/templates
+mkdir -p "$TEMPLATES"
+cp "$ROOT"/templates/*.cuh "$ROOT"/src/ops/*/*.cuh "$TEMPLATES"/
 BY_HAND=$(dirname "$CLI")/metrale-nvrtc-by-hand
 FIRST_OP=$(dirname "$CLI")/metrale-first-op
 "$CLI" targets --json >"$W/targets.json"

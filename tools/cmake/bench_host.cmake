@@ -5,7 +5,7 @@
 add_executable(metrale-host-bench ${CMAKE_CURRENT_SOURCE_DIR}/bench/host_bench.cpp
                                   ${CMAKE_CURRENT_SOURCE_DIR}/bench/host_bench_corpus.cpp)
 target_link_libraries(metrale-host-bench PRIVATE metrale::jit metrale_warnings)
-target_include_directories(metrale-host-bench PRIVATE ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/templates)
+target_include_directories(metrale-host-bench PRIVATE ${PROJECT_SOURCE_DIR}/tests ${METRALE_TEMPLATE_DIRS})
 target_compile_definitions(metrale-host-bench PRIVATE METRALE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 # The kernels move bf16 elements through vector words, as CUDA code does.
 target_compile_options(metrale-host-bench PRIVATE -fno-strict-aliasing)

@@ -1,6 +1,6 @@
 // metrale/ops/fp8_act_quant.hpp: the per-token-group FP8 activation-quant op: validate,
 // guard, pick, log, launch. Math and layouts: ARCHITECTURE.md "FP8 activation quantisation"; the kernels:
-// templates/fp8_act_quant.cuh.
+// src/ops/fp8_act_quant/fp8_act_quant.cuh.
 // Invariants: a shape no kernel can take is an ArgumentError before anything launches; the
 // grid launched is the pick's grid (fp8_quant_grid); both kernels take the same arguments.
 #pragma once

@@ -1,5 +1,5 @@
 // metrale/ops/ssm_ba_gates.hpp: the SSM BA-gates op: validate, guard, pick, log, launch.
-// Kernel math and layouts: ARCHITECTURE.md "BA gates"; the kernels: templates/ssm_ba_gates.cuh.
+// Kernel math and layouts: ARCHITECTURE.md "BA gates"; the kernels: src/ops/ssm_ba_gates/ssm_ba_gates.cuh.
 // Invariants: a shape no kernel can take is an ArgumentError before anything launches; the
 // launch uses the pick's kernel (the twin only when the guard says nullopt); both launchers
 // pass the kernels' arguments in the kernels' order, only the grids differ.
@@ -33,7 +33,7 @@ inline constexpr std::uint32_t kBaGatesWarps = kBaGatesBlock / 32;
 inline constexpr std::uint32_t kBaGatesGroups = 8;
 
 // The tensor-core kernel (ssm_ba_gates_mma), shipped as 256 threads (8 warps) owning 128 tokens x
-// every output (N <= 128), in clusters that split K; its guard: ops/ssm_ba_gates_mma_guard.hpp.
+// every output (N <= 128), in clusters that split K; its guard: src/ops/ssm_ba_gates/ssm_ba_gates.hpp.
 inline constexpr std::uint32_t kBaGatesMmaBlock = 256;
 inline constexpr std::uint32_t kBaGatesMmaTokens = 128;
 // K chunks in its shared-memory ring (its `groups`): 5 in flight while one is multiplied.
@@ -96,7 +96,7 @@ Dim3 ba_gates_twin_grid(std::uint32_t m);
 // The tensor-core kernel's grid: (ceil(M / TOKENS) x cluster_blocks, 1, 1), TOKENS = params.lanes.
 Dim3 ba_gates_mma_grid(std::uint32_t m, const KernelParams& params, std::uint32_t cluster_blocks = 1);
 // The CTAs per token tile its launch uses on this device (a thread-block cluster splitting K;
-// ops/ssm_ba_gates_mma_layout.hpp), from the device's SM count (kFallbackSmCount when it cannot
+// src/ops/ssm_ba_gates/ssm_ba_gates.hpp), from the device's SM count (kFallbackSmCount when it cannot
 // say) and compute capability.
 std::uint32_t ba_gates_mma_cluster(const GpuBackend& gpu, const KernelParams& params, const BaGatesArgs& args);
 

@@ -1,24 +1,26 @@
-// ops/core/library_ops.hpp (private): the library's own op declarations, one function per op,
-// each defined in the op's own file. A new op of the library adds its line here and in
-// library_op_declarations() (op_set.cpp's library_ops() holds them once per process).
+// ops/core/library_ops.hpp (private): the library's own ops, as the one list in library_ops.cpp
+// holds them: each op's declaration and its kernels' catalog declarations, both defined in the
+// op's folder (src/ops/<op>/). op_set.cpp's library_ops() holds the declarations once per process;
+// op_kernels.cpp's library_catalog() the kernels.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "metrale/ops/op_declaration.hpp"
+#include "target/kernel_catalog.hpp"
 
 namespace metrale::ops {
 
-OpDeclaration ssm_ba_gates_declaration();        // ops/ssm_ba_gates_op.cpp
-OpDeclaration fp8_act_quant_declaration();       // ops/fp8_act_quant_op.cpp
-OpDeclaration silu_mul_fp8_quant_declaration();  // ops/silu_mul_fp8_quant_op.cpp
-
-// The ops' check hooks (OpDeclaration::check), each in the op's own *_check.cpp.
-std::vector<CheckResult> ssm_ba_gates_check(const OpContext& context, const CheckOptions& options);
-std::vector<CheckResult> fp8_act_quant_check(const OpContext& context, const CheckOptions& options);
-std::vector<CheckResult> silu_mul_fp8_quant_check(const OpContext& context, const CheckOptions& options);
+// One library op: its declaration (<op>_op.cpp) and the function that adds its kernels to a
+// catalog (<op>.cpp).
+struct LibraryOp {
+  OpDeclaration (*declaration)();
+  void (*add_kernels)(KernelCatalog& catalog);
+};
 
 // Every library op, in the order the surfaces list them.
+std::span<const LibraryOp> library_op_list();
 std::vector<OpDeclaration> library_op_declarations();
 
 }  // namespace metrale::ops

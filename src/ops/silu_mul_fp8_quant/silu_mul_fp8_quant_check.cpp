@@ -1,11 +1,28 @@
-// silu_mul_fp8_quant_check.cpp: the SiLU-and-mul FP8 quant op's check hook (OpDeclaration::check):
+// ops/silu_mul_fp8_quant/silu_mul_fp8_quant_check.cpp: the SiLU-and-mul FP8 quant op's check hook
+// and the CPU references it compares the kernels with (written from the spec, not from the templates).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <optional>
+
+#include "metrale/error.hpp"
+#include "metrale/ops/fp8_act_quant.hpp"
+#include "ops/core/library_ops.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
+#include "ops/op_check_support.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant.hpp"
+#include "ref/bf16.hpp"
+
+// ---- The SiLU-and-mul FP8 quant op's check hook (OpDeclaration::check):
 // the parent (silu_mul_bf16, then the FP8 op's shared kernel) and the fused twin, each forced on
 // the context's device, outputs and the parent's scratch h poisoned first. The parent in two
 // steps: its h (read back from the scratch) within 1 bf16 ulp of the CPU reference's
-// (ref/silu_mul_fp8_quant_ref: h = bf16(silu(g) * u) in float with the C library's expf; on a
+// (silu_mul_h_reference, below: h = bf16(silu(g) * u) in float with the C library's expf; on a
 // device expf is CUDA's, which may differ by an ulp, and a rounding boundary then moves h by one
 // bf16 ulp), then its codes and scales byte-equal to the FP8 reference quantising the parent's
-// own h (ref/fp8_act_quant_ref; "FP8-ref(h)" in the rows), so the quant step is held to exact
+// own h (ref::fp8_act_quant_reference; "FP8-ref(h)" in the rows), so the quant step is held to exact
 // bytes whatever h's last bit. The twin byte-equal to the parent (to the reference when the
 // parent is absent): that equality is what publishes the twin.
 // Column-major scales are read back by (token, group), so the padding rows of m_aligned are not
@@ -19,19 +36,6 @@
 // judges that step alone (codes and scales == FP8-ref of the parent's h, whatever h is);
 // the parent is skipped (named) when either of its two kernels is absent; an h element the parent
 // leaves unwritten reads as a NaN poison and fails the h step.
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <optional>
-
-#include "metrale/ops/fp8_act_quant.hpp"
-#include "ops/core/library_ops.hpp"
-#include "ops/op_check_support.hpp"
-#include "ops/silu_mul_fp8_quant_guard.hpp"
-#include "ref/bf16.hpp"
-#include "ref/fp8_act_quant_ref.hpp"
-#include "ref/silu_mul_fp8_quant_ref.hpp"
-
 namespace metrale::ops {
 namespace {
 
@@ -198,3 +202,64 @@ std::vector<CheckResult> silu_mul_fp8_quant_check(const OpContext& context, cons
 }
 
 }  // namespace metrale::ops
+
+// ---- The SiLU-and-mul references; the quantiser is the FP8 op's reference.
+namespace metrale::ref {
+namespace {
+
+constexpr std::uint32_t kGroup = 128;
+
+void check_shape(std::span<const std::uint16_t> gate, std::span<const std::uint16_t> up, const SiluMulRefShape& s) {
+  const auto rows_fit = [&](std::span<const std::uint16_t> x, std::uint32_t stride) {
+    return s.m == 0 || x.size() >= std::size_t{s.m - 1} * stride + s.k;
+  };
+  if (s.k % kGroup != 0 || s.gate_row_stride < s.k || s.up_row_stride < s.k || !rows_fit(gate, s.gate_row_stride) ||
+      !rows_fit(up, s.up_row_stride)) {
+    throw ArgumentError(
+        "silu_mul_fp8_quant reference: K must be a multiple of 128, both row strides >= K, gate and up M rows long");
+  }
+}
+
+// Calls fn(token, column, g, u) for every element, g and u as floats.
+template <typename Fn>
+void for_each_element(std::span<const std::uint16_t> gate, std::span<const std::uint16_t> up, const SiluMulRefShape& s,
+                      Fn fn) {
+  for (std::uint32_t t = 0; t < s.m; ++t) {
+    for (std::uint32_t c = 0; c < s.k; ++c) {
+      fn(t, c, bf16_to_float(gate[std::size_t{t} * s.gate_row_stride + c]),
+         bf16_to_float(up[std::size_t{t} * s.up_row_stride + c]));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::uint16_t> silu_mul_h_reference(std::span<const std::uint16_t> gate, std::span<const std::uint16_t> up,
+                                                const SiluMulRefShape& shape) {
+  check_shape(gate, up, shape);
+  std::vector<std::uint16_t> h(std::size_t{shape.m} * shape.k);
+  for_each_element(gate, up, shape, [&](std::uint32_t t, std::uint32_t c, float g, float u) {
+    const float silu = g / (1.0f + std::exp(-g));
+    h[std::size_t{t} * shape.k + c] = bf16_from_float(silu * u);
+  });
+  return h;
+}
+
+std::vector<double> silu_mul_h_oracle(std::span<const std::uint16_t> gate, std::span<const std::uint16_t> up,
+                                      const SiluMulRefShape& shape) {
+  check_shape(gate, up, shape);
+  std::vector<double> h(std::size_t{shape.m} * shape.k);
+  for_each_element(gate, up, shape, [&](std::uint32_t t, std::uint32_t c, float g, float u) {
+    const double gd = g;
+    h[std::size_t{t} * shape.k + c] = gd / (1.0 + std::exp(-gd)) * static_cast<double>(u);
+  });
+  return h;
+}
+
+Fp8RefResult silu_mul_fp8_quant_reference(std::span<const std::uint16_t> gate, std::span<const std::uint16_t> up,
+                                          const SiluMulRefShape& shape) {
+  const std::vector<std::uint16_t> h = silu_mul_h_reference(gate, up, shape);
+  return fp8_act_quant_reference(h, Fp8RefShape{shape.m, shape.k, shape.k, shape.pow2_scale});
+}
+
+}  // namespace metrale::ref

@@ -1,6 +1,7 @@
 // fp8_act_quant_op.cpp: the FP8 activation-quant op as data (ops/op_declaration.hpp): its two
 // kernels by role, its lever, its arguments, its call and its explanation; the typed entry
-// ops::fp8_act_quant(host, args, ...) lands here too.
+// ops::fp8_act_quant(host, args, ...) lands here too; and the two kernels' parameter rules and
+// catalog declarations.
 // Invariants: one code path for the declaration's run and the typed entry (run_typed); a forced
 // role runs through the op's own pick with the other kernel blanked, so the grid and block
 // launched are the op's.
@@ -10,8 +11,9 @@
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "ops/core/library_ops.hpp"
-#include "ops/fp8_act_quant_floor.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ops/op_explain_twin.hpp"
+#include "ops/op_kernel_rules.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/op_verdict.hpp"
 
@@ -144,8 +146,75 @@ OpDeclaration fp8_act_quant_declaration() {
   };
   op.explain = explain;
   op.shape_rules = [](OpArgValues values) { validate_fp8_quant_args(unpack(values)); };  // run's own
-  op.check = fp8_act_quant_check;                                                        // ops/fp8_act_quant_check.cpp
+  op.check = fp8_act_quant_check;                                                        // fp8_act_quant_check.cpp
   return op;
+}
+
+// ---- The kernels' parameter rules and their catalog declarations (ops/op_kernels.cpp adds them
+// through the list in ops/core/library_ops.cpp).
+// Why these rules: fp8_act_quant gives each team of 16, 8 or 4 lanes one 128-element group (each
+// lane 8, 16 or 32 bf16), and the block is lanes * groups, never set on its own.
+namespace {
+
+constexpr std::uint32_t kQuantLanes = 16;
+constexpr std::uint32_t kQuantMaxGroups = 32;
+
+}  // namespace
+
+namespace {
+
+std::optional<KernelParamsProblem> check_quant_lanes(const KernelParams& p) {
+  if (p.lanes != kQuantLanes && p.lanes != kQuantLanes / 2 && p.lanes != kQuantLanes / 4) {
+    return problem("lanes", fmt::format("lanes = {}: must be 16, 8 or 4 (a 128-element group is 16 lanes x 8 bf16, "
+                                        "8 x 16 or 4 x 32)",
+                                        p.lanes));
+  }
+  if (p.block != 0) {
+    return problem("block", fmt::format("block = {}: must be absent (the block is lanes x groups)", p.block));
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+std::optional<KernelParamsProblem> check_fp8_act_quant(const KernelParams& p) {
+  if (auto lanes = check_quant_lanes(p)) {
+    return lanes;
+  }
+  if (p.groups != 1) {
+    return problem("groups", fmt::format("groups = {}: must be 1 (one group per CTA)", p.groups));
+  }
+  return std::nullopt;
+}
+
+std::optional<KernelParamsProblem> check_fp8_act_quant_hopper(const KernelParams& p) {
+  if (auto lanes = check_quant_lanes(p)) {
+    return lanes;
+  }
+  if (p.groups < 1 || p.groups > kQuantMaxGroups || p.lanes * p.groups > kMaxBlock) {
+    return problem("groups", fmt::format("groups = {}: must be in [1, {}] with lanes x groups <= {}", p.groups,
+                                         kQuantMaxGroups, kMaxBlock));
+  }
+  return std::nullopt;
+}
+
+void add_fp8_act_quant_kernels(KernelCatalog& catalog) {
+  catalog.add({.kernel = std::string(kFp8QuantSharedKernel),
+               .source = std::string(kFp8QuantTemplateFile),
+               .expression = fmt::format("{}<{{lanes}}, {{groups}}>", kFp8QuantSharedTemplate),
+               .params = {"lanes", "groups"},
+               .twin_of = {},  // not a twin
+               .same_shape = false,
+               .background = false,
+               .rule = check_fp8_act_quant});
+  // The FP8 group max is exact in any order, so its twin may split a group differently.
+  catalog.add({.kernel = std::string(kFp8QuantTwinKernel),
+               .source = std::string(kFp8QuantTemplateFile),
+               .expression = fmt::format("{}<{{lanes}}, {{groups}}>", kFp8QuantTwinTemplate),
+               .params = {"lanes", "groups"},
+               .twin_of = std::string(kFp8QuantSharedKernel),
+               .same_shape = false,
+               .background = true,
+               .rule = check_fp8_act_quant_hopper});
 }
 
 }  // namespace metrale::ops

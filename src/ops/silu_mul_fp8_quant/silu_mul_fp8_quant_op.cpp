@@ -1,6 +1,7 @@
 // silu_mul_fp8_quant_op.cpp: the fused SiLU-and-mul FP8 quant op as data
 // (ops/op_declaration.hpp): its three kernels by role (the parent's two steps, "parent" and
-// "quant", and the fused "twin"), its lever, its arguments, its call and its explanation. The
+// "quant", and the fused "twin"), its lever, its arguments, its call and its explanation, and
+// its two kernels' catalog declarations and the parent step's parameter rule. The
 // third op of the library, declared without a line in the runtime, the C ABI, the bindings or
 // the CLI.
 // Invariants: a forced role runs through the op's own pick with the other path blanked, so the
@@ -13,9 +14,10 @@
 #include "metrale/ops/op_declaration.hpp"
 #include "ops/core/library_ops.hpp"
 #include "ops/op_explain_twin.hpp"
+#include "ops/op_kernel_rules.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/op_verdict.hpp"
-#include "ops/silu_mul_fp8_quant.hpp"
+#include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant.hpp"
 
 namespace metrale::ops {
 namespace {
@@ -187,8 +189,46 @@ OpDeclaration silu_mul_fp8_quant_declaration() {
   op.run = run;
   op.explain = explain;
   op.shape_rules = [](OpArgValues values) { validate_silu_mul_fp8_quant_args(unpack(values)); };  // run's own
-  op.check = silu_mul_fp8_quant_check;  // ops/silu_mul_fp8_quant_check.cpp
+  op.check = silu_mul_fp8_quant_check;  // silu_mul_fp8_quant_check.cpp
   return op;
+}
+
+// ---- The SiLU-and-mul FP8 quant op's two kernel declarations and the
+// parent step's parameter rule.
+// Why the twin takes the FP8 twin's rule: it is the FP8 twin's group layout (a team of 16, 8 or 4
+// lanes per 128-element group, GROUPS groups per CTA) with a different load.
+namespace {
+
+constexpr std::uint32_t kWarp = 32;
+
+}  // namespace
+
+std::optional<KernelParamsProblem> check_silu_mul_bf16(const KernelParams& p) {
+  if (p.block < kWarp || p.block > kMaxBlock || p.block % kWarp != 0) {
+    return KernelParamsProblem{"block",
+                               fmt::format("block = {}: must be whole warps in [{}, {}]", p.block, kWarp, kMaxBlock)};
+  }
+  return std::nullopt;
+}
+
+void add_silu_mul_fp8_quant_kernels(KernelCatalog& catalog) {
+  catalog.add({.kernel = std::string(kSiluMulParentKernel),
+               .source = std::string(kSiluMulTemplateFile),
+               .expression = fmt::format("{}<{{block}}>", kSiluMulParentTemplate),
+               .params = {"block"},
+               .twin_of = {},  // not a twin: the first of the parent's two launches
+               .same_shape = false,
+               .background = false,
+               .rule = check_silu_mul_bf16});
+  // The group max is exact in any order, so the twin may split a group as the FP8 twin does.
+  catalog.add({.kernel = std::string(kSiluMulTwinKernel),
+               .source = std::string(kSiluMulTemplateFile),
+               .expression = fmt::format("{}<{{lanes}}, {{groups}}>", kSiluMulTwinTemplate),
+               .params = {"lanes", "groups"},
+               .twin_of = std::string(kSiluMulParentKernel),
+               .same_shape = false,
+               .background = true,
+               .rule = check_fp8_act_quant_hopper});
 }
 
 }  // namespace metrale::ops

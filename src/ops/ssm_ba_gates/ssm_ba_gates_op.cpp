@@ -1,6 +1,7 @@
 // ssm_ba_gates_op.cpp: the BA-gates op as data (ops/op_declaration.hpp): its three kernels by
 // role, its two levers, its arguments, its call (the guards of ssm_ba_gates.cpp, or a forced
-// role) and its explanation. The typed entry ops::ssm_ba_gates(host, args, ...) lands here too.
+// role) and its explanation. The typed entry ops::ssm_ba_gates(host, args, ...) lands here too;
+// and the three kernels' parameter rules and catalog declarations.
 // Invariants: the declaration's run and the typed entry are one code path (run_typed); a forced
 // role is checked built before anything launches and keeps the op's validation.
 #include <fmt/format.h>
@@ -11,10 +12,10 @@
 #include "metrale/ops/op_declaration.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/core/library_ops.hpp"
+#include "ops/op_kernel_rules.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/op_verdict.hpp"
-#include "ops/ssm_ba_gates_guard.hpp"
-#include "ops/ssm_ba_gates_mma_guard.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 
 namespace metrale::ops {
 namespace {
@@ -269,7 +270,7 @@ OpDeclaration ssm_ba_gates_declaration() {
       scalar_arg("nv", 0, UINT32_MAX, "v-heads (0: n / 2)").with_zero_means("n/2"),
       scalar_arg("vheads_per_group", std::nullopt, UINT32_MAX, "v-heads per key group"),
   };
-  // N is the tensor-core kernel's shape constant: its output tiles (ssm_ba_gates_mma_layout.hpp).
+  // N is the tensor-core kernel's shape constant: its output tiles (ssm_ba_gates.hpp).
   op.shape_constants = {ShapeConstantDecl{std::string(kTensorCoreRole), "n", [](std::uint64_t n) {
                                             const MmaShapeChoice choice = ba_gates_mma_shape_for(
                                                 static_cast<std::uint32_t>(std::min<std::uint64_t>(n, UINT32_MAX)));
@@ -281,8 +282,124 @@ OpDeclaration ssm_ba_gates_declaration() {
   };
   op.explain = explain;
   op.shape_rules = [](OpArgValues values) { validate_ba_gates_args(unpack(values)); };  // run's own
-  op.check = ssm_ba_gates_check;                                                        // ops/ssm_ba_gates_check.cpp
+  op.check = ssm_ba_gates_check;                                                        // ssm_ba_gates_check.cpp
   return op;
+}
+
+// ---- The kernels' parameter rules and their catalog declarations (ops/op_kernels.cpp adds them
+// through the list in ops/core/library_ops.cpp).
+// Why these rules: ssm_ba_gates reduces one output over 64 lanes (a 32-lane xor-shuffle per warp,
+// then warp_even + warp_odd), so lanes is fixed and block holds whole outputs; ssm_ba_gates_mma's
+// `lanes` is its token tile (16-row MMA tiles, at most 128), split evenly over its warps with 8
+// output tiles per token tile, and its `groups` the K stages of its shared-memory ring, which at
+// N = 128 must fit the 227 KiB the largest devices grant a block (a smaller device's guard refuses
+// what does not fit it).
+namespace {
+
+constexpr std::uint32_t kBaLanes = 64;
+constexpr std::uint32_t kBaMaxGroups = 16;
+constexpr std::uint32_t kMmaTile = 16;
+constexpr std::uint32_t kMmaMaxTokens = 128;
+constexpr std::uint32_t kMmaMinStages = 2;
+constexpr std::uint32_t kMmaMaxStages = 16;
+constexpr std::uint32_t kMmaOutTiles = 8;
+
+}  // namespace
+
+namespace {
+
+std::optional<KernelParamsProblem> check_ba_shape(const KernelParams& p) {
+  if (p.lanes != kBaLanes) {
+    return problem("lanes", fmt::format("lanes = {}: must be {} (a 32-lane shuffle per warp, then a pairwise "
+                                        "cross-warp sum: exactly two warps per output)",
+                                        p.lanes, kBaLanes));
+  }
+  if (p.block < kBaLanes || p.block > kMaxBlock || p.block % p.lanes != 0) {
+    return problem("block", fmt::format("block = {}: must be a multiple of lanes ({}) in [{}, {}]", p.block, p.lanes,
+                                        kBaLanes, kMaxBlock));
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+std::optional<KernelParamsProblem> check_ssm_ba_gates(const KernelParams& p) {
+  if (auto shape = check_ba_shape(p)) {
+    return shape;
+  }
+  if (p.groups != 0) {
+    return problem("groups", fmt::format("groups = {}: must be absent (one output group per block)", p.groups));
+  }
+  return std::nullopt;
+}
+
+std::optional<KernelParamsProblem> check_ssm_ba_gates_hopper(const KernelParams& p) {
+  if (auto shape = check_ba_shape(p)) {
+    return shape;
+  }
+  if (p.groups < 1 || p.groups > kBaMaxGroups) {
+    return problem("groups", fmt::format("groups = {}: must be in [1, {}]", p.groups, kBaMaxGroups));
+  }
+  return std::nullopt;
+}
+
+std::optional<KernelParamsProblem> check_ssm_ba_gates_mma(const KernelParams& p) {
+  if (p.lanes < kMmaTile || p.lanes > kMmaMaxTokens || p.lanes % kMmaTile != 0) {
+    return problem("lanes", fmt::format("lanes = {}: the token tile must be a multiple of {} in [{}, {}] (16-row MMA "
+                                        "tiles)",
+                                        p.lanes, kMmaTile, kMmaTile, kMmaMaxTokens));
+  }
+  const std::uint32_t token_tiles = p.lanes / kMmaTile;
+  if (p.block < 32 || p.block > kMaxBlock || p.block % 32 != 0 || (p.block / 32) % token_tiles != 0 ||
+      kMmaOutTiles % (p.block / 32 / token_tiles) != 0) {
+    return problem("block", fmt::format("block = {}: must be whole warps in [32, {}], a multiple of the {} token "
+                                        "tiles, with warps per token tile dividing {} output tiles",
+                                        p.block, kMaxBlock, token_tiles, kMmaOutTiles));
+  }
+  if (p.groups < kMmaMinStages || p.groups > kMmaMaxStages) {
+    return problem(
+        "groups", fmt::format("groups = {}: the K stages must be in [{}, {}]", p.groups, kMmaMinStages, kMmaMaxStages));
+  }
+  const std::uint64_t shared = ba_gates_mma_shared_bytes(p.lanes, kBaGatesMmaMaxN, p.groups);
+  if (shared > kMaxOptInSharedBytes) {
+    return problem("groups", fmt::format("groups = {}: {} stages of {} tokens and 128 outputs need {} bytes of shared "
+                                         "memory, past the {} a block may have",
+                                         p.groups, p.groups, p.lanes, shared, kMaxOptInSharedBytes));
+  }
+  if (p.shape > kMmaOutTiles) {
+    return problem("shape", fmt::format("shape = {}: the output tiles of a specialised variant must be in [1, {}] (0: "
+                                        "the generic form)",
+                                        p.shape, kMmaOutTiles));
+  }
+  return std::nullopt;
+}
+
+void add_ssm_ba_gates_kernels(KernelCatalog& catalog) {
+  catalog.add({.kernel = std::string(kBaGatesParentKernel),
+               .source = std::string(kBaGatesTemplateFile),
+               .expression = fmt::format("{}<{{block}}, {{lanes}}>", kBaGatesParentTemplate),
+               .params = {"block", "lanes"},
+               .twin_of = {},  // not a twin
+               .same_shape = false,
+               .background = false,
+               .rule = check_ssm_ba_gates});
+  catalog.add({.kernel = std::string(kBaGatesTwinKernel),
+               .source = std::string(kBaGatesTemplateFile),
+               .expression = fmt::format("{}<{{block}}, {{lanes}}, {{groups}}>", kBaGatesTwinTemplate),
+               .params = {"block", "lanes", "groups"},
+               .twin_of = std::string(kBaGatesParentKernel),
+               .same_shape = true,
+               .background = true,
+               .rule = check_ssm_ba_gates_hopper});
+  // Declared in the background like a twin: until it arrives its guard says "kernel absent". Its
+  // shape constant ({shape}) is TILES, ceil(N / 16) (0: the generic form).
+  catalog.add({.kernel = std::string(kBaGatesMmaKernel),
+               .source = std::string(kBaGatesMmaTemplateFile),
+               .expression = fmt::format("{}<{{block}}, {{lanes}}, {{groups}}, {{shape}}>", kBaGatesMmaTemplate),
+               .params = {"block", "lanes", "groups"},
+               .twin_of = {},  // not a twin
+               .same_shape = false,
+               .background = true,
+               .rule = check_ssm_ba_gates_mma});
 }
 
 }  // namespace metrale::ops

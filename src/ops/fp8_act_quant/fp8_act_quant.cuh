@@ -28,7 +28,7 @@ struct Fp8QuantShape {
 // Quantises group `group` of token `token` from the lane's vectors `v` (vector j of lane l holds
 // elements 8 (j LANES + l) of the group, as fp8_quant_group loads them); called by the LANES
 // lanes of one team. Apart from the loads so a kernel that computes the group's bf16 values
-// itself (templates/silu_mul_fp8_quant.cuh) writes the bytes this kernel would for them.
+// itself (src/ops/silu_mul_fp8_quant/silu_mul_fp8_quant.cuh) writes the bytes this kernel would for them.
 template <unsigned int LANES>
 __device__ inline void fp8_quant_group_values(const uint4 (&v)[kFp8GroupSize / 8u / LANES],
                                               __nv_fp8_e4m3* __restrict__ q, float* __restrict__ scales,
