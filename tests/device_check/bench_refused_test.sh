@@ -15,11 +15,12 @@ trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"' EXIT
 errors=0
 fail() { echo "FAIL: $*"; errors=$((errors + 1)); }
 
-# The template folder: the checkout's, with the twin's call of the scale store edited (its last
-# occurrence; the shared kernel's comes first).
-source_file=$(find "$ROOT/templates" -name fp8_act_quant.cuh | head -n 1)
-[ -n "$source_file" ] || { echo "FAIL: no fp8_act_quant.cuh under $ROOT/templates"; exit 1; }
-cp -r "$(dirname "$source_file")" "$WORK/templates"
+# The template folder: the checkout's templates as the library embeds them (one flat set: the
+# shared ones in templates/, each op's in src/ops/<op>/), with the twin's call of the scale store
+# edited (its last occurrence; the shared kernel's comes first).
+mkdir -p "$WORK/templates"
+cp "$ROOT"/templates/*.cuh "$ROOT"/src/ops/*/*.cuh "$WORK/templates/"
+[ -f "$WORK/templates/fp8_act_quant.cuh" ] || { echo "FAIL: no fp8_act_quant.cuh under $ROOT/src/ops"; exit 1; }
 python3 - "$WORK/templates/fp8_act_quant.cuh" <<'PY' || { echo "FAIL: the anchor moved: update this test"; exit 1; }
 import sys
 path = sys.argv[1]
