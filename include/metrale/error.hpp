@@ -46,4 +46,11 @@ class CaptureError : public BackendError {
   using BackendError::BackendError;
 };
 
+// A call on a runtime that Runtime::close() closed (or is closing): nothing ran. Every public
+// call of a closed runtime throws it, on any thread, and so do those of its OpRefs.
+class ClosedError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace metrale

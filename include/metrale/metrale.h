@@ -39,8 +39,9 @@ extern "C" {
  * metrale_op_explain), levers by name (metrale_lever_*), no per-op functions or lever fields.
  * 3: graph capture (metrale_op_prepare, METRALE_ERROR_CAPTURE) and the CUDA error of a failure
  * (metrale_last_error_info); verification (options.verify, verify_time_limit_ms, info.verify);
- * options.shapes. A version-2 options struct (without the new fields) is still accepted. */
-#define METRALE_ABI_VERSION 3
+ * options.shapes. A version-2 options struct (without the new fields) is still accepted.
+ * 4: metrale_runtime_shutdown and METRALE_ERROR_CLOSED (closing while other threads call). */
+#define METRALE_ABI_VERSION 4
 
 typedef enum metrale_status {
   METRALE_OK = 0,
@@ -50,15 +51,16 @@ typedef enum metrale_status {
   METRALE_ERROR_NO_DEVICE = 4, /* the runtime has no device (the reason says why) */
   METRALE_ERROR_VERSION = 5,   /* a struct_size this library does not understand */
   METRALE_ERROR_INTERNAL = 6,  /* anything else (out of memory, a bug): the message says what */
-  METRALE_ERROR_CAPTURE = 7    /* an op call on a stream capturing into a CUDA graph found nothing
+  METRALE_ERROR_CAPTURE = 7,   /* an op call on a stream capturing into a CUDA graph found nothing
                                   prepared for it (metrale_op_prepare); nothing launched */
+  METRALE_ERROR_CLOSED = 8     /* the runtime was shut down (metrale_runtime_shutdown): nothing ran */
 } metrale_status;
 
 /* "0.1.0": the library's version. */
 METRALE_API const char* metrale_version(void);
 /* METRALE_ABI_VERSION of the library actually loaded. */
 METRALE_API uint32_t metrale_abi_version(void);
-/* "ok", "argument", "config", "backend", "no device", "version", "internal", "capture". */
+/* "ok", "argument", "config", "backend", "no device", "version", "internal", "capture", "closed". */
 METRALE_API const char* metrale_status_name(metrale_status status);
 /* The message of the calling thread's last failure ("" when the last call succeeded). */
 METRALE_API const char* metrale_last_error(void);
@@ -135,8 +137,16 @@ METRALE_API void metrale_runtime_options_init(metrale_runtime_options* options);
 /* Opens a runtime (options may be NULL for the defaults). A machine without a GPU is not a
  * failure: the runtime opens with has_device = 0 and the ops fail with METRALE_ERROR_NO_DEVICE. */
 METRALE_API metrale_status metrale_runtime_open(const metrale_runtime_options* options, metrale_runtime** out);
-/* Waits for background kernel builds (a failure there becomes the last error) and frees
- * everything; NULL is ignored. */
+/* Closes the runtime and keeps the handle, from any thread while others call it: a call that
+ * starts later returns METRALE_ERROR_CLOSED ("this Runtime is closed"), the calls in flight and
+ * the background kernel builds finish (a build's failure is the returned error), then its kernels
+ * and device are freed. Every later call on the handle but metrale_runtime_close returns
+ * METRALE_ERROR_CLOSED; a second shutdown waits for the first and returns METRALE_OK. From inside a
+ * call on the handle (its log callback) it returns at once, and the freeing follows that call. */
+METRALE_API metrale_status metrale_runtime_shutdown(metrale_runtime* runtime);
+/* metrale_runtime_shutdown, then frees the handle; NULL is ignored. No other thread may use the
+ * handle once this returns: shut down first where others may still call. From inside a call on
+ * the handle (its log callback) it only shuts down: close it again outside that call. */
 METRALE_API void metrale_runtime_close(metrale_runtime* runtime);
 
 /* ---- describing it ------------------------------------------------------------------- */

@@ -5,10 +5,14 @@
 // Invariants: "no device" is a state, not an error (has_device() is false and the reason is
 // kept; ops then throw BackendError naming it); the ops read their handles lock-free on every
 // call, so a twin arriving in the background is picked up by the next call; an op call on a
-// stream capturing into a CUDA graph runs only what prepare() made ready (src/ops/op_capture.hpp).
+// stream capturing into a CUDA graph runs only what prepare() made ready (src/ops/op_capture.hpp);
+// close() never frees under a call: it refuses new calls (ClosedError), waits for those in flight
+// and the background builds, then frees the kernels and the device (ARCHITECTURE.md, "Closing").
 #pragma once
 
 #include <array>
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -155,6 +159,9 @@ class OpRef {
 class VerificationGate;
 
 class Runtime : public ops::OpHost {
+  static constexpr std::uint64_t kClosedBit = std::uint64_t{1} << 63U;  // gate_: closed
+  static constexpr std::uint64_t kCountMask = kClosedBit - 1;           // gate_: calls in flight
+
  public:
   static std::unique_ptr<Runtime> open(RuntimeOptions options = {});
   // A runtime over a backend the caller made (tests, an engine with its own backend).
@@ -162,15 +169,53 @@ class Runtime : public ops::OpHost {
 
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
-  ~Runtime() override;
+  ~Runtime() override;  // closes (a background build's failure is logged) and waits for a closer
 
-  [[nodiscard]] bool has_device() const { return backend_ != nullptr; }
+  // Closes the runtime, from any thread, while other threads call it: every call that starts
+  // later throws ClosedError ("this Runtime is closed"), the calls in flight and the background
+  // builds finish, then the kernels, the registry and the device are freed. Rethrows a background
+  // build's failure (once everything is freed). A second close waits for the first and returns.
+  // Called on a thread inside a call of this runtime (a log callback, a background build), it
+  // cannot wait for itself: it refuses new calls and returns, and a closer thread frees once the
+  // calls return (the destructor waits for it). Graphs captured from it must not be replayed after.
+  void close();
+  [[nodiscard]] bool closed() const noexcept { return (gate_.load(std::memory_order_acquire) & kClosedBit) != 0; }
+
+  // Holds the runtime open on this thread while it lives: close() waits for it. Every public call
+  // holds one; hold one yourself around a typed op call (ops::fp8_act_quant(*runtime, args): the
+  // runtime holds itself only while it hands out the context) and what uses registry() or
+  // backend(), on a thread that may race close(). ClosedError when the runtime is closed. The first on a thread costs
+  // one uncontended atomic add (and a subtract at the end); one nested in it, none.
+  class CallScope {
+   public:
+    explicit CallScope(const Runtime& runtime);
+    ~CallScope();
+    CallScope(const CallScope&) = delete;
+    CallScope& operator=(const CallScope&) = delete;
+
+   private:
+    struct NoThrow {};
+    // held_ false (nothing held) on a closed runtime: the background jobs' scope, which skips.
+    CallScope(const Runtime& runtime, NoThrow /*tag*/) noexcept;
+    friend class Runtime;
+    const Runtime* runtime_;
+    const CallScope* outer_;  // the scope this thread held before (of any runtime)
+    bool counted_ = false;    // this one added to the runtime's in-flight count
+    bool held_ = false;
+  };
+  // Whether this thread is inside a call of this runtime (holds a CallScope of it).
+  [[nodiscard]] bool held_by_this_thread() const noexcept;
+
+  // State kept after close: has_device, no_device_reason, target, levers and ops stay readable.
+  [[nodiscard]] bool has_device() const { return has_device_; }
   [[nodiscard]] const std::string& no_device_reason() const { return no_device_reason_; }
-  [[nodiscard]] GpuBackend* backend() { return backend_.get(); }
-  [[nodiscard]] const GpuBackend* backend() const { return backend_.get(); }
+  // ClosedError once closed (the backend is freed).
+  [[nodiscard]] GpuBackend* backend() { return open_or_throw().backend_.get(); }
+  [[nodiscard]] const GpuBackend* backend() const { return open_or_throw().backend_.get(); }
   [[nodiscard]] const HardwareTarget& target() const { return target_; }
   [[nodiscard]] const Levers& levers() const { return levers_; }
-  [[nodiscard]] KernelRegistry& registry() { return *registry_; }
+  // ClosedError once closed (the registry is freed).
+  [[nodiscard]] KernelRegistry& registry() { return *open_or_throw().registry_; }
   [[nodiscard]] std::optional<VariantId> variant_id(std::string_view kernel) const;
   // The registry handle of a kernel the target ships (the library's or an engine's), read
   // lock-free; 0 when absent (not shipped, still building, failed, or no device).
@@ -232,6 +277,16 @@ class Runtime : public ops::OpHost {
  private:
   Runtime() = default;
   void initialise(RuntimeOptions& options);
+  // *this, or ClosedError naming the closed runtime.
+  [[nodiscard]] const Runtime& open_or_throw() const;
+  [[nodiscard]] Runtime& open_or_throw();
+  // The in-flight count: enter() false (nothing held) when closed; leave() signals a waiting close.
+  [[nodiscard]] bool enter() const noexcept;
+  void leave() const noexcept;
+  // close()'s work once new calls are refused: waits for the calls in flight (drained_), then the
+  // background builds, frees, and sets closed_done_; the background failure, if any.
+  std::exception_ptr finish_close() noexcept;
+  void wait_closed() const;
   // One op as resolved once at open: its kernels' registry ids and parameters by role, its
   // levers, so an op call only reads handles.
   struct ResolvedOp {
@@ -275,6 +330,15 @@ class Runtime : public ops::OpHost {
   [[nodiscard]] std::vector<ShapeVariantState> shape_states(const ops::OpContext& context,
                                                             ops::OpArgValues values) const;
 
+  // Bit 63: closed; the rest: the calls in flight (CallScope) and background jobs. One atomic, so
+  // a call pays one uncontended add and one subtract, and no call can slip past a close.
+  mutable std::atomic<std::uint64_t> gate_{0};
+  // close(): the last call out sets drained_; the closer sets closed_done_ once everything is freed.
+  mutable std::mutex close_mutex_;
+  mutable std::condition_variable close_cv_;
+  mutable bool drained_ = false;
+  bool closed_done_ = false;
+  bool has_device_ = false;
   std::unique_ptr<GpuBackend> backend_;
   std::string no_device_reason_;
   HardwareTarget target_;

@@ -44,6 +44,13 @@ class CaptureError(BackendError):
     status = 7
 
 
+class ClosedError(Error):
+    """A call on a Runtime that close() closed, on any thread: nothing ran. A call already in
+    flight when close() began finishes first; every call that starts later raises this."""
+
+    status = 8
+
+
 class VersionError(Error):
     """The extension and libmetrale disagree on a struct's size."""
 
@@ -57,7 +64,8 @@ class InternalError(Error, RuntimeError):
 
 
 _BY_STATUS = {
-    cls.status: cls for cls in (ArgumentError, ConfigError, BackendError, NoDeviceError, VersionError, CaptureError)
+    cls.status: cls
+    for cls in (ArgumentError, ConfigError, BackendError, NoDeviceError, VersionError, CaptureError, ClosedError)
 }
 
 

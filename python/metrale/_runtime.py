@@ -6,7 +6,8 @@ backend; DLPack or ``__cuda_array_interface__`` tensors on a device), sizes take
 shapes, outputs allocated where not passed, and the outputs returned with the pick. Arrays are
 checked by the package (dtype, rank, layout, alignment, place) and then by the library (the
 op's rules), both before anything launches, so a refused call writes nothing.
-Invariant: every public method of a closed runtime raises metrale.Error ("this Runtime is closed").
+Invariant: every public method of a closed runtime raises metrale.ClosedError ("this Runtime is
+closed"), also on a thread whose call raced close(): the library refuses it, never crashes.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from . import _alloc, _native
 from ._arrays import describe
 from ._binding import Plan, bind, plan_key
 from ._declarations import OpSpec
-from ._errors import ArgumentError, NoDeviceError
+from ._errors import ArgumentError, ClosedError, NoDeviceError
 from ._op_functions import Ops
 from ._op_shapes import HOOKS
 from ._results import BuildResult, Explanation, Lever, Pick, Result
@@ -127,7 +128,7 @@ class Runtime:
 
     def _open(self) -> None:
         if self.raw.closed:
-            raise ArgumentError("this Runtime is closed")
+            raise ClosedError("this Runtime is closed")
 
     @property
     def closed(self) -> bool:
@@ -135,7 +136,9 @@ class Runtime:
         return self.raw.closed
 
     def close(self) -> None:
-        """Waits for background kernel builds and frees the runtime; a second close does nothing."""
+        """Closes the runtime, also while other threads call it: calls in flight and background
+        kernel builds finish, later calls raise ClosedError, then its kernels are freed. A second
+        close waits for the first. From a log callback it returns at once (freed after the call)."""
         self.raw.close()
 
     def __enter__(self) -> Runtime:

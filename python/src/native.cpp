@@ -10,7 +10,8 @@
 // - every failed C call raises the metrale exception of its status with the library's message
 //   (metrale._errors.from_status);
 // - the runtime pointer is taken (and a closed runtime refused) while the GIL is held, before
-//   it is released for the C call: raising needs the GIL;
+//   it is released for the C call: raising needs the GIL; close() shuts the runtime down but
+//   keeps the handle until the object dies, so a call racing close gets METRALE_ERROR_CLOSED;
 // - the GIL is released around every C call on a runtime, so a library thread that logs (and
 //   so takes the GIL in the log callback) never waits on a thread that holds the GIL and waits
 //   on the library.
@@ -184,24 +185,31 @@ class NativeRuntime {
   }
   NativeRuntime(const NativeRuntime&) = delete;
   NativeRuntime& operator=(const NativeRuntime&) = delete;
+  // Frees the handle: no thread can be inside a call then (each call holds a reference to this).
   ~NativeRuntime() {
     nb::gil_scoped_release unlocked;
     metrale_runtime_close(runtime_);
   }
 
-  // Idempotent. The close waits for background builds, which may log: the GIL is released.
+  // Shuts the library's runtime down and keeps the handle until the destructor, so a thread that
+  // took the pointer before the close and calls after it gets METRALE_ERROR_CLOSED, never a freed
+  // handle. Waits for the calls in flight and the background builds (which may log): the GIL is
+  // released. A second close waits for the first; from a log callback it returns at once.
   void close() {
-    metrale_runtime* runtime = std::exchange(runtime_, nullptr);
+    closed_ = true;
+    if (runtime_ == nullptr) {
+      return;
+    }
     nb::gil_scoped_release unlocked;
-    metrale_runtime_close(runtime);
+    (void)metrale_runtime_shutdown(runtime_);
   }
 
-  [[nodiscard]] bool closed() const { return runtime_ == nullptr; }
+  [[nodiscard]] bool closed() const { return closed_; }
 
-  // The open runtime, or metrale.Error "this Runtime is closed". Call with the GIL held.
+  // The open runtime, or metrale.ClosedError "this Runtime is closed". Call with the GIL held.
   [[nodiscard]] metrale_runtime* get() const {
-    if (runtime_ == nullptr) {
-      raise_error(METRALE_ERROR_ARGUMENT, "this Runtime is closed");
+    if (closed_) {
+      raise_error(METRALE_ERROR_CLOSED, "this Runtime is closed");
     }
     return runtime_;
   }
@@ -424,6 +432,7 @@ class NativeRuntime {
 
  private:
   metrale_runtime* runtime_ = nullptr;
+  bool closed_ = false;  // read and written with the GIL held
 };
 
 // What a DLPack producer (PyTorch, CuPy, JAX, NumPy) exports: (address, shape, strides in

@@ -1,5 +1,5 @@
 """After close() or its `with` block, every public method of a Runtime, its ops and its raw C
-ABI raises metrale.Error ("this Runtime is closed"): none crashes the interpreter (the closed
+ABI raises metrale.ClosedError ("this Runtime is closed"): none crashes the interpreter (the closed
 check runs while the GIL is held, before a C call releases it)."""
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def test_every_public_method_is_listed():
 def test_a_closed_runtime_raises(how, name):
     rt = closed_runtime(how)
     assert rt.closed
-    with pytest.raises(metrale.Error, match="this Runtime is closed"):
+    with pytest.raises(metrale.ClosedError, match="this Runtime is closed"):
         CALLS[name](rt)
     rt.close()  # a second close does nothing
 
@@ -92,12 +92,12 @@ def test_a_closed_runtime_raises(how, name):
 @pytest.mark.parametrize("name", sorted(RAW_CALLS))
 def test_a_closed_raw_runtime_raises(name):
     rt = closed_runtime("close")
-    with pytest.raises(metrale.Error, match="this Runtime is closed"):
+    with pytest.raises(metrale.ClosedError, match="this Runtime is closed"):
         RAW_CALLS[name](rt.raw)
 
 
 def test_the_generated_ops_of_a_closed_runtime_raise():
     rt = closed_runtime("with")
     for name in rt.ops:
-        with pytest.raises(metrale.Error, match="this Runtime is closed"):
+        with pytest.raises(metrale.ClosedError, match="this Runtime is closed"):
             rt.ops[name](x=X)

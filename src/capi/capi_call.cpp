@@ -75,6 +75,8 @@ metrale_status fail_with_current_exception(std::string_view function) noexcept {
     return fail(e.status(), named(e.what()));
   } catch (const CaptureError& e) {
     return fail(METRALE_ERROR_CAPTURE, named(e.what()));
+  } catch (const ClosedError& e) {
+    return fail(METRALE_ERROR_CLOSED, named(e.what()));
   } catch (const DriverError& e) {
     const metrale_status status = fail(METRALE_ERROR_BACKEND, named(e.what()));
     LastError& error = last_error();
@@ -142,6 +144,8 @@ const char* metrale_status_name(metrale_status status) {
       return "version";
     case METRALE_ERROR_INTERNAL:
       return "internal";
+    case METRALE_ERROR_CLOSED:
+      return "closed";
     case METRALE_ERROR_CAPTURE:
       return "capture";
   }

@@ -90,6 +90,7 @@ metrale_status metrale_op_explain(const metrale_runtime* runtime, const char* op
                                   size_t arg_count, int32_t m_given, metrale_op_explanation* explanation) {
   using namespace metrale::capi;
   return capi_call("metrale_op_explain", [&] {
+    const HeldRuntime held(runtime);
     const metrale::Runtime& rt = runtime_of(runtime);
     const FoundOp found = find_op(runtime, op);
     require_struct(explanation, "explanation");

@@ -41,6 +41,7 @@ void metrale_lever_info_init(metrale_lever_info* info) {
 metrale_status metrale_lever_get(const metrale_runtime* runtime, size_t index, metrale_lever_info* info) {
   using namespace metrale::capi;
   return capi_call("metrale_lever_get", [&] {
+    const HeldRuntime held(runtime);
     const auto& levers = levers_of(runtime);
     require_struct(info, "info");
     if (index >= levers.size()) {
@@ -54,6 +55,7 @@ metrale_status metrale_lever_get(const metrale_runtime* runtime, size_t index, m
 metrale_status metrale_lever_find(const metrale_runtime* runtime, const char* name, metrale_lever_info* info) {
   using namespace metrale::capi;
   return capi_call("metrale_lever_find", [&] {
+    const HeldRuntime held(runtime);
     const auto& levers = levers_of(runtime);
     const std::string_view wanted = c_text(name, "name");
     require_struct(info, "info");

@@ -36,6 +36,7 @@ metrale_op_pick c_pick(const ops::Pick& pick, std::size_t struct_size) {
 metrale_status run(const char* function, metrale_runtime* handle, const char* op, const char* role,
                    const metrale_op_arg* args, std::size_t arg_count, std::uint64_t stream, metrale_op_pick* pick) {
   return capi_call(function, [&] {
+    const HeldRuntime held(handle);
     Runtime& runtime = runtime_of(handle);
     const FoundOp found = find_op(handle, op);
     device_of(handle);  // no device: METRALE_ERROR_NO_DEVICE, before the arguments are read
@@ -67,6 +68,7 @@ metrale_status run(const char* function, metrale_runtime* handle, const char* op
 metrale_status prepare(const char* function, metrale_runtime* handle, const char* op, const char* role,
                        const metrale_op_arg* shape, std::size_t arg_count, std::size_t* prepared) {
   return capi_call(function, [&] {
+    const HeldRuntime held(handle);
     Runtime& runtime = runtime_of(handle);
     const FoundOp found = find_op(handle, op);
     device_of(handle);

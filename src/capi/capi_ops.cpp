@@ -59,6 +59,7 @@ void metrale_op_info_init(metrale_op_info* info) {
 metrale_status metrale_op_get(const metrale_runtime* runtime, size_t index, metrale_op_info* info) {
   using namespace metrale::capi;
   return capi_call("metrale_op_get", [&] {
+    const HeldRuntime held(runtime);
     const auto& ops = runtime_of(runtime).ops().ops();
     require_struct(info, "info");
     if (index >= ops.size()) {
@@ -72,6 +73,7 @@ metrale_status metrale_op_get(const metrale_runtime* runtime, size_t index, metr
 metrale_status metrale_op_find(const metrale_runtime* runtime, const char* op, metrale_op_info* info) {
   using namespace metrale::capi;
   return capi_call("metrale_op_find", [&] {
+    const HeldRuntime held(runtime);
     const FoundOp found = find_op(runtime, op);
     require_struct(info, "info");
     write_op(runtime, found, *info);
@@ -88,6 +90,7 @@ void metrale_role_info_init(metrale_role_info* info) {
 metrale_status metrale_op_role(const metrale_runtime* runtime, const char* op, size_t index, metrale_role_info* info) {
   using namespace metrale::capi;
   return capi_call("metrale_op_role", [&] {
+    const HeldRuntime held(runtime);
     const FoundOp found = find_op(runtime, op);
     require_struct(info, "info");
     require_index(index, found.op->roles.size(), *found.op, "roles");
@@ -117,6 +120,7 @@ metrale_status metrale_op_arg_get(const metrale_runtime* runtime, const char* op
                                   metrale_arg_info* info) {
   using namespace metrale::capi;
   return capi_call("metrale_op_arg_get", [&] {
+    const HeldRuntime held(runtime);
     const FoundOp found = find_op(runtime, op);
     require_struct(info, "info");
     require_index(index, found.op->args.size(), *found.op, "arguments");

@@ -89,6 +89,7 @@ extern "C" {
 metrale_status metrale_registry_add_source(metrale_runtime* runtime, const char* name, const char* text) {
   using namespace metrale::capi;
   return capi_call("metrale_registry_add_source", [&] {
+    const HeldRuntime held(runtime);
     require_non_null(name, "name");
     require_non_null(text, "text");
     if (*name == '\0') {
@@ -108,6 +109,7 @@ void metrale_variant_init(metrale_variant* variant) {
 metrale_status metrale_registry_declare(metrale_runtime* runtime, const metrale_variant* variant, uint32_t* id) {
   using namespace metrale::capi;
   return capi_call("metrale_registry_declare", [&] {
+    const HeldRuntime held(runtime);
     require_struct(variant, "variant");
     require_non_null(id, "id");
     require_non_null(variant->kernel, "variant.kernel");
@@ -123,6 +125,7 @@ metrale_status metrale_registry_declare(metrale_runtime* runtime, const metrale_
 metrale_status metrale_registry_build(metrale_runtime* runtime) {
   using namespace metrale::capi;
   return capi_call("metrale_registry_build", [&] {
+    const HeldRuntime held(runtime);
     metrale::GpuBackend& backend = device_of(runtime);
     registry_of(runtime).load(backend, metrale::LoadMode::kWaitForAll);
   });
@@ -139,6 +142,7 @@ metrale_status metrale_registry_compile(metrale_runtime* runtime, uint32_t id, c
                                         metrale_build_result* result) {
   using namespace metrale::capi;
   return capi_call("metrale_registry_compile", [&] {
+    const HeldRuntime held(runtime);
     require_struct(result, "result");
     metrale::Runtime& rt = runtime_of(runtime);
     const std::string chosen = arch != nullptr ? std::string(arch) : rt.target().arch;
@@ -166,6 +170,7 @@ metrale_status metrale_registry_handle(const metrale_runtime* runtime, uint32_t 
                                        const char** reason) {
   using namespace metrale::capi;
   return capi_call("metrale_registry_handle", [&] {
+    const HeldRuntime held(runtime);
     require_non_null(handle, "handle");
     (void)runtime_of(runtime);  // a NULL handle: "runtime is NULL"
     // The handle owns the runtime through a pointer: reading the registry does not change it.
@@ -199,6 +204,7 @@ metrale_status metrale_launch(metrale_runtime* runtime, uint64_t handle, const m
                               const metrale_kernel_arg* args, size_t arg_count, uint64_t stream) {
   using namespace metrale::capi;
   return capi_call("metrale_launch", [&] {
+    const HeldRuntime held(runtime);
     require_struct(config, "config");
     if (arg_count > 0) {
       require_non_null(args, "args");
@@ -216,7 +222,10 @@ metrale_status metrale_launch(metrale_runtime* runtime, uint64_t handle, const m
 
 metrale_status metrale_synchronize(metrale_runtime* runtime, uint64_t stream) {
   using namespace metrale::capi;
-  return capi_call("metrale_synchronize", [&] { device_of(runtime).synchronize(stream); });
+  return capi_call("metrale_synchronize", [&] {
+    const HeldRuntime held(runtime);
+    device_of(runtime).synchronize(stream);
+  });
 }
 
 }  // extern "C"

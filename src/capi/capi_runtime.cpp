@@ -185,6 +185,14 @@ std::string_view c_text(const char* name, std::string_view what) {
   return name;
 }
 
+const Runtime& HeldRuntime::checked(const metrale_runtime* handle) {
+  require_non_null(handle, "runtime");
+  require_non_null(handle->runtime.get(), "runtime");
+  return *handle->runtime;
+}
+
+HeldRuntime::HeldRuntime(const metrale_runtime* handle) : scope_(checked(handle)) {}
+
 Runtime& runtime_of(metrale_runtime* handle) {
   require_non_null(handle, "runtime");
   require_non_null(handle->runtime.get(), "runtime");
@@ -240,17 +248,28 @@ metrale_status metrale_runtime_open(const metrale_runtime_options* options, metr
   });
 }
 
+metrale_status metrale_runtime_shutdown(metrale_runtime* runtime) {
+  using namespace metrale::capi;
+  // Background builds finish here, where their failure can become the last error, not in the
+  // runtime's destructor, which may not throw. A second shutdown waits for the first, then is OK.
+  return capi_call("metrale_runtime_shutdown", [&] {
+    require_non_null(runtime, "runtime");
+    if (runtime->runtime) {
+      runtime->runtime->close();
+    }
+  });
+}
+
 void metrale_runtime_close(metrale_runtime* runtime) {
   if (runtime == nullptr) {
     return;
   }
-  // Background builds finish here, where their failure can become the last error, not in the
-  // runtime's destructor, which may not throw.
-  (void)metrale::capi::capi_call("metrale_runtime_close", [&] {
-    if (runtime->runtime) {
-      runtime->runtime->registry().wait_background();
-    }
-  });
+  (void)metrale_runtime_shutdown(runtime);
+  if (runtime->runtime && runtime->runtime->held_by_this_thread()) {
+    // Inside a call on this handle (its log callback): that call still uses the handle, so only
+    // the shutdown happens; a close outside the call frees it.
+    return;
+  }
   delete runtime;
 }
 
@@ -264,6 +283,7 @@ void metrale_runtime_info_init(metrale_runtime_info* info) {
 metrale_status metrale_runtime_describe(const metrale_runtime* runtime, metrale_runtime_info* info) {
   using namespace metrale::capi;
   return capi_call("metrale_runtime_describe", [&] {
+    const HeldRuntime held(runtime);
     const metrale::Runtime& rt = runtime_of(runtime);
     // ABI 2's struct ended at op_count: filled up to the caller's size, never past it.
     require_struct_since(info, "info", offsetof(metrale_runtime_info, verify));

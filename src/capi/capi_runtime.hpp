@@ -45,6 +45,19 @@ struct metrale_runtime {
 
 namespace metrale::capi {
 
+// The runtime behind a handle, held open for one C call (Runtime::CallScope): a concurrent
+// metrale_runtime_shutdown waits for the call. CapiError (argument, "runtime is NULL") for a NULL
+// handle; ClosedError (METRALE_ERROR_CLOSED) once it is shut down. Every entry point that takes
+// a handle makes one first, so what it reaches through the handle is never freed under it.
+class HeldRuntime {
+ public:
+  explicit HeldRuntime(const metrale_runtime* handle);
+
+ private:
+  static const Runtime& checked(const metrale_runtime* handle);
+  Runtime::CallScope scope_;
+};
+
 // The runtime behind a handle; a CapiError (argument, "runtime is NULL") when the handle is NULL
 // or holds no runtime.
 Runtime& runtime_of(metrale_runtime* handle);

@@ -275,12 +275,7 @@ DeviceIndex KernelRegistry::load(GpuBackend& backend, LoadMode mode) {
   load_ids(backend, device, now);
   if (!later.empty()) {
     std::lock_guard lock(background_mutex_);
-    background_.push_back(std::async(std::launch::async, [this, &backend, device, ids = std::move(later)] {
-      if (options_.background_gate) {
-        options_.background_gate();
-      }
-      load_ids(backend, device, ids);
-    }));
+    start_background(backend, device, std::move(later));
   }
   return device;
 }
@@ -291,11 +286,22 @@ void KernelRegistry::load_in_background(GpuBackend& backend, std::vector<Variant
     throw ArgumentError("load_in_background: " + backend.describe() + " was never loaded on this registry");
   }
   std::lock_guard lock(background_mutex_);
-  background_.push_back(std::async(std::launch::async, [this, &backend, device = *device, ids = std::move(ids)] {
-    if (options_.background_gate) {
-      options_.background_gate();
+  start_background(backend, *device, std::move(ids));
+}
+
+void KernelRegistry::start_background(GpuBackend& backend, DeviceIndex device, std::vector<VariantId> ids) {
+  background_.push_back(std::async(std::launch::async, [this, &backend, device, ids = std::move(ids)] {
+    const std::function<void()> job = [&] {
+      if (options_.background_gate) {
+        options_.background_gate();
+      }
+      load_ids(backend, device, ids);
+    };
+    if (options_.background_runner) {
+      options_.background_runner(job);
+    } else {
+      job();
     }
-    load_ids(backend, device, ids);
   }));
 }
 

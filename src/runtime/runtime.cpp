@@ -74,20 +74,6 @@ VerificationSettings verification_settings(const RuntimeOptions& options) {
 
 }  // namespace
 
-Runtime::~Runtime() {
-  // Background builds hold the registry; finish them before the backend goes away. A failed one
-  // is logged, never thrown: a destructor that throws terminates the engine.
-  if (registry_) {
-    try {
-      registry_->wait_background();
-    } catch (const std::exception& error) {
-      logger().error("a background kernel build failed: {}", error.what());
-    } catch (...) {
-      logger().error("a background kernel build failed with a non-standard exception");
-    }
-  }
-}
-
 std::unique_ptr<Runtime> Runtime::open(RuntimeOptions options) {
   std::unique_ptr<GpuBackend> backend;
   std::string reason;
@@ -135,6 +121,7 @@ std::unique_ptr<Runtime> Runtime::open_with(std::unique_ptr<GpuBackend> backend,
 }
 
 void Runtime::initialise(RuntimeOptions& options) {
+  has_device_ = backend_ != nullptr;
   ops_ = ops::library_ops();
   for (ops::OpDeclaration& op : options.ops) {
     ops_.add(std::move(op));
@@ -201,6 +188,13 @@ void Runtime::initialise(RuntimeOptions& options) {
       return allowed;
     };
   }
+  // A background job holds the runtime open (close waits for it); one starting after close skips.
+  registry_options.background_runner = [this](const std::function<void()>& job) {
+    const CallScope scope(*this, CallScope::NoThrow{});
+    if (scope.held_) {
+      job();
+    }
+  };
   registry_ = std::make_unique<KernelRegistry>(std::move(sources), std::move(registry_options));
   variant_ids_ = ops::declare_target_kernels(*registry_, target_, catalog);
   variant_of_ = [this, catalog](const KernelEntry& entry) {
@@ -253,11 +247,13 @@ void Runtime::resolve_ops() {
 }
 
 std::optional<VariantId> Runtime::variant_id(std::string_view kernel) const {
+  const CallScope scope(*this);
   const auto found = variant_ids_.find(kernel);
   return found == variant_ids_.end() ? std::nullopt : std::optional<VariantId>(found->second);
 }
 
 KernelHandle Runtime::kernel_handle(std::string_view kernel) const {
+  const CallScope scope(*this);
   const std::optional<VariantId> id = variant_id(kernel);
   return (backend_ && id) ? registry_->handle(device_, *id) : KernelHandle{};
 }
@@ -272,9 +268,13 @@ const Runtime::ResolvedOp& Runtime::resolved(std::string_view op) const {
   throw KernelChoiceError(fmt::format("op '{}' is not resolved on this runtime", op));
 }
 
-ops::OpContext Runtime::op_context(std::string_view op) const { return context_of(resolved(op)); }
+ops::OpContext Runtime::op_context(std::string_view op) const {
+  const CallScope scope(*this);
+  return context_of(resolved(op));
+}
 
 ops::OpContext Runtime::call_context(std::string_view op, std::uint64_t stream, std::string_view forced_role) const {
+  const CallScope scope(*this);
   const ResolvedOp& entry = resolved(op);
   if (!backend_ || !backend_->is_capturing(stream)) {
     return context_of(entry);
@@ -285,6 +285,7 @@ ops::OpContext Runtime::call_context(std::string_view op, std::uint64_t stream, 
 
 ops::OpContext Runtime::call_context_for(std::string_view op, ops::OpArgValues values, std::uint64_t stream,
                                          std::string_view forced_role) const {
+  const CallScope scope(*this);
   const ResolvedOp& entry = resolved(op);
   if (!backend_ || !backend_->is_capturing(stream)) {
     ops::OpContext context = context_of(entry);
@@ -314,6 +315,7 @@ ops::OpContext Runtime::context_of(const ResolvedOp& entry) const {
 
 ops::Pick Runtime::run(std::string_view op, std::span<const ops::NamedArg> args, std::uint64_t stream,
                        std::string_view role) {
+  const CallScope scope(*this);
   const ResolvedOp& entry = resolved(op);
   std::array<std::uint64_t, ops::kMaxArgs> values{};
   const std::span<std::uint64_t> bound(values.data(), entry.op->args.size());
@@ -351,6 +353,7 @@ ops::Pick Runtime::run_entry(const ResolvedOp& entry, const ops::OpCall& call) {
 }
 
 OpRef Runtime::op(std::string_view name) {
+  const CallScope scope(*this);
   const ResolvedOp& entry = resolved(name);
   return OpRef(*this, static_cast<std::size_t>(&entry - resolved_.data()));
 }
@@ -358,6 +361,7 @@ OpRef Runtime::op(std::string_view name) {
 const ops::OpDeclaration& OpRef::declaration() const { return *runtime_->resolved_[index_].op; }
 
 ops::Pick OpRef::run(std::span<const ops::NamedArg> args, std::uint64_t stream, std::string_view role) const {
+  const Runtime::CallScope scope(*runtime_);
   const Runtime::ResolvedOp& entry = runtime_->resolved_[index_];
   std::array<std::uint64_t, ops::kMaxArgs> values{};
   const std::span<std::uint64_t> bound(values.data(), entry.op->args.size());
@@ -366,12 +370,14 @@ ops::Pick OpRef::run(std::span<const ops::NamedArg> args, std::uint64_t stream, 
 }
 
 ops::Pick OpRef::run_values(ops::OpArgValues values, std::uint64_t stream, std::string_view role) const {
+  const Runtime::CallScope scope(*runtime_);
   const Runtime::ResolvedOp& entry = runtime_->resolved_[index_];
   ops::check_values(*entry.op, values);
   return runtime_->run_entry(entry, ops::OpCall{values, stream, role});
 }
 
 ops::Explanation Runtime::explain(std::string_view op, std::span<const ops::NamedArg> shape, bool m_given) const {
+  const CallScope scope(*this);
   ops::OpContext context = op_context(op);
   std::array<std::uint64_t, ops::kMaxArgs> values{};
   const std::span<std::uint64_t> bound(values.data(), context.op->args.size());
@@ -399,17 +405,25 @@ ops::Explanation Runtime::explain(std::string_view op, std::span<const ops::Name
   return explanation;
 }
 
-bool Runtime::verification_enabled() const { return verification_ && verification_->enabled(); }
+bool Runtime::verification_enabled() const {
+  const CallScope scope(*this);
+  return verification_ && verification_->enabled();
+}
 
 std::vector<KernelVerdict> Runtime::verdicts() const {
+  const CallScope scope(*this);
   return verification_ ? verification_->verdicts() : std::vector<KernelVerdict>{};
 }
 
 std::optional<KernelVerdict> Runtime::verdict(std::string_view kernel) const {
+  const CallScope scope(*this);
   const std::optional<VariantId> id = variant_id(kernel);
   return (verification_ && id) ? verification_->verdict(*id) : std::nullopt;
 }
 
-std::uint64_t Runtime::verification_checks_run() const { return verification_ ? verification_->checks_run() : 0; }
+std::uint64_t Runtime::verification_checks_run() const {
+  const CallScope scope(*this);
+  return verification_ ? verification_->checks_run() : 0;
+}
 
 }  // namespace metrale

@@ -26,6 +26,7 @@ std::uint64_t stand_in_address(std::size_t index) { return std::uint64_t{index +
 
 std::vector<ops::Pick> Runtime::prepare(std::string_view op, std::span<const ops::NamedArg> shape,
                                         std::string_view role) {
+  const CallScope scope(*this);
   const ResolvedOp& entry = resolved(op);
   const ops::OpDeclaration& declaration = *entry.op;
   if (!backend_ || !capture_->gpu) {

@@ -200,6 +200,7 @@ std::vector<ShapeVariantState> Runtime::shape_states(const ops::OpContext& conte
 
 std::vector<ShapeVariantState> Runtime::shape_variants(std::string_view op,
                                                        std::span<const ops::NamedArg> shape) const {
+  const CallScope scope(*this);
   const ops::OpContext context = op_context(op);
   std::array<std::uint64_t, ops::kMaxArgs> values{};
   const std::span<std::uint64_t> bound(values.data(), context.op->args.size());

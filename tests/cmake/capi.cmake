@@ -25,6 +25,15 @@ add_test(NAME capi_c99_op_catalog COMMAND metrale_capi_op_catalog)
 set_tests_properties(capi_c99_op_catalog PROPERTIES ENVIRONMENT "METRALE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache"
                                                     PASS_REGULAR_EXPRESSION "all C ABI catalogue checks passed")
 
+# A runtime shut down from C (also from inside a call's log callback): every later call is refused.
+add_executable(metrale_capi_closed ${PROJECT_SOURCE_DIR}/tests/capi/capi_closed.c)
+set_target_properties(metrale_capi_closed PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+target_compile_options(metrale_capi_closed PRIVATE -Wall -Wextra -Wpedantic $<$<BOOL:${METRALE_WERROR}>:-Werror>)
+target_link_libraries(metrale_capi_closed PRIVATE metrale_c m)
+add_test(NAME capi_c99_closed COMMAND metrale_capi_closed)
+set_tests_properties(capi_c99_closed PROPERTIES ENVIRONMENT "METRALE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache"
+                                                PASS_REGULAR_EXPRESSION "all C ABI closed checks passed")
+
 # The README's C, Python and Rust examples are the tested files' marked regions, verbatim.
 find_package(Python 3.9 COMPONENTS Interpreter QUIET)
 if(Python_Interpreter_FOUND)

@@ -21,6 +21,29 @@ pub struct CudaError {
     pub refusal: bool,
 }
 
+/// What kind of failure an `Error` is, by its status (`Error::kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A shape, stride, pointer or name no kernel can take.
+    Argument,
+    /// A HARDWARE.toml, target name or environment value is malformed.
+    Config,
+    /// The driver or the host backend refused an operation.
+    Backend,
+    /// The runtime has no device.
+    NoDevice,
+    /// A struct size the library does not understand.
+    Version,
+    /// Anything else (out of memory, a bug).
+    Internal,
+    /// A call on a capturing stream found nothing prepared.
+    Capture,
+    /// The runtime was closed (`Runtime::close`): nothing ran.
+    Closed,
+    /// A status this crate does not know.
+    Other(i32),
+}
+
 /// A failed call: the C ABI's status (`ffi::METRALE_ERROR_*`), `metrale_last_error()`, and the
 /// CUDA error behind it, if the driver failed.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +54,21 @@ pub struct Error {
 }
 
 impl Error {
+    /// The failure's kind by its status: `ErrorKind::Closed` for any call after `Runtime::close`.
+    pub fn kind(&self) -> ErrorKind {
+        match self.status {
+            ffi::METRALE_ERROR_ARGUMENT => ErrorKind::Argument,
+            ffi::METRALE_ERROR_CONFIG => ErrorKind::Config,
+            ffi::METRALE_ERROR_BACKEND => ErrorKind::Backend,
+            ffi::METRALE_ERROR_NO_DEVICE => ErrorKind::NoDevice,
+            ffi::METRALE_ERROR_VERSION => ErrorKind::Version,
+            ffi::METRALE_ERROR_INTERNAL => ErrorKind::Internal,
+            ffi::METRALE_ERROR_CAPTURE => ErrorKind::Capture,
+            ffi::METRALE_ERROR_CLOSED => ErrorKind::Closed,
+            other => ErrorKind::Other(other),
+        }
+    }
+
     /// Whether the CUDA context is gone (a sticky driver error): retrying or falling back to
     /// another kernel cannot help.
     pub fn is_sticky(&self) -> bool {

@@ -13,8 +13,10 @@ pub const METRALE_ERROR_CONFIG: metrale_status = 2;
 pub const METRALE_ERROR_BACKEND: metrale_status = 3;
 pub const METRALE_ERROR_NO_DEVICE: metrale_status = 4;
 pub const METRALE_ERROR_VERSION: metrale_status = 5;
+pub const METRALE_ERROR_INTERNAL: metrale_status = 6;
 pub const METRALE_ERROR_CAPTURE: metrale_status = 7;
-pub const METRALE_ABI_VERSION: u32 = 3;
+pub const METRALE_ERROR_CLOSED: metrale_status = 8;
+pub const METRALE_ABI_VERSION: u32 = 4;
 pub const METRALE_BACKEND_HOST: i32 = 1;
 pub const METRALE_ARG_INPUT: i32 = 0;
 pub const METRALE_ARG_OUTPUT: i32 = 1;
@@ -191,6 +193,7 @@ extern "C" {
         options: *const metrale_runtime_options,
         out: *mut *mut metrale_runtime,
     ) -> metrale_status;
+    pub fn metrale_runtime_shutdown(runtime: *mut metrale_runtime) -> metrale_status;
     pub fn metrale_runtime_close(runtime: *mut metrale_runtime);
     pub fn metrale_runtime_info_init(info: *mut metrale_runtime_info);
     pub fn metrale_runtime_describe(runtime: *const metrale_runtime, info: *mut metrale_runtime_info)

@@ -5,8 +5,8 @@
 //! helpers over `run` (`seed_ops`). Invariants: every failed call is an `Error` carrying the
 //! library's own status and message, and the CUDA error behind it when the driver failed
 //! (`error`); every string is copied out of the library before the call returns; the runtime is
-//! closed on drop (or by `close`, after which every call is the library's "runtime is NULL"
-//! error); the library checks every argument before anything runs, so a refusal writes nothing.
+//! closed on drop (or by `close`, after which every call is the library's closed error,
+//! `ErrorKind::Closed`, until drop frees the handle); the library checks every argument before anything runs, so a refusal writes nothing.
 pub mod catalog;
 pub mod error;
 pub mod ffi;
@@ -14,7 +14,7 @@ pub mod seed_ops;
 
 pub use catalog::{ArgInfo, ArgKind, Explanation, Lever, OpInfo, RoleExplanation, RoleInfo};
 pub(crate) use error::{check, refuse};
-pub use error::{last_error, CudaError, Error, Result};
+pub use error::{last_error, CudaError, Error, ErrorKind, Result};
 pub use seed_ops::BaGates;
 
 use std::ffi::{CStr, CString};
@@ -151,18 +151,11 @@ impl Runtime {
         Ok(Runtime { raw })
     }
 
-    /// Closes the runtime now (waiting for background builds, whose failure is the error);
-    /// every later call fails with the library's "runtime is NULL".
+    /// Closes the runtime now: background builds finish (a build's failure is the error), then
+    /// its kernels are freed. The handle stays until drop, so every later call returns an error of
+    /// `ErrorKind::Closed` ("this Runtime is closed"); a second close is Ok.
     pub fn close(&mut self) -> Result<()> {
-        let raw = std::mem::replace(&mut self.raw, ptr::null_mut());
-        if raw.is_null() {
-            return Ok(());
-        }
-        unsafe { ffi::metrale_runtime_close(raw) };
-        match last_error() {
-            Some(error) => Err(Error { status: ffi::METRALE_ERROR_BACKEND, ..error }),
-            None => Ok(()),
-        }
+        check(unsafe { ffi::metrale_runtime_shutdown(self.raw) })
     }
 
     /// Calls `op` (its name or an alias) with its arguments by the names it declares
@@ -224,8 +217,6 @@ impl Runtime {
 
 impl Drop for Runtime {
     fn drop(&mut self) {
-        if !self.raw.is_null() {
-            unsafe { ffi::metrale_runtime_close(self.raw) };
-        }
+        unsafe { ffi::metrale_runtime_close(self.raw) };
     }
 }

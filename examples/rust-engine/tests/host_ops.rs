@@ -252,9 +252,9 @@ fn refusals_carry_the_librarys_status_and_message_and_write_nothing() {
     assert!(Runtime::open_host("no-such-target").is_err());
     assert!(!metrale_rust_engine::version().is_empty());
 
-    // A closed runtime is the library's "runtime is NULL", never a crash.
+    // A closed runtime is the library's closed error, never a crash (tests/closed.rs: every call).
     rt.close().unwrap();
     let err = unsafe { rt.run("fp8_act_quant", &base, 0) }.unwrap_err();
-    assert!(err.status == ffi::METRALE_ERROR_ARGUMENT && err.message.contains("runtime is NULL"), "{err}");
-    assert!(rt.ops().unwrap_err().message.contains("runtime is NULL"));
+    assert!(err.status == ffi::METRALE_ERROR_CLOSED && err.message.contains("this Runtime is closed"), "{err}");
+    assert!(rt.ops().unwrap_err().message.contains("this Runtime is closed"));
 }

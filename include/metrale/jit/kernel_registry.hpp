@@ -103,6 +103,10 @@ class KernelRegistry {
     // Runs on the background thread before the deferred variants build (kBackgroundTwins only),
     // so a test can hold it and see a twin absent after load() returns; empty: no gate.
     std::function<void()> background_gate;
+    // Runs each background job (`job` builds, loads and publishes one deferred batch): the
+    // runtime holds itself open around it (Runtime::close waits for it) and skips a job that
+    // starts after close. Empty: the job runs as it is.
+    std::function<void(const std::function<void()>& job)> background_runner;
     // Ahead-of-time bundles, looked in after memory and before `store` and NVRTC. Default:
     // METRALE_BUNDLE_DIR (':'-separated directories); null: none.
     std::shared_ptr<const BundleSet> bundles = default_bundle_set();
@@ -175,6 +179,9 @@ class KernelRegistry {
  private:
   std::vector<BuildRecord> build_ids(std::string_view arch, std::span<const VariantId> ids);
   void load_ids(GpuBackend& backend, DeviceIndex device, std::span<const VariantId> ids);
+  // Starts one background job (the gate, then load_ids) through Options::background_runner.
+  // Call with background_mutex_ held.
+  void start_background(GpuBackend& backend, DeviceIndex device, std::vector<VariantId> ids);
   // The gate's word on a loaded batch, then the handles it lets through set in the table.
   void publish(GpuBackend& backend, DeviceIndex device, std::span<const LoadedVariant> loaded);
   DeviceIndex attach(GpuBackend& backend);
