@@ -88,20 +88,26 @@ CudaHeaderChoice choose_cuda_headers(std::span<const CudaPlace> places, std::str
     }
   }
   std::vector<std::string> looked;
+  const auto note = [&looked](const std::string& dir) {
+    if (std::find(looked.begin(), looked.end(), dir) == looked.end()) {
+      looked.push_back(dir);
+    }
+  };
+  if (!nvrtc_origin.empty() && !nvrtc_dirs.empty()) {
+    note(nvrtc_dirs.front());
+  }
   for (const CudaPlace& place : places) {
     if (place.include_dirs.empty()) {
       continue;
     }
-    looked.push_back(place.include_dirs.front());
+    note(place.include_dirs.front());
     if (has_headers(place.include_dirs.front())) {
       out.dirs = place.include_dirs;
       out.origin = place.origin;
       return out;
     }
   }
-  out.problem = fmt::format("no CUDA headers (cuda_bf16.h) were found: looked in {}{}",
-                            nvrtc_dirs.empty() ? std::string() : fmt::format("{}, ", fmt::join(nvrtc_dirs, ", ")),
-                            fmt::join(looked, ", "));
+  out.problem = fmt::format("no CUDA headers (cuda_bf16.h) were found: looked in {}", fmt::join(looked, ", "));
   return out;
 }
 
