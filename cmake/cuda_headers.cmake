@@ -5,8 +5,9 @@
 # Order (the first that has cuda.h):
 #   1. -DMETRALE_CUDA_INCLUDE_DIRS=<folder>[;<folder>...] (explicit);
 #   2. a system toolkit (find_package(CUDAToolkit), optional: /usr/local/cuda, $CUDA_HOME, nvcc on PATH);
-#   3. the NVIDIA wheels in the build's Python environment (pip install nvidia-cuda-runtime, or
-#      nvidia-cuda-runtime-cu12): <site-packages>/nvidia/cu13/include or nvidia/cuda_runtime/include.
+#   3. the NVIDIA wheels in the build's Python environment (pip install nvidia-cuda-runtime
+#      nvidia-cuda-crt: <site-packages>/nvidia/cu13/include; vector_types.h includes
+#      crt/host_defines.h, which only the crt wheel has; CUDA 12 keeps crt/ in the large nvcc wheel).
 # Sets: METRALE_CUDA_BUILD_INCLUDE_DIRS (a BUILD_INTERFACE include list: no consumer of the
 # installed package ever sees it), METRALE_CUDA_MAJOR (from cuda.h's CUDA_VERSION), and, only
 # for a system toolkit, METRALE_CUDA_BAKED_INCLUDE_DIR / METRALE_NVRTC_BUILD_PATH: the last place
@@ -43,7 +44,7 @@ else()
       foreach(dir IN LISTS metrale_python_paths)
         foreach(layout nvidia/cu13/include nvidia/cuda_runtime/include)
           if(NOT METRALE_CUDA_BUILD_INCLUDE_DIRS AND EXISTS ${dir}/${layout}/cuda.h
-             AND EXISTS ${dir}/${layout}/cudaTypedefs.h)
+             AND EXISTS ${dir}/${layout}/cudaTypedefs.h AND EXISTS ${dir}/${layout}/crt/host_defines.h)
             set(METRALE_CUDA_BUILD_INCLUDE_DIRS ${dir}/${layout})
             set(metrale_cuda_origin "the Python wheel in ${dir}")
           endif()
@@ -61,7 +62,7 @@ if(NOT metrale_cuda_first OR NOT EXISTS ${metrale_cuda_first}/cuda.h)
   message(
     FATAL_ERROR
       "metrale-jit needs CUDA's headers (cuda.h, cudaTypedefs.h, vector_types.h) to build, from any one of: "
-      "NVIDIA's wheel ('pip install nvidia-cuda-runtime' into the Python that configures this build), "
+      "NVIDIA's wheels ('pip install nvidia-cuda-runtime nvidia-cuda-crt' into the Python that configures this build), "
       "a CUDA toolkit (/usr/local/cuda, or CUDA_HOME), or -DMETRALE_CUDA_INCLUDE_DIRS=<folder with cuda.h>. "
       "No CUDA library is linked: NVRTC and the driver are found at run time.")
 endif()

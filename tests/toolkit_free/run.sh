@@ -4,7 +4,7 @@
 # nvidia-cuda-{nvrtc,runtime,cccl} 13.x; cu12: their -cu12 twins, 12.9).
 # - The wheels live in a virtual environment cached OUTSIDE the checkout
 #   (${XDG_CACHE_HOME:-$HOME/.cache}/metrale-ci/cuda-wheels-FLAVOR-pyXY), created on first use
-#   (about 70 MB of downloads) under a lock, and reused; a half-made one is made again.
+#   (about 70-90 MB of downloads) under a lock, and reused; a half-made one is made again.
 # - The system toolkit is hidden: a private mount namespace (unshare -m) binds an empty folder
 #   over /usr/local/cuda, every /usr/local/cuda-*, /usr/local/include and /usr/local/nvvm (so
 #   neither ld.so.cache's libnvrtc nor the compiler's default include path reaches CUDA), with
@@ -32,7 +32,8 @@ python=$5
 
 case "$flavor" in
   cu13)
-    packages=("nvidia-cuda-nvrtc>=13,<14" "nvidia-cuda-runtime>=13,<14" "nvidia-cuda-cccl>=13,<14")
+    # crt: vector_types.h (the host prelude's, and step 6's build) includes crt/host_defines.h.
+    packages=("nvidia-cuda-nvrtc>=13,<14" "nvidia-cuda-runtime>=13,<14" "nvidia-cuda-cccl>=13,<14" "nvidia-cuda-crt>=13,<14")
     origin="python wheel nvidia-cuda-nvrtc (cu13)"
     major=13
     ;;
@@ -64,13 +65,14 @@ venv=$cache_root/cuda-wheels-$flavor-py$pyver
 mkdir -p "$cache_root"
 exec 9>"$cache_root/.lock-$flavor"
 flock 9
-if [ ! -f "$venv/.complete" ]; then
+# The marker holds the package list: a changed list makes the environment again.
+if [ ! -f "$venv/.complete" ] || [ "$(cat "$venv/.complete")" != "${packages[*]}" ]; then
   echo "creating $venv (first use on this machine)"
   rm -rf "$venv"
   "$python" -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${packages[@]}" ||
     fail "pip install ${packages[*]} into $venv failed (the package index must be reachable on first use)"
-  touch "$venv/.complete"
+  echo "${packages[*]}" > "$venv/.complete"
 fi
 flock -u 9
 site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
@@ -96,7 +98,7 @@ exec unshare -m bash -euo pipefail -c '
 mount --make-rprivate /
 empty=$(mktemp -d)
 for dir in /usr/local/cuda /usr/local/cuda-* /usr/local/include /usr/local/nvvm; do
-  if [ -d "$dir" ]; then mount --bind "$empty" "$dir"; fi
+  if [ -d "$dir" ] && [ ! -L "$dir" ]; then mount --bind "$empty" "$dir"; fi
 done
 unset CUDA_HOME CUDA_PATH LD_LIBRARY_PATH METRALE_NVRTC_LIBRARY METRALE_CUDA_INCLUDE_DIR VIRTUAL_ENV \
   METRALE_PYTHON_SITE_PACKAGES
@@ -172,8 +174,7 @@ if [ "$flavor" = cu13 ]; then
     fail "configure without a toolkit failed: $(tail -20 "$work/configure.txt")"
   grep -q "headers from the Python wheel in $site" "$work/configure.txt" ||
     fail "configure did not take the wheel headers: $(grep metrale "$work/configure.txt")"
-  make -C "$work/configure" -s CMakeFiles/metrale_jit.dir/src/gpu/cuda_driver.cpp.o \
-    CMakeFiles/metrale_jit.dir/src/host/tile_collectives.cpp.o > "$work/compile.txt" 2>&1 ||
+  make -C "$work/configure" -s src/gpu/cuda_driver.cpp.o src/host/tile_collectives.cpp.o > "$work/compile.txt" 2>&1 ||
     fail "compiling against the wheel headers failed: $(tail -20 "$work/compile.txt")"
   echo "6. configured and compiled against $site/nvidia/cu13/include"
 fi
