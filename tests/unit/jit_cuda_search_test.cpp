@@ -89,8 +89,8 @@ TEST_CASE("CUDA places follow the stated order", "[jit][toolkit][cuda_search]") 
   // A CUDA 12 build tries its own major first, in the wheels and on the loader's path alike.
   const std::vector<CudaPlace> twelve = metrale::cuda_search_places(env.inputs(12));
   CHECK(twelve[0].origin == "python wheel nvidia-cuda-nvrtc-cu12 in " + site);
-  CHECK(twelve[5].nvrtc == std::vector<std::string>{"libnvrtc.so.12", "libnvrtc.so.13"});
-  CHECK(twelve[3].nvrtc.front() == home + "/lib64/libnvrtc.so.12");
+  CHECK(twelve[6].nvrtc == std::vector<std::string>{"libnvrtc.so.12", "libnvrtc.so.13"});
+  CHECK(twelve[4].nvrtc.front() == home + "/lib64/libnvrtc.so.12");
 }
 
 TEST_CASE("a CUDA override is the only place for its part", "[jit][toolkit][cuda_search]") {
@@ -205,7 +205,8 @@ TEST_CASE("both wheel layouts read into a header set and an identity of their re
   write_file(nvidia / "cu13/include/cuda.h", "#pragma once\n#define CUDA_VERSION 13050\n");
   write_file(nvidia / "cu13/include/cuda_bf16.h", "// bf16\n");
   write_file(nvidia / "cu13/include/cccl/cuda/std/__cccl/version.h", "#pragma once\n#define CCCL_VERSION 3003005\n");
-  CudaSearchInputs in = FakeEnv{}.inputs();
+  const FakeEnv env;  // outlives `in`, whose getenv refers to it
+  CudaSearchInputs in = env.inputs();
   in.library_site_dirs = {root.path().string()};
   const std::vector<CudaPlace> places = metrale::cuda_search_places(in);
   REQUIRE(places.size() >= 2);
