@@ -10,15 +10,8 @@ macro(metrale_require package debian_package)
   endif()
 endmacro()
 
-metrale_require(CUDAToolkit "cuda-toolkit (NVIDIA's CUDA 13 toolkit in /usr/local/cuda)")
-# NVRTC is never linked: it is loaded with dlopen on the first compile (src/jit/nvrtc_library.cpp),
-# so a process served from bundles or the cache runs without the toolkit. The library found
-# here is only the last place the loader tries, after the soname on the loader's search path.
-find_library(METRALE_NVRTC_LIBRARY nvrtc HINTS ${CUDAToolkit_LIBRARY_DIR})
-if(NOT METRALE_NVRTC_LIBRARY)
-  message(FATAL_ERROR "metrale-jit needs NVRTC from the CUDA toolkit (libnvrtc not found under ${CUDAToolkit_LIBRARY_DIR})")
-endif()
-get_filename_component(METRALE_NVRTC_BUILD_PATH "${METRALE_NVRTC_LIBRARY}" REALPATH)
+# CUDA: headers only, from a toolkit or NVIDIA's wheels (cuda_headers.cmake); nothing is linked.
+include(${CMAKE_CURRENT_LIST_DIR}/cuda_headers.cmake)
 metrale_require(fmt libfmt-dev)
 metrale_require(spdlog libspdlog-dev)
 metrale_require(tomlplusplus libtomlplusplus-dev)

@@ -54,3 +54,8 @@ add_dependencies(metrale_python metrale_python_files)
 # `cmake --install`.
 install(TARGETS metrale_python metrale_c LIBRARY DESTINATION metrale COMPONENT python EXCLUDE_FROM_ALL)
 install(DIRECTORY include/metrale DESTINATION metrale/include COMPONENT python EXCLUDE_FROM_ALL)
+# The targets' HARDWARE.toml files and the kernel templates as files (they are also embedded in the
+# library): the starting point of an engine's own target file, with no checkout.
+install(DIRECTORY hardware/ DESTINATION metrale/share/hardware COMPONENT python EXCLUDE_FROM_ALL
+        FILES_MATCHING PATTERN "HARDWARE.toml")
+install(FILES ${METRALE_TEMPLATE_FILES} DESTINATION metrale/share/templates COMPONENT python EXCLUDE_FROM_ALL)

@@ -14,7 +14,11 @@ arrays on the host backend; on a device, any __dlpack__ or __cuda_array_interfac
 library's log lines go to the ``logging`` logger "metrale".
 """
 
-from . import _log
+from . import _cuda_paths
+
+_cuda_paths.export_site_dirs()  # before the extension loads: where NVRTC and CUDA's headers are
+
+from . import _log  # noqa: E402
 from ._declarations import ArgSpec, OpSpec, RoleSpec
 from ._errors import (
     ArgumentError,

@@ -7,6 +7,7 @@
 
 #define XXH_INLINE_ALL
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 #include <xxhash.h>
 
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "ground/log.hpp"
 #include "jit/nvrtc_library.hpp"
 
 namespace metrale {
@@ -53,46 +55,60 @@ constexpr std::string_view kCcclVersionHeader = "cuda/std/__cccl/version.h";
 
 }  // namespace
 
-std::vector<std::string> nvrtc_include_candidates(std::string_view loaded_path, std::string_view resolved_path) {
-  std::vector<std::string> out;
-  for (const std::string_view path : {loaded_path, resolved_path}) {
-    if (path.empty()) {
-      continue;
+CudaHeaderChoice choose_cuda_headers(std::span<const CudaPlace> places, std::string_view nvrtc_origin,
+                                     std::span<const std::string> nvrtc_dirs,
+                                     const std::function<bool(const std::string&)>& has_headers) {
+  CudaHeaderChoice out;
+  const auto overridden = std::find_if(
+      places.begin(), places.end(), [](const CudaPlace& place) { return place.origin == "METRALE_CUDA_INCLUDE_DIR"; });
+  if (overridden != places.end()) {
+    if (overridden->include_dirs.empty() || !has_headers(overridden->include_dirs.front())) {
+      out.problem =
+          fmt::format("METRALE_CUDA_INCLUDE_DIR names {}, which holds no cuda_bf16.h",
+                      overridden->include_dirs.empty() ? std::string("no folder") : overridden->include_dirs.front());
+      return out;
     }
-    const std::filesystem::path library(path);
-    std::string candidate = (library.parent_path().parent_path() / "include").lexically_normal().string();
-    if (std::find(out.begin(), out.end(), candidate) == out.end()) {
-      out.push_back(std::move(candidate));
+    out.dirs = overridden->include_dirs;
+    out.origin = overridden->origin;
+    return out;
+  }
+  // The loaded NVRTC's own headers first: compiler and headers of one release. A set derived from
+  // the loaded file (headers_beside_nvrtc) is pairs, <include> and its cccl folder, for the path as
+  // loaded and as resolved: the first pair whose include folder has the headers is the set.
+  if (!nvrtc_origin.empty() && !nvrtc_dirs.empty()) {
+    const bool pairs = nvrtc_dirs.size() % 2 == 0 && nvrtc_dirs[1] == nvrtc_dirs[0] + "/cccl";
+    const std::size_t step = pairs ? 2 : nvrtc_dirs.size();
+    for (std::size_t i = 0; i < nvrtc_dirs.size(); i += step) {
+      if (has_headers(nvrtc_dirs[i])) {
+        out.dirs = std::vector<std::string>(nvrtc_dirs.begin() + static_cast<std::ptrdiff_t>(i),
+                                            nvrtc_dirs.begin() + static_cast<std::ptrdiff_t>(i + step));
+        out.origin = std::string(nvrtc_origin);
+        return out;
+      }
     }
   }
-  return out;
-}
-
-std::optional<std::string> choose_cuda_include_dir(const std::function<const char*(const char*)>& getenv,
-                                                   std::span<const std::string> nvrtc_dirs,
-                                                   std::string_view build_time_dir,
-                                                   const std::function<bool(const std::string&)>& has_headers) {
-  std::vector<std::string> candidates;
-  auto from_env = [&](const char* name, const char* suffix) {
-    if (const char* value = getenv(name); value != nullptr && *value != '\0') {
-      candidates.push_back(std::string(value) + suffix);
+  std::vector<std::string> looked;
+  const auto note = [&looked](const std::string& dir) {
+    if (std::find(looked.begin(), looked.end(), dir) == looked.end()) {
+      looked.push_back(dir);
     }
   };
-  from_env("METRALE_CUDA_INCLUDE_DIR", "");
-  candidates.insert(candidates.end(), nvrtc_dirs.begin(), nvrtc_dirs.end());
-  from_env("CUDA_HOME", "/include");
-  from_env("CUDA_PATH", "/include");
-  // CMake's CUDAToolkit_INCLUDE_DIRS may be a list; its first entry holds cuda_bf16.h.
-  if (const std::string_view first = build_time_dir.substr(0, build_time_dir.find(';')); !first.empty()) {
-    candidates.emplace_back(first);
+  if (!nvrtc_origin.empty() && !nvrtc_dirs.empty()) {
+    note(nvrtc_dirs.front());
   }
-  candidates.emplace_back("/usr/local/cuda/include");
-  for (const std::string& candidate : candidates) {
-    if (has_headers(candidate)) {
-      return candidate;
+  for (const CudaPlace& place : places) {
+    if (place.include_dirs.empty()) {
+      continue;
+    }
+    note(place.include_dirs.front());
+    if (has_headers(place.include_dirs.front())) {
+      out.dirs = place.include_dirs;
+      out.origin = place.origin;
+      return out;
     }
   }
-  return std::nullopt;
+  out.problem = fmt::format("no CUDA headers (cuda_bf16.h) were found: looked in {}", fmt::join(looked, ", "));
+  return out;
 }
 
 std::vector<std::string> toolkit_include_dirs(const std::string& include_dir,
@@ -120,22 +136,37 @@ std::string toolkit_identity(std::string_view cuda_version, std::string_view ccc
 }
 
 CudaToolkit read_cuda_toolkit(const std::string& include_dir) {
-  CudaToolkit toolkit;
-  toolkit.include_dirs = toolkit_include_dirs(include_dir, [](const std::string& cccl) {
+  std::vector<std::string> dirs = toolkit_include_dirs(include_dir, [](const std::string& cccl) {
     std::error_code error;
     return std::filesystem::is_directory(std::filesystem::path(cccl) / "cuda" / "std", error);
   });
+  return read_cuda_header_set(dirs);
+}
+
+CudaToolkit read_cuda_header_set(const std::vector<std::string>& dirs) {
+  CudaToolkit toolkit;
+  if (dirs.empty()) {
+    return toolkit;
+  }
+  toolkit.include_dirs.push_back(dirs.front());
+  for (std::size_t i = 1; i < dirs.size(); ++i) {
+    std::error_code error;
+    // A CCCL folder counts only when it holds libcu++ (an empty include/cccl is not CUDA 13's).
+    if (std::filesystem::is_directory(std::filesystem::path(dirs[i]) / "cuda" / "std", error)) {
+      toolkit.include_dirs.push_back(dirs[i]);
+    }
+  }
   std::vector<std::string> canonical;
   for (const std::string& dir : toolkit.include_dirs) {
     std::error_code error;
     const std::filesystem::path resolved = std::filesystem::weakly_canonical(dir, error);
     canonical.push_back(error ? dir : resolved.string());
   }
-  const std::filesystem::path cuda_h = std::filesystem::path(include_dir) / "cuda.h";
+  const std::filesystem::path cuda_h = std::filesystem::path(dirs.front()) / "cuda.h";
   std::string cccl_version;
   std::string fingerprint = file_stamp(cuda_h);
-  if (toolkit.include_dirs.size() > 1) {
-    const std::filesystem::path version_h = std::filesystem::path(toolkit.include_dirs[1]) / kCcclVersionHeader;
+  for (std::size_t i = 1; i < toolkit.include_dirs.size() && cccl_version.empty(); ++i) {
+    const std::filesystem::path version_h = std::filesystem::path(toolkit.include_dirs[i]) / kCcclVersionHeader;
     cccl_version = defined_number(version_h, "CCCL_VERSION");
     fingerprint += "|" + file_stamp(version_h);
   }
@@ -143,29 +174,36 @@ CudaToolkit read_cuda_toolkit(const std::string& include_dir) {
   return toolkit;
 }
 
-const std::optional<CudaToolkit>& cuda_toolkit() {
-#ifdef METRALE_CUDA_INCLUDE_DIR
-  static constexpr std::string_view kBuildTimeDir = METRALE_CUDA_INCLUDE_DIR;
-#else
-  static constexpr std::string_view kBuildTimeDir;
-#endif
-  static const std::optional<CudaToolkit> toolkit = []() -> std::optional<CudaToolkit> {
+const CudaHeaderChoice& cuda_header_choice() {
+  static const CudaHeaderChoice choice = [] {
     const NvrtcLibrary& nvrtc = nvrtc_library();
-    std::error_code error;
-    const std::filesystem::path resolved =
-        nvrtc.path.empty() ? std::filesystem::path() : std::filesystem::weakly_canonical(nvrtc.path, error);
-    const std::vector<std::string> nvrtc_dirs =
-        nvrtc_include_candidates(nvrtc.path, error ? std::string() : resolved.string());
-    const std::optional<std::string> dir = choose_cuda_include_dir(
-        [](const char* name) { return std::getenv(name); }, nvrtc_dirs, kBuildTimeDir,
-        [](const std::string& candidate) {
+    const std::vector<CudaPlace> places = cuda_search_places(process_cuda_search_inputs());
+    CudaHeaderChoice chosen = choose_cuda_headers(
+        places, nvrtc.available() ? nvrtc.origin : std::string(), nvrtc.include_dirs, [](const std::string& dir) {
           std::error_code missing;
-          return std::filesystem::exists(std::filesystem::path(candidate) / "cuda_bf16.h", missing);
+          return std::filesystem::exists(std::filesystem::path(dir) / "cuda_bf16.h", missing);
         });
-    if (!dir) {
+    if (chosen.dirs) {
+      logger().info("CUDA headers from {} ({})", fmt::join(*chosen.dirs, ", "), chosen.origin);
+      if (nvrtc.available() && chosen.origin != nvrtc.origin) {
+        logger().warn("the CUDA headers ({}) are not NVRTC's own ({}): a kernel that includes them may not compile",
+                      chosen.origin, nvrtc.origin);
+      }
+    } else {
+      logger().info("{}; only sources that include no CUDA header compile", chosen.problem);
+    }
+    return chosen;
+  }();
+  return choice;
+}
+
+const std::optional<CudaToolkit>& cuda_toolkit() {
+  static const std::optional<CudaToolkit> toolkit = []() -> std::optional<CudaToolkit> {
+    const CudaHeaderChoice& choice = cuda_header_choice();
+    if (!choice.dirs) {
       return std::nullopt;
     }
-    return read_cuda_toolkit(*dir);
+    return read_cuda_header_set(*choice.dirs);
   }();
   return toolkit;
 }

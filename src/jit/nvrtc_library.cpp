@@ -1,13 +1,15 @@
-// nvrtc_library.cpp: dlopen of libnvrtc and resolution of the entry points the compiler uses.
+// nvrtc_library.cpp: dlopen of libnvrtc from the first place of jit/cuda_search.hpp that has one,
+// and resolution of the entry points the compiler uses.
 #include "jit/nvrtc_library.hpp"
 
 #define XXH_INLINE_ALL
-#include <cuda.h>  // CUDA_VERSION: the soname this build expects
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <link.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -15,12 +17,6 @@
 
 namespace metrale {
 namespace {
-
-#ifdef METRALE_NVRTC_BUILD_PATH
-constexpr const char* kBuildPath = METRALE_NVRTC_BUILD_PATH;
-#else
-constexpr const char* kBuildPath = "";
-#endif
 
 template <typename Fn>
 bool resolve(void* library, Fn& out, const char* name, std::string& missing) {
@@ -51,26 +47,71 @@ std::string identity_of(const std::string& version, const std::string& path) {
                      static_cast<std::uint32_t>(XXH3_64bits(fingerprint.data(), fingerprint.size())));
 }
 
-NvrtcLibrary load_library() {
-  static NvrtcApi api;
+// The header set beside a library the loader found by its soname: <its folder>/../include, for
+// the path as loaded and for the file it resolves to (/usr/local/cuda/lib64/libnvrtc.so.13 ->
+// targets/x86_64-linux/lib/...), each with its cccl folder.
+std::vector<std::string> includes_beside(const std::string& loaded) {
+  std::vector<std::string> out;
+  std::error_code error;
+  const std::filesystem::path resolved = std::filesystem::weakly_canonical(loaded, error);
+  for (const std::string& path : {loaded, error ? std::string() : resolved.string()}) {
+    if (path.empty()) {
+      continue;
+    }
+    const std::string include =
+        (std::filesystem::path(path).parent_path().parent_path() / "include").lexically_normal().string();
+    for (std::string& dir : toolkit_header_set(include)) {
+      if (std::find(out.begin(), out.end(), dir) == out.end()) {
+        out.push_back(std::move(dir));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+NvrtcLibrary load_nvrtc_library(const std::vector<CudaPlace>& places) {
   NvrtcLibrary out;
-  const std::vector<std::string> candidates =
-      nvrtc_candidates(std::getenv("METRALE_NVRTC_LIBRARY"), CUDA_VERSION / 1000, kBuildPath);
   void* library = nullptr;
-  std::string tried;
-  for (const std::string& candidate : candidates) {
-    library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+  for (const CudaPlace& place : places) {
+    for (const std::string& candidate : place.nvrtc) {
+      const bool is_path = candidate.find('/') != std::string::npos;
+      std::error_code error;
+      if (is_path && !std::filesystem::exists(candidate, error)) {
+        // An override is reported even when absent; other places' absent files are noise.
+        if (place.origin == "METRALE_NVRTC_LIBRARY") {
+          out.tried.push_back(fmt::format("{} (METRALE_NVRTC_LIBRARY: no such file)", candidate));
+        }
+        continue;
+      }
+      library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (library != nullptr) {
+        out.path = loaded_path(library, candidate);
+        out.origin = place.origin;
+        out.include_dirs = place.derive_includes ? includes_beside(out.path) : place.include_dirs;
+        break;
+      }
+      const char* error_text = dlerror();
+      out.tried.push_back(fmt::format("{} ({})", candidate, error_text != nullptr ? error_text : "unknown"));
+    }
     if (library != nullptr) {
-      out.path = loaded_path(library, candidate);
       break;
     }
-    const char* error = dlerror();
-    tried += fmt::format("{}{} ({})", tried.empty() ? "" : "; ", candidate, error != nullptr ? error : "unknown");
   }
   if (library == nullptr) {
-    out.reason = "no NVRTC was found: tried " + tried;
+    std::vector<std::string> origins;
+    for (const CudaPlace& place : places) {
+      if (!place.nvrtc.empty()) {
+        origins.push_back(place.origin);
+      }
+    }
+    out.reason = fmt::format("no NVRTC was found: looked in {}{}", fmt::join(origins, ", "),
+                             out.tried.empty() ? std::string() : fmt::format("; tried {}", fmt::join(out.tried, "; ")));
     return out;
   }
+  auto* api_storage = new NvrtcApi();  // never freed: the library is never unloaded either
+  NvrtcApi& api = *api_storage;
   std::string missing;
   resolve(library, api.version, "nvrtcVersion", missing);
   resolve(library, api.get_num_supported_archs, "nvrtcGetNumSupportedArchs", missing);
@@ -103,24 +144,11 @@ NvrtcLibrary load_library() {
   return out;
 }
 
-}  // namespace
-
-std::vector<std::string> nvrtc_candidates(const char* override_value, int cuda_major, const std::string& build_path) {
-  if (override_value != nullptr && *override_value != '\0') {
-    return {override_value};
-  }
-  std::vector<std::string> out{fmt::format("libnvrtc.so.{}", cuda_major)};
-  if (!build_path.empty()) {
-    out.push_back(build_path);
-  }
-  return out;
-}
-
 const NvrtcLibrary& nvrtc_library() {
   static const NvrtcLibrary library = [] {
-    NvrtcLibrary loaded = load_library();
+    NvrtcLibrary loaded = load_nvrtc_library(cuda_search_places(process_cuda_search_inputs()));
     if (loaded.available()) {
-      logger().debug("NVRTC {} loaded from {}", loaded.version, loaded.path);
+      logger().info("NVRTC {} loaded from {} ({})", loaded.version, loaded.path, loaded.origin);
     } else {
       logger().info("{}; kernels come only from memory, bundles and the disk cache", loaded.reason);
     }

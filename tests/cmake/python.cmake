@@ -5,9 +5,15 @@ if(NOT TARGET metrale_python)
 endif()
 add_test(NAME python_pytest COMMAND ${Python_EXECUTABLE} -m pytest -q -p no:cacheprovider
                                     ${PROJECT_SOURCE_DIR}/python/tests WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
+# METRALE_JIT_CLI: `python -m metrale info` runs this build's CLI (a wheel runs its metrale/bin copy).
+set(metrale_pytest_cli "")
+if(TARGET metrale-jit)
+  set(metrale_pytest_cli ";METRALE_JIT_CLI=$<TARGET_FILE:metrale-jit>")
+endif()
 set_tests_properties(
-  python_pytest PROPERTIES ENVIRONMENT
-                           "PYTHONPATH=${PROJECT_BINARY_DIR}/python;METRALE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache")
+  python_pytest
+  PROPERTIES ENVIRONMENT
+             "PYTHONPATH=${PROJECT_BINARY_DIR}/python;METRALE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache${metrale_pytest_cli}")
 
 # The package as its wheel lays it out (the "python" install component and python/metrale), run
 # from a fresh folder with no METRALE_* variable: the host JIT finds its headers in the package.

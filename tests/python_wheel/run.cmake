@@ -13,7 +13,8 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "installing the python component into ${site} failed: ${rc}")
 endif()
 foreach(file metrale/libmetrale.so metrale/include/metrale/host/cuda_host_prelude.hpp
-             metrale/include/metrale/host/thread_context.hpp metrale/include/metrale/host/host_kernel.hpp)
+             metrale/include/metrale/host/thread_context.hpp metrale/include/metrale/host/host_kernel.hpp
+             metrale/bin/metrale-jit metrale/share/hardware/hopper/HARDWARE.toml metrale/share/templates/metrale_arith.cuh)
   if(NOT EXISTS ${site}/${file})
     message(FATAL_ERROR "the wheel's layout lacks ${file}")
   endif()

@@ -93,11 +93,7 @@ TEST_CASE("bundle directories and NVRTC candidates", "[jit][bundle]") {
   CHECK(dirs[0] == "/a");
   CHECK(dirs[1] == "/b/c");
   CHECK(BundleSet::split_dirs("").empty());
-  CHECK(nvrtc_candidates("/x/libnvrtc.so", 13, "/usr/lib/libnvrtc.so.13") ==
-        std::vector<std::string>{"/x/libnvrtc.so"});
-  CHECK(nvrtc_candidates("", 13, "/usr/lib/libnvrtc.so.13") ==
-        std::vector<std::string>{"libnvrtc.so.13", "/usr/lib/libnvrtc.so.13"});
-  CHECK(nvrtc_candidates(nullptr, 12, "") == std::vector<std::string>{"libnvrtc.so.12"});
+  // The NVRTC candidates' order is tests/unit/jit_cuda_search_test.cpp's.
 }
 
 TEST_CASE("without NVRTC the disk cache serves an entry any compiler wrote for the same key", "[jit][cache]") {

@@ -1,6 +1,6 @@
 // jit_cuda_toolkit_test.cpp: NVRTC finds what nvcc finds. The toolkit's include folders as nvcc
 // adds them (include, and include/cccl on CUDA 13; a CUDA 12 layout, built in a temp folder, gets
-// include only), the order the include folder is chosen in, a key that names the toolkit (and
+// include only), a key that names the toolkit (and
 // changes with it) while the library's templates never ask for one, and ordinary kernels that
 // include <cooperative_groups.h>, <cooperative_groups/reduce.h>, <cub/...>, <cuda/std/...> and
 // <cuda_fp16.h> compiled through the registry for sm_80, sm_90 and sm_100.
@@ -31,43 +31,8 @@ SourceSet toolkit_sources() {
 
 }  // namespace
 
-TEST_CASE("the CUDA include dir follows the documented order", "[jit][arch][toolkit]") {
-  std::map<std::string, std::string> env;
-  const auto getenv = [&](const char* name) -> const char* {
-    auto it = env.find(name);
-    return it == env.end() ? nullptr : it->second.c_str();
-  };
-  std::vector<std::string> existing;
-  const auto has = [&](const std::string& dir) {
-    return std::find(existing.begin(), existing.end(), dir) != existing.end();
-  };
-  const std::vector<std::string> none;
-  const std::vector<std::string> nvrtc{"/nvrtc/include", "/nvrtc-real/include"};
-  existing = {"/usr/local/cuda/include", "/build/include", "/cp/include", "/ch/include", "/explicit",
-              "/nvrtc-real/include"};
-  CHECK(choose_cuda_include_dir(getenv, none, "/build/include;/other", has) == "/build/include");
-  env["CUDA_PATH"] = "/cp";
-  CHECK(choose_cuda_include_dir(getenv, none, "/build/include", has) == "/cp/include");
-  env["CUDA_HOME"] = "/ch";
-  CHECK(choose_cuda_include_dir(getenv, none, "/build/include", has) == "/ch/include");
-  // The loaded NVRTC's own toolkit comes before CUDA_HOME: headers and compiler of one release.
-  CHECK(choose_cuda_include_dir(getenv, nvrtc, "/build/include", has) == "/nvrtc-real/include");
-  env["METRALE_CUDA_INCLUDE_DIR"] = "/explicit";
-  CHECK(choose_cuda_include_dir(getenv, nvrtc, "/build/include", has) == "/explicit");
-  env["METRALE_CUDA_INCLUDE_DIR"] = "/missing";  // a wrong setting falls through
-  CHECK(choose_cuda_include_dir(getenv, nvrtc, "/build/include", has) == "/nvrtc-real/include");
-  existing.clear();
-  CHECK(choose_cuda_include_dir(getenv, nvrtc, "", has) == std::nullopt);
-}
-
-TEST_CASE("the loaded NVRTC's toolkit keeps its headers in ../include", "[jit][arch][toolkit]") {
-  CHECK(nvrtc_include_candidates("/usr/local/cuda/lib64/libnvrtc.so.13",
-                                 "/usr/local/cuda-13.0/targets/x86_64-linux/lib/libnvrtc.so.13.0.48") ==
-        std::vector<std::string>{"/usr/local/cuda/include", "/usr/local/cuda-13.0/targets/x86_64-linux/include"});
-  CHECK(nvrtc_include_candidates("/opt/cuda/lib/libnvrtc.so.12", "/opt/cuda/lib/libnvrtc.so.12") ==
-        std::vector<std::string>{"/opt/cuda/include"});
-  CHECK(nvrtc_include_candidates("", "").empty());
-}
+// The order the header set is chosen in (METRALE_CUDA_INCLUDE_DIR, the loaded NVRTC's place,
+// then the search order) is tests/unit/jit_cuda_search_test.cpp's.
 
 TEST_CASE("a CUDA 12 toolkit gets include only, a CUDA 13 one include and include/cccl", "[jit][arch][toolkit]") {
   const test::TempDir root("metrale-toolkit");

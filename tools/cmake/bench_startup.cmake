@@ -4,10 +4,13 @@
 # would); no outside code.
 find_package(Threads REQUIRED)
 find_package(nlohmann_json REQUIRED)
-add_executable(metrale-nvrtc-by-hand ${CMAKE_CURRENT_SOURCE_DIR}/bench/nvrtc_by_hand.cpp)
-target_include_directories(metrale-nvrtc-by-hand SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
-target_link_libraries(metrale-nvrtc-by-hand PRIVATE ${METRALE_NVRTC_LIBRARY} nlohmann_json::nlohmann_json
-                                                    Threads::Threads metrale_warnings)
+# Only where a system toolkit gave a libnvrtc to link (cmake/cuda_headers.cmake).
+if(METRALE_NVRTC_LIBRARY)
+  add_executable(metrale-nvrtc-by-hand ${CMAKE_CURRENT_SOURCE_DIR}/bench/nvrtc_by_hand.cpp)
+  target_include_directories(metrale-nvrtc-by-hand SYSTEM PRIVATE ${METRALE_CUDA_BUILD_INCLUDE_DIRS})
+  target_link_libraries(metrale-nvrtc-by-hand PRIVATE ${METRALE_NVRTC_LIBRARY} nlohmann_json::nlohmann_json
+                                                      Threads::Threads metrale_warnings)
+endif()
 
 # metrale-first-op (tools/bench/first_op.cpp): process start to the first op call with background
 # variants, on a stub sm_90 device; timed by tools/bench/startup_times.sh beside the anchor.

@@ -1,0 +1,23 @@
+# The library with no CUDA toolkit, only NVIDIA's wheels (tests/toolkit_free/run.sh): the system
+# toolkit hidden in a private mount namespace, the CUDA 13 wheels and the CUDA 12.9 ones each in a
+# virtual environment cached outside the checkout; the hopper set compiled for sm_90 with each
+# wheel's NVRTC, the toolkit-header kernels against its headers, the cache key split by release.
+# Skips (77) only where namespaces are refused.
+if(NOT TARGET metrale-jit)
+  return()
+endif()
+if(Python_EXECUTABLE)
+  set(metrale_toolkit_free_python ${Python_EXECUTABLE})
+else()
+  find_program(metrale_toolkit_free_python NAMES python3)
+endif()
+if(NOT metrale_toolkit_free_python)
+  return()
+endif()
+foreach(flavor cu13 cu12)
+  add_test(NAME toolkit_free_${flavor}
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/toolkit_free/run.sh ${flavor} ${PROJECT_BINARY_DIR}
+                   ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/toolkit-free-${flavor} ${metrale_toolkit_free_python})
+  # The lock: both flavors' NVRTC compiles at once would double the test's share of a loaded CI.
+  set_tests_properties(toolkit_free_${flavor} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 1200 RESOURCE_LOCK toolkit_free)
+endforeach()
