@@ -7,10 +7,8 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
 #include "cli_support.hpp"
@@ -25,19 +23,8 @@ struct BundleOptions {
   bool json = false;
 };
 
-BundleManifest read_manifest(const std::filesystem::path& dir) {
-  const std::filesystem::path path = dir / kBundleManifestName;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw Error(fmt::format("{} cannot be read: is {} a bundle?", path.string(), dir.string()));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return manifest_from_json(text.str(), path.string());
-}
-
 void list_bundle(const BundleOptions& options) {
-  const BundleManifest manifest = read_manifest(options.dir);
+  const BundleManifest manifest = read_bundle_manifest(options.dir);
   if (options.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const BundleEntry& entry : manifest.entries) {
@@ -66,7 +53,7 @@ void list_bundle(const BundleOptions& options) {
 }
 
 int verify_bundle(const BundleOptions& options) {
-  const BundleManifest manifest = read_manifest(options.dir);
+  const BundleManifest manifest = read_bundle_manifest(options.dir);
   int bad = 0;
   nlohmann::json out = nlohmann::json::array();
   for (const BundleEntry& entry : manifest.entries) {
