@@ -1,5 +1,6 @@
 // host/host_compiler.cpp: finding the system compiler and running it through posix_spawn, its
-// stdout and stderr sent to one file in the work folder and read back.
+// stdout and stderr read through one pipe (not a file: a full disk would lose the very message
+// that says so).
 #include "host/host_compiler.hpp"
 
 #include <fcntl.h>
@@ -8,9 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 extern char** environ;  // NOLINT(readability-redundant-declaration): posix_spawn's environment
@@ -47,6 +49,9 @@ std::optional<std::string> on_path(const std::string& program, const EnvLookup& 
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
+// The compiler's output kept for a reason: enough for any error log a person reads.
+constexpr std::size_t kMaxKeptOutput = 1u << 20;
+
 }  // namespace
 
 CompilerSearch find_system_compiler(const EnvLookup& env) {
@@ -80,11 +85,17 @@ CompilerSearch find_system_compiler(const EnvLookup& env) {
 }
 
 CompilerRun run_captured(const std::vector<std::string>& argv, const std::filesystem::path& work_dir) {
-  const std::filesystem::path log = work_dir / fmt::format(".compiler-{}.log", ::getpid());
+  (void)work_dir;  // the child inherits this process's folder; every path it is given is absolute
+  CompilerRun run;
+  int ends[2] = {-1, -1};
+  if (::pipe2(ends, O_CLOEXEC) != 0) {
+    run.output = fmt::format("cannot start {}: pipe: {}", argv.front(), std::strerror(errno));
+    return run;
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, ends[1], STDOUT_FILENO);  // dup2 drops O_CLOEXEC
+  posix_spawn_file_actions_adddup2(&actions, ends[1], STDERR_FILENO);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   std::vector<char*> args;
   args.reserve(argv.size() + 1);
@@ -95,21 +106,31 @@ CompilerRun run_captured(const std::vector<std::string>& argv, const std::filesy
   pid_t child = 0;
   const int spawned = ::posix_spawnp(&child, args.front(), &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  CompilerRun run;
+  ::close(ends[1]);
   if (spawned != 0) {
+    ::close(ends[0]);
     run.output = fmt::format("cannot start {}: {}", argv.front(), std::strerror(spawned));
     return run;
   }
+  // Read to the end (the child blocks on a full pipe otherwise), keeping the first part.
+  std::array<char, 4096> buffer{};
+  for (;;) {
+    const ssize_t got = ::read(ends[0], buffer.data(), buffer.size());
+    if (got < 0 && errno == EINTR) {
+      continue;
+    }
+    if (got <= 0) {
+      break;
+    }
+    const std::size_t keep =
+        std::min(static_cast<std::size_t>(got), kMaxKeptOutput - std::min(kMaxKeptOutput, run.output.size()));
+    run.output.append(buffer.data(), keep);
+  }
+  ::close(ends[0]);
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  std::ifstream in(log, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  run.output = text.str();
-  std::error_code ignored;
-  std::filesystem::remove(log, ignored);
   return run;
 }
 

@@ -32,7 +32,8 @@ struct CompilerRun {
   std::string output;  // stdout and stderr together
 };
 
-// Runs `argv` (argv[0] looked up on PATH when it has no '/') in `work_dir`, its output captured.
+// Runs `argv` (argv[0] looked up on PATH when it has no '/'), its stdout and stderr captured through
+// a pipe (the first MiB kept). `work_dir` is the compile's folder; the child needs no file in it.
 CompilerRun run_captured(const std::vector<std::string>& argv, const std::filesystem::path& work_dir);
 
 }  // namespace metrale::host

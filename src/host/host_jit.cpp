@@ -8,6 +8,7 @@
 #include "host/host_jit.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,8 +29,10 @@
 #include "host/cuda_source_rewrite.hpp"
 #include "host/host_compiler.hpp"
 #include "host/host_include_dir.hpp"
+#include "host/host_object_file.hpp"
 #include "host/prelude_table.hpp"
 #include "host/profiled_host_flags.hpp"
+#include "jit/cache_file_io.hpp"
 #include "jit/cache_key.hpp"
 #include "jit/cache_location.hpp"
 #include "jit/cache_trust.hpp"
@@ -110,8 +113,42 @@ std::string unit_digest(const std::string& unit) {
 // for clang; g++ says "g++ (...)" or, as c++, "c++ (...)".
 bool is_clang(std::string_view compiler_identity) { return compiler_identity.find("clang") != std::string_view::npos; }
 
-bool plain_file_name(const std::string& name) {
-  return !name.empty() && name.front() != '.' && name.find('/') == std::string::npos;
+// The folder of the work folder the sources are written to, by their names: apart from the unit
+// and the compiler's outputs, so no source name can stand for either.
+constexpr std::string_view kSourceFolder = "src";
+
+// Writes one work file; the reason names the path and the errno text ("" when written). A full
+// disk or a file-size limit fails here, not later as a compiler's missing input.
+std::string write_work_file(const std::filesystem::path& path, std::string_view bytes) {
+  std::error_code error;
+  std::filesystem::create_directories(path.parent_path(), error);
+  if (error) {
+    return fmt::format("cannot create {}: {}", path.parent_path().string(), error.message());
+  }
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return fmt::format("cannot create {}: {}", path.string(), errno_text(errno));
+  }
+  const OwnedFd file(fd);
+  for (std::size_t done = 0; done < bytes.size();) {
+    const ssize_t wrote = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (wrote < 0 && errno == EINTR) {
+      continue;
+    }
+    if (wrote <= 0) {
+      return fmt::format("cannot write {} ({} of {} bytes written): {}", path.string(), done, bytes.size(),
+                         errno_text(wrote < 0 ? errno : EIO));
+    }
+    done += static_cast<std::size_t>(wrote);
+  }
+  return {};
+}
+
+// Removes every occurrence of `prefix` from `text`.
+void erase_all(std::string& text, const std::string& prefix) {
+  for (std::size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at)) {
+    text.erase(at, prefix.size());
+  }
 }
 
 // The reason `path` may not hold or be a loaded object ("" when it may).
@@ -259,6 +296,14 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
   if (request.sources == nullptr || request.sources->find(request.source) == request.sources->end()) {
     return refuse(fmt::format("its source '{}' was not given", request.source));
   }
+  // A request's sources are a plain map (a LoadRequest's), so their names are checked here too:
+  // each is written under the work folder by its name, and compiled as that text, never as a file
+  // of that name elsewhere on disk.
+  for (const auto& [name, text] : *request.sources) {
+    if (std::string problem = source_name_problem(name); !problem.empty()) {
+      return refuse(problem);
+    }
+  }
   const std::optional<std::filesystem::path> include_dir = host_jit_include_dir(env_);
   if (!include_dir) {
     std::string tried;
@@ -299,12 +344,15 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
   const std::filesystem::path object =
       dir / fmt::format("{}.{}.{}.{}.so", sanitize_cache_name_part(key.kernel, 48),
                         sanitize_cache_name_part(key.params_tag, 48), arch, key.digest().substr(0, 16));
+  const std::string object_key = key.digest().substr(0, kHostObjectKeyChars);
   std::error_code error;
-  if (std::filesystem::exists(object, error)) {
-    if (const std::string refusal = refusal_of(object, false); !refusal.empty()) {
-      logger().warn("host JIT: {}; not loaded, compiled again", refusal);
+  if (HostObjectRead cached = read_host_object(object, object_key); !cached.missing) {
+    if (!cached.problem.empty()) {
+      // Removed only while it is still the file judged, so another process's fresh one stays.
+      const bool removed = cached.file.info.st_ino != 0 && remove_if_same_file(object, cached.file.info);
+      logger().warn("host JIT: {}; not loaded, {}compiled again", cached.problem, removed ? "removed and " : "");
     } else {
-      HostJitResult loaded = load_object(object, request);
+      HostJitResult loaded = load_object(object, cached.file, request);
       if (loaded.kernel) {
         ++stats_.cache_hits;
         loaded.from_cache = true;
@@ -318,18 +366,25 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
   if (error) {
     return refuse(fmt::format("cannot create {}: {}", work.string(), error.message()));
   }
+  const std::filesystem::path source_dir = work / kSourceFolder;
+  auto write_failed = [&](std::string reason) {
+    std::filesystem::remove_all(work, error);
+    return refuse(std::move(reason));
+  };
   for (const auto& [name, text] : *request.sources) {
-    if (plain_file_name(name)) {
-      std::ofstream(work / name, std::ios::binary) << text;
+    if (std::string failed = write_work_file(source_dir / name, text); !failed.empty()) {
+      return write_failed(std::move(failed));
     }
   }
-  std::ofstream(work / "unit.cpp", std::ios::binary) << unit;
+  if (std::string failed = write_work_file(work / "unit.cpp", unit); !failed.empty()) {
+    return write_failed(std::move(failed));
+  }
   // Preprocessed first, so the engine's lines can be rewritten and checked as the compiler sees
   // them (host/cuda_source_rewrite.hpp), then the rewritten unit compiled.
   std::vector<std::string> argv = search.compiler->command;
   argv.insert(argv.end(), flags.begin(), flags.end());
   std::vector<std::string> compile = argv;  // of the preprocessed unit: no include folders
-  argv.push_back("-I" + work.string());
+  argv.push_back("-I" + source_dir.string());
   argv.push_back("-I" + include_dir->string());
   // The host's stand-ins for toolkit headers (<cooperative_groups.h>, ...): an -I folder, so they
   // come before the toolkit's own, which the -isystem below still gives for everything else.
@@ -340,15 +395,15 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
   argv.insert(argv.end(), {"-E", (work / "unit.cpp").string(), "-o", (work / "unit.ii").string()});
   compile.insert(compile.end(), {(work / "unit.ii").string(), "-o", (work / "unit.so").string()});
   ++stats_.compiles;
-  const std::string prefix = work.string() + "/";
+  const std::string prefix = source_dir.string() + "/";
   auto compiler_failed = [&](const CompilerRun& ran) {
     std::filesystem::remove_all(work, error);
-    // The work folder is gone: the log names the files as the engine knows them.
+    // The work folder is gone: the log names the sources as the engine knows them (the unit's
+    // own files keep their paths: a write that failed there names where).
     std::string log = ran.output;
-    for (std::size_t at = log.find(prefix); at != std::string::npos; at = log.find(prefix, at)) {
-      log.erase(at, prefix.size());
-    }
-    return refuse(fmt::format("{} failed (exit {}):\n{}", search.compiler->identity, ran.exit_code, log));
+    erase_all(log, prefix);
+    return refuse(fmt::format("{} failed (exit {}):\n{}", search.compiler->identity, ran.exit_code,
+                              log.empty() ? std::string("(it printed nothing)") : log));
   };
   if (const CompilerRun ran = run_captured(argv, work); ran.exit_code != 0) {
     return compiler_failed(ran);
@@ -365,31 +420,59 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
     std::filesystem::remove_all(work, error);
     return refuse(rewritten.refusal);
   }
-  std::ofstream(work / "unit.ii", std::ios::binary | std::ios::trunc) << rewritten.text;
+  if (std::string failed = write_work_file(work / "unit.ii", rewritten.text); !failed.empty()) {
+    return write_failed(std::move(failed));
+  }
   if (const CompilerRun ran = run_captured(compile, work); ran.exit_code != 0) {
     return compiler_failed(ran);
   }
-  // Whatever the umask, the kept object is writable by its owner only (loading checks that).
-  std::filesystem::permissions(work / "unit.so",
-                               std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
-                                   std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
-                                   std::filesystem::perms::others_exec,
-                               error);
-  std::filesystem::rename(work / "unit.so", object, error);
-  const std::string rename_error = error ? error.message() : std::string();
-  std::filesystem::remove_all(work, error);
-  if (!rename_error.empty()) {
-    return refuse(fmt::format("cannot keep the object as {}: {}", object.string(), rename_error));
+  // Kept sealed (host/host_object_file.hpp: its size, checksum and key in a trailer), written to a
+  // temp file, fsync'ed and renamed (jit/cache_file_io.hpp), owner-only whatever the umask.
+  const ReadBackFile built = read_back_file(work / "unit.so", ReadBackRules{kHostObjectMaxBytes, {}, {}});
+  if (!built.ok()) {
+    return write_failed(fmt::format("the compiler's object: {}", built.message));
   }
-  HostJitResult loaded = load_object(object, request);
+  const CacheIoResult kept =
+      write_file_atomically(dir, object.filename().string(), seal_host_object(built.bytes, object_key));
+  std::filesystem::remove_all(work, error);
+  if (!kept.ok) {
+    return refuse(fmt::format("cannot keep the object as {}: {}", object.string(), kept.message));
+  }
+  HostObjectRead fresh = read_host_object(object, object_key);
+  if (!fresh.problem.empty()) {
+    return refuse(fresh.problem);
+  }
+  HostJitResult loaded = load_object(object, fresh.file, request);
   if (!loaded.kernel) {
     ++stats_.failures;
   }
   return loaded;
 }
 
-HostJitResult HostJit::load_object(const std::filesystem::path& object, const HostJitRequest& request) const {
+HostJitResult HostJit::load_object(const std::filesystem::path& object, const ReadBackFile& checked,
+                                   const HostJitRequest& request) const {
+  // By its name, and only while the name is still the file whose checksum held (checked again
+  // once it is mapped). Not through /proc/self/fd: the loader remembers a library by the name it
+  // was opened under, and a descriptor's number is reused, so a later object opened under the
+  // same number would be answered with the first one. The same name is the same key, so a
+  // library the loader already has under this name is this kernel.
+  auto still_checked = [&] {
+    struct stat now {};
+    return ::stat(object.c_str(), &now) == 0 && now.st_dev == checked.info.st_dev && now.st_ino == checked.info.st_ino;
+  };
+  auto changed = [&] {
+    return HostJitResult{std::nullopt,
+                         fmt::format("host JIT of {}<{}>: {} was replaced while it was checked", request.kernel,
+                                     request.params.tag(), object.string()),
+                         false};
+  };
+  if (!still_checked()) {
+    return changed();
+  }
   void* library = ::dlopen(object.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (library != nullptr && !still_checked()) {
+    return changed();  // stays mapped, unused: a replaced file is not trusted
+  }
   if (library == nullptr) {
     const char* why = ::dlerror();
     return {std::nullopt,

@@ -9,9 +9,12 @@
 // object's key and file name say "profiled" and its flags, so it never stands in for a plain one
 // or the other way round; no compiler,
 // a compile error or a refused load is a reason (the compiler's log quoted), never an
-// exception; a loaded object stays mapped for the process (its kernels may still be running);
-// an object exports only its entry and needs no symbol of the process: the entry is handed the
-// prelude's PreludeTable (host/prelude_table.hpp) and refuses one from other headers.
+// exception; a cached object is loaded only once its seal holds (host/host_object_file.hpp: size,
+// checksum, key, a regular file), a bad one removed and compiled again with the reason logged;
+// every source is compiled as the registered text under its checked name (source_name_problem),
+// never as a file of that name on disk; a loaded object stays mapped for the process (its kernels may still be
+// running); an object exports only its entry and needs no symbol of the process: the entry is handed the prelude's
+// PreludeTable (host/prelude_table.hpp) and refuses one from other headers.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +28,7 @@
 
 #include "host/host_compiler.hpp"
 #include "host/host_include_dir.hpp"
+#include "jit/read_back_file.hpp"
 #include "metrale/environment.hpp"
 #include "metrale/host/host_kernel.hpp"
 
@@ -91,7 +95,8 @@ class HostJit {
   [[nodiscard]] HostJitStats stats() const;
 
  private:
-  HostJitResult load_object(const std::filesystem::path& object, const HostJitRequest& request) const;
+  HostJitResult load_object(const std::filesystem::path& object, const ReadBackFile& checked,
+                            const HostJitRequest& request) const;
   const std::filesystem::path& object_dir();  // chosen on first use; called with mutex_ held
 
   std::optional<CompilerSearch> compiler_;  // found on first use

@@ -9,10 +9,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "ground/log.hpp"
 #include "jit/bundle_signature.hpp"
+#include "jit/read_back_file.hpp"
 #include "metrale/error.hpp"
 
 namespace metrale {
@@ -28,14 +28,11 @@ void append_length_prefixed(std::string& out, const std::string& field) {
   out += field;
 }
 
-std::optional<std::string> read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return std::nullopt;
-  }
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return in.bad() ? std::nullopt : std::optional<std::string>(bytes.str());
+// A bundle's file by the read-back rules: regular, a link only into the bundle, within `limit`
+// and of the manifest's size when it records one.
+ReadBackFile read_bundle_file(const std::filesystem::path& dir, const std::string& name, std::uint64_t limit,
+                              std::optional<std::uint64_t> expected) {
+  return read_back_file(dir / name, ReadBackRules{limit, expected, dir});
 }
 
 void write_file(const std::filesystem::path& path, std::string_view bytes) {
@@ -57,18 +54,18 @@ bool plain_file_name(const std::string& name) {
 }
 
 std::string file_problem(const std::filesystem::path& dir, const std::string& name, const std::string& checksum,
-                         std::string_view what, std::string* bytes_out) {
+                         std::optional<std::uint64_t> expected_bytes, std::string_view what, std::string* bytes_out) {
   if (!plain_file_name(name)) {
     return fmt::format("{} file name '{}' is not a plain file name", what, name);
   }
-  std::optional<std::string> bytes = read_file(dir / name);
-  if (!bytes) {
-    return fmt::format("{} file {} cannot be read", what, (dir / name).string());
+  ReadBackFile file = read_bundle_file(dir, name, kBundleMaxFileBytes, expected_bytes);
+  if (!file.ok()) {
+    return fmt::format("{} file: {}", what, file.message);
   }
-  if (const std::string actual = bundle_checksum(*bytes); actual != checksum) {
+  if (const std::string actual = bundle_checksum(file.bytes); actual != checksum) {
     return fmt::format("{} file {} has checksum {}, the manifest says {}", what, name, actual, checksum);
   }
-  *bytes_out = std::move(*bytes);
+  *bytes_out = std::move(file.bytes);
   return {};
 }
 
@@ -135,6 +132,12 @@ std::string manifest_to_json(const BundleManifest& manifest) {
                        {"cubin_file", entry.cubin_file},
                        {"cubin_xxh3", entry.cubin_xxh3},
                        {"entry_xxh3", entry.entry_xxh3}};
+    if (entry.cubin_bytes) {
+      row["cubin_bytes"] = *entry.cubin_bytes;
+    }
+    if (entry.ptx_bytes) {
+      row["ptx_bytes"] = *entry.ptx_bytes;
+    }
     if (entry.resources) {
       row["resources"] = {{"registers", entry.resources->registers},
                           {"shared_bytes", entry.resources->shared_bytes},
@@ -151,13 +154,9 @@ std::string manifest_to_json(const BundleManifest& manifest) {
   return out.dump(2) + "\n";
 }
 
-BundleManifest manifest_from_json(const std::string& text, const std::string& where) {
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& error) {
-    throw ConfigError(fmt::format("{}: not JSON: {}", where, error.what()));
-  }
+namespace {
+
+BundleManifest manifest_from_document(const nlohmann::json& doc, const std::string& where) {
   if (!doc.is_object() || doc.value("format", "") != kFormatName) {
     throw ConfigError(fmt::format("{}: not a metrale bundle manifest (\"format\" is not \"{}\")", where, kFormatName));
   }
@@ -167,11 +166,11 @@ BundleManifest manifest_from_json(const std::string& text, const std::string& wh
   }
   BundleManifest manifest;
   manifest.library = doc.value("library", "");
-  if (!doc.contains("entries") || !doc["entries"].is_array()) {
+  if (!doc.contains("entries") || !doc.at("entries").is_array()) {
     throw ConfigError(fmt::format("{}: \"entries\" is missing or not an array", where));
   }
   std::size_t index = 0;
-  for (const nlohmann::json& row : doc["entries"]) {
+  for (const nlohmann::json& row : doc.at("entries")) {
     try {
       BundleEntry entry;
       entry.fields = BundleKeyFields{row.at("kernel").get<std::string>(),  row.at("params").get<std::string>(),
@@ -185,6 +184,12 @@ BundleManifest manifest_from_json(const std::string& text, const std::string& wh
       entry.cubin_file = row.value("cubin_file", "");
       entry.cubin_xxh3 = row.value("cubin_xxh3", "");
       entry.entry_xxh3 = row.value("entry_xxh3", "");
+      if (row.contains("cubin_bytes")) {
+        entry.cubin_bytes = row.at("cubin_bytes").get<std::uint64_t>();
+      }
+      if (row.contains("ptx_bytes")) {
+        entry.ptx_bytes = row.at("ptx_bytes").get<std::uint64_t>();
+      }
       if (row.contains("resources")) {
         const nlohmann::json& r = row["resources"];
         entry.resources = KernelResources{entry.lowered_name,
@@ -203,6 +208,38 @@ BundleManifest manifest_from_json(const std::string& text, const std::string& wh
   return manifest;
 }
 
+}  // namespace
+
+BundleManifest manifest_from_json(const std::string& text, const std::string& where) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& error) {
+    throw ConfigError(fmt::format("{}: not JSON: {}", where, error.what()));
+  }
+  // A field of the wrong JSON type is a ConfigError naming the file, never a json exception.
+  try {
+    return manifest_from_document(doc, where);
+  } catch (const nlohmann::json::exception& error) {
+    throw ConfigError(fmt::format("{}: {}", where, error.what()));
+  }
+}
+
+std::string read_bundle_manifest_text(const std::filesystem::path& dir) {
+  const std::filesystem::path path = dir / kBundleManifestName;
+  ReadBackFile file = read_bundle_file(dir, kBundleManifestName, kBundleMaxManifestBytes, std::nullopt);
+  if (!file.ok()) {
+    throw ConfigError(file.rule == ReadBackRule::missing
+                          ? fmt::format("{} cannot be read: is {} a bundle?", path.string(), dir.string())
+                          : fmt::format("bundle manifest: {}", file.message));
+  }
+  return std::move(file.bytes);
+}
+
+BundleManifest read_bundle_manifest(const std::filesystem::path& dir) {
+  return manifest_from_json(read_bundle_manifest_text(dir), (dir / kBundleManifestName).string());
+}
+
 std::string bundle_entry_problem(const std::filesystem::path& dir, const BundleEntry& entry, CompiledEntry* loaded) {
   if (const std::string digest = entry.fields.digest(); digest != entry.key) {
     return fmt::format("its key {} is not the digest of its fields ({}): the manifest was edited", entry.key, digest);
@@ -217,7 +254,7 @@ std::string bundle_entry_problem(const std::filesystem::path& dir, const BundleE
   std::string cubin;
   std::string ptx;
   if (!entry.cubin_file.empty()) {
-    if (std::string problem = file_problem(dir, entry.cubin_file, entry.cubin_xxh3, "CUBIN", &cubin);
+    if (std::string problem = file_problem(dir, entry.cubin_file, entry.cubin_xxh3, entry.cubin_bytes, "CUBIN", &cubin);
         !problem.empty()) {
       return problem;
     }
@@ -228,7 +265,8 @@ std::string bundle_entry_problem(const std::filesystem::path& dir, const BundleE
     }
   }
   if (!entry.ptx_file.empty()) {
-    if (std::string problem = file_problem(dir, entry.ptx_file, entry.ptx_xxh3, "PTX", &ptx); !problem.empty()) {
+    if (std::string problem = file_problem(dir, entry.ptx_file, entry.ptx_xxh3, entry.ptx_bytes, "PTX", &ptx);
+        !problem.empty()) {
       return problem;
     }
   }
@@ -258,11 +296,13 @@ void write_bundle(const std::filesystem::path& dir, const std::vector<BundleImag
     if (image.cubin && !image.cubin->empty()) {
       entry.cubin_file = stem + ".cubin";
       entry.cubin_xxh3 = bundle_checksum(*image.cubin);
+      entry.cubin_bytes = image.cubin->size();
       write_file(dir / entry.cubin_file, *image.cubin);
     }
     if (image.ptx && !image.ptx->empty()) {
       entry.ptx_file = stem + ".ptx";
       entry.ptx_xxh3 = bundle_checksum(*image.ptx);
+      entry.ptx_bytes = image.ptx->size();
       write_file(dir / entry.ptx_file, *image.ptx);
     }
     entry.entry_xxh3 = entry.entry_checksum();
@@ -287,15 +327,16 @@ std::vector<std::filesystem::path> BundleSet::split_dirs(std::string_view list) 
 
 BundleSet::BundleSet(const std::vector<std::filesystem::path>& dirs, std::shared_ptr<const BundlePublicKey> key) {
   for (const std::filesystem::path& dir : dirs) {
-    const std::filesystem::path manifest_path = dir / kBundleManifestName;
-    const std::optional<std::string> text = read_file(manifest_path);
-    if (!text) {
-      logger().warn("bundle {}: {} cannot be read; the bundle is skipped", dir.string(), manifest_path.string());
+    std::string text;
+    try {
+      text = read_bundle_manifest_text(dir);
+    } catch (const ConfigError& error) {
+      logger().warn("bundle {} is skipped: {}", dir.string(), error.what());
       continue;
     }
     std::shared_ptr<const BundleSignature> signature;
     if (key) {
-      BundleSignatureCheck checked = check_bundle_signature(dir, *text, *key);
+      BundleSignatureCheck checked = check_bundle_signature(dir, text, *key);
       if (checked.status != BundleSignatureStatus::kGood) {
         logger().warn("bundle {} is refused: {}", dir.string(), checked.problem);
         refusals_.push_back(std::move(checked.problem));
@@ -304,7 +345,7 @@ BundleSet::BundleSet(const std::vector<std::filesystem::path>& dirs, std::shared
       signature = std::move(checked.signature);
     }
     try {
-      for (BundleEntry& entry : manifest_from_json(*text, manifest_path.string()).entries) {
+      for (BundleEntry& entry : manifest_from_json(text, (dir / kBundleManifestName).string()).entries) {
         const std::string index = index_of(entry.fields.kernel, entry.fields.params_tag, entry.fields.arch);
         entries_.emplace(index, Located{dir, std::move(entry), signature});
       }

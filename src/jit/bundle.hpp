@@ -34,6 +34,11 @@ namespace metrale {
 
 inline constexpr const char* kBundleManifestName = "bundle.json";
 inline constexpr int kBundleFormatVersion = 1;
+// The largest manifest and image file read. A manifest is a few KB per entry and a CUBIN a few
+// MB; the limits are far past any real bundle and keep a planted file (or a link to /dev/zero)
+// from being read into memory. Files past them are refused, naming the path and the rule.
+inline constexpr std::uint64_t kBundleMaxManifestBytes = 64ull << 20;
+inline constexpr std::uint64_t kBundleMaxFileBytes = 512ull << 20;
 
 // What the bundle key covers (see the file comment).
 struct BundleKeyFields {
@@ -55,6 +60,10 @@ struct BundleEntry {
   std::string built_by_nvrtc;          // information only
   std::string cubin_file, cubin_xxh3;  // relative to the bundle; empty for a PTX-only arch
   std::string ptx_file, ptx_xxh3;
+  // Each file's size, checked before it is read (absent in manifests written before sizes were
+  // recorded: then only the limit applies). Not in entry_xxh3 (older manifests still verify): a
+  // wrong size refuses the entry, it never admits one, as the file's checksum still decides.
+  std::optional<std::uint64_t> cubin_bytes, ptx_bytes;
   std::optional<KernelResources> resources;
   std::string entry_xxh3;  // over the key, lowered name, file names and checksums
 
@@ -78,8 +87,16 @@ std::string bundle_checksum(std::string_view bytes);
 // The "sm_XY" an ELF CUBIN is built for, from its header; nullopt when not an ELF CUBIN. Pure.
 std::optional<std::string> cubin_elf_arch(std::string_view bytes);
 
+// DIR/bundle.json read by the read-back rules (jit/read_back_file.hpp: a regular file, at most
+// kBundleMaxManifestBytes, a link only into DIR) and parsed; ConfigError naming the path and the
+// rule otherwise.
+BundleManifest read_bundle_manifest(const std::filesystem::path& dir);
+// The manifest's bytes by the same rules (what a signature is checked over); ConfigError as above.
+std::string read_bundle_manifest_text(const std::filesystem::path& dir);
+
 // Why one entry of a bundle cannot be used ("" when it can): manifest key, files, checksums
-// and the CUBIN's arch. Reads the entry's files under `dir`.
+// and the CUBIN's arch. Reads the entry's files under `dir` by the read-back rules: a regular file
+// (a link only into `dir`), of the manifest's size, at most kBundleMaxFileBytes.
 std::string bundle_entry_problem(const std::filesystem::path& dir, const BundleEntry& entry,
                                  CompiledEntry* loaded = nullptr);
 

@@ -15,6 +15,7 @@
 
 #include "jit/cache_entry.hpp"
 #include "jit/cache_key.hpp"
+#include "jit/read_back_file.hpp"
 
 namespace metrale {
 
@@ -87,27 +88,27 @@ CacheIoResult make_private_directories(const std::filesystem::path& dir) {
 
 CacheReadResult read_cache_file(const std::filesystem::path& path, uid_t current_user) {
   CacheReadResult result;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    const int error = errno;
-    if (error == ENOENT) {
+  ReadBackFile file = open_read_back(path, ReadBackRules{kCacheMaxEntryBytes, std::nullopt, std::nullopt});
+  result.info = file.info;
+  result.message = file.message;
+  switch (file.rule) {
+    case ReadBackRule::none:
+      break;
+    case ReadBackRule::missing:
       result.status = CacheReadStatus::missing;
+      result.message.clear();
       return result;
-    }
-    if (error == ELOOP) {
+    case ReadBackRule::link:
+    case ReadBackRule::not_regular:
       result.status = CacheReadStatus::refused;
       result.refusal = CachePathRefusal::not_a_regular_file;
-      result.message = fmt::format("{} is a symbolic link", path.string());
-      ::lstat(path.c_str(), &result.info);
       return result;
-    }
-    result.message = fmt::format("cannot open {}: {}", path.string(), errno_text(error));
-    return result;
-  }
-  FileDescriptor file(fd);
-  if (::fstat(fd, &result.info) != 0) {
-    result.message = fmt::format("cannot stat {}: {}", path.string(), errno_text(errno));
-    return result;
+    case ReadBackRule::too_large:
+    case ReadBackRule::size_mismatch:
+      result.status = CacheReadStatus::too_large;
+      return result;
+    case ReadBackRule::io_error:
+      return result;
   }
   result.refusal = cache_entry_refusal(result.info, current_user);
   if (result.refusal != CachePathRefusal::none) {
@@ -115,30 +116,12 @@ CacheReadResult read_cache_file(const std::filesystem::path& path, uid_t current
     result.message = describe_refusal(result.refusal, path, result.info, current_user);
     return result;
   }
-  const auto size = static_cast<std::uint64_t>(result.info.st_size);
-  if (size > kCacheMaxEntryBytes) {
-    result.status = CacheReadStatus::too_large;
-    result.message = fmt::format("{} is {} bytes, limit {}", path.string(), size, kCacheMaxEntryBytes);
+  read_opened(file, path);
+  if (!file.ok()) {
+    result.message = file.message;
     return result;
   }
-  result.bytes.resize(static_cast<std::size_t>(size));
-  std::size_t done = 0;
-  while (done < result.bytes.size()) {
-    const ssize_t got = ::read(fd, result.bytes.data() + done, result.bytes.size() - done);
-    if (got < 0 && errno == EINTR) {
-      continue;
-    }
-    if (got < 0) {
-      result.message = fmt::format("cannot read {}: {}", path.string(), errno_text(errno));
-      result.bytes.clear();
-      return result;
-    }
-    if (got == 0) {
-      break;  // the file shrank under us: the parser reports it as truncated
-    }
-    done += static_cast<std::size_t>(got);
-  }
-  result.bytes.resize(done);
+  result.bytes = std::move(file.bytes);
   result.status = CacheReadStatus::ok;
   return result;
 }

@@ -37,7 +37,8 @@ struct CacheReadResult {
   std::string message;
 };
 
-// Reads one entry, refusing symlinks and files cache_entry_refusal() rejects.
+// Reads one entry by the read-back rules (jit/read_back_file.hpp: no links, regular files only,
+// kCacheMaxEntryBytes), refusing files cache_entry_refusal() rejects.
 CacheReadResult read_cache_file(const std::filesystem::path& path, uid_t current_user);
 
 // Writes `bytes` to dir/name through a temp file + fsync + rename.

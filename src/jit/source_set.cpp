@@ -2,8 +2,10 @@
 #include "metrale/jit/source_set.hpp"
 
 #define XXH_INLINE_ALL
+#include <fmt/format.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -17,7 +19,43 @@
 
 namespace metrale {
 
-void SourceSet::add_source(std::string name, std::string text) { sources_[std::move(name)] = std::move(text); }
+std::string source_name_problem(std::string_view name) {
+  std::string shown;  // the name as a message can print it
+  for (const char c : name) {
+    const auto byte = static_cast<unsigned char>(c);
+    shown += byte < 0x20 || byte == 0x7f ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
+  }
+  if (name.empty()) {
+    return "a source name is empty";
+  }
+  if (name.front() == '/') {
+    return fmt::format("source name '{}' starts with '/': a source name is a name, not an absolute path", shown);
+  }
+  for (std::size_t from = 0; from <= name.size();) {
+    const std::size_t end = std::min(name.find('/', from), name.size());
+    if (name.substr(from, end - from) == "..") {
+      return fmt::format("source name '{}' has a '..' part: a source name is a name, not a path out of the set", shown);
+    }
+    from = end + 1;
+  }
+  for (const char c : name) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f || c == '"' || c == '\\') {
+      return fmt::format(
+          "source name '{}' holds byte 0x{:02x} (NUL, a control character, '\"' or '\\\\'), "
+          "which an #include line cannot name",
+          shown, byte);
+    }
+  }
+  return {};
+}
+
+void SourceSet::add_source(std::string name, std::string text) {
+  if (std::string problem = source_name_problem(name); !problem.empty()) {
+    throw ArgumentError(problem);
+  }
+  sources_[std::move(name)] = std::move(text);
+}
 
 void SourceSet::add_embedded_templates(const EnvLookup& env) {
   if (const auto dir = env("METRALE_TEMPLATE_DIR"); dir && !dir->empty()) {

@@ -12,10 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
 #include "cli_support.hpp"
@@ -32,21 +30,6 @@ struct BundleOptions {
   std::string pubkey;  // verify: the signer's public key file
   std::string key;     // sign: the secret key file
 };
-
-std::string read_manifest_text(const std::filesystem::path& dir) {
-  const std::filesystem::path path = dir / kBundleManifestName;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw Error(fmt::format("{} cannot be read: is {} a bundle?", path.string(), dir.string()));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-BundleManifest read_manifest(const std::filesystem::path& dir) {
-  return manifest_from_json(read_manifest_text(dir), (dir / kBundleManifestName).string());
-}
 
 // The signature's verdict as verify prints it, and the signature when it holds.
 struct SignatureLine {
@@ -81,7 +64,7 @@ SignatureLine signature_line(const BundleOptions& options, const std::string& ma
 }
 
 void list_bundle(const BundleOptions& options) {
-  const BundleManifest manifest = read_manifest(options.dir);
+  const BundleManifest manifest = read_bundle_manifest(options.dir);
   if (options.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const BundleEntry& entry : manifest.entries) {
@@ -110,7 +93,7 @@ void list_bundle(const BundleOptions& options) {
 }
 
 int verify_bundle(const BundleOptions& options) {
-  const std::string manifest_text = read_manifest_text(options.dir);
+  const std::string manifest_text = read_bundle_manifest_text(options.dir);
   const BundleManifest manifest =
       manifest_from_json(manifest_text, (std::filesystem::path(options.dir) / kBundleManifestName).string());
   const SignatureLine signature = signature_line(options, manifest_text);

@@ -1,6 +1,7 @@
 // cmd_cache.cpp: `metrale-jit cache list | verify | clear [--dir DIR] [--json]`: inspect the
-// disk cache. verify re-checks every entry's checksum, key and ownership and names each bad
-// one (exit 1 when any is bad); clear removes entries only, never other files.
+// disk cache. verify re-checks every entry's checksum, key and ownership, and every host-JIT
+// object in its host/ folder as a load would (trailer, checksum, key, file type), and names each
+// bad one (exit 1 when any is bad); clear removes entries and host objects only, never other files.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "command.hpp"
+#include "host/host_object_file.hpp"
 #include "jit/disk_cache.hpp"
 #include "metrale/error.hpp"
 
@@ -19,6 +21,9 @@ struct CacheOptions {
   std::string dir;
   bool json = false;
 };
+
+// Where the host backend keeps its objects for this cache (host/host_backend.hpp).
+std::filesystem::path host_objects_of(const DiskCache& cache) { return cache.dir() / "host"; }
 
 DiskCache open_cache(const CacheOptions& options) {
   DiskCache cache = options.dir.empty() ? DiskCache::open() : DiskCache::open_at(options.dir);
@@ -58,7 +63,10 @@ void list_entries(const CacheOptions& options) {
 
 int verify_entries(const CacheOptions& options) {
   const DiskCache cache = open_cache(options);
-  const auto results = cache.verify();
+  auto results = cache.verify();
+  for (host::HostObjectVerdict& object : host::verify_host_objects(host_objects_of(cache))) {
+    results.push_back({std::move(object.path), object.problem.empty(), std::move(object.problem)});
+  }
   int bad = 0;
   nlohmann::json out = nlohmann::json::array();
   for (const auto& result : results) {
@@ -91,12 +99,15 @@ void setup_cache(CLI::App& app, CommandContext& context) {
   auto* verify = cache->add_subcommand("verify", "Re-check every entry; name the bad ones (exit 1 if any)");
   add_common(verify);
   verify->callback([options, &context] { context.exit_code = verify_entries(*options); });
-  auto* clear = cache->add_subcommand("clear", "Remove every entry");
+  auto* clear = cache->add_subcommand("clear", "Remove every entry and host-JIT object");
   add_common(clear);
   clear->callback([options] {
     DiskCache opened = open_cache(*options);
     const std::size_t removed = opened.clear();
-    std::fputs(fmt::format("removed {} entries from {}\n", removed, opened.dir().string()).c_str(), stdout);
+    const std::size_t objects = host::clear_host_objects(host_objects_of(opened));
+    std::fputs(fmt::format("removed {} entries and {} host objects from {}\n", removed, objects, opened.dir().string())
+                   .c_str(),
+               stdout);
   });
 }
 

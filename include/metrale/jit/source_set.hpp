@@ -23,7 +23,8 @@ namespace metrale {
 
 class SourceSet {
  public:
-  // Adds (or replaces) one named source, e.g. add_source("my_kernels.cuh", text).
+  // Adds (or replaces) one named source, e.g. add_source("my_kernels.cuh", text). The name is a
+  // name, never a path: ArgumentError (naming it and the rule) when source_name_problem() says so.
   void add_source(std::string name, std::string text);
 
   // Adds templates/*.cuh: from METRALE_TEMPLATE_DIR when it is set (a ConfigError names the
@@ -52,6 +53,14 @@ class SourceSet {
  private:
   std::map<std::string, std::string, std::less<>> sources_;
 };
+
+// Why `name` cannot name a source ("" when it can): a source is text known by a name as an
+// #include line writes it ("sub/x.cuh"), so a name that is empty, starts with '/', has a ".."
+// part, or holds NUL, another control character, '"' or '\\' would reach outside the set (a
+// compiler given such an #include reads that file from disk, not the registered text) or out of
+// the #include line. Every way to register a source (C++, C ABI, Python) goes through
+// SourceSet::add_source, and the host JIT checks its request's names again. Pure.
+std::string source_name_problem(std::string_view name);
 
 // SourceSet::digest over a plain map of named sources (a LoadRequest's), without copying it.
 std::optional<std::string> source_digest(const std::map<std::string, std::string, std::less<>>& sources,
