@@ -151,17 +151,6 @@ void erase_all(std::string& text, const std::string& prefix) {
   }
 }
 
-// The reason `path` may not hold or be a loaded object ("" when it may).
-std::string refusal_of(const std::filesystem::path& path, bool directory) {
-  struct stat info {};
-  if (::lstat(path.c_str(), &info) != 0) {
-    return fmt::format("{} cannot be inspected: {}", path.string(), std::strerror(errno));
-  }
-  const CachePathRefusal refusal =
-      directory ? cache_dir_refusal(info, ::geteuid()) : cache_entry_refusal(info, ::geteuid());
-  return refusal == CachePathRefusal::none ? std::string() : describe_refusal(refusal, path, info, ::geteuid());
-}
-
 }  // namespace
 
 std::string host_jit_profiled_refusal(std::string_view compiler_identity) {

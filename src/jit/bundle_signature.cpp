@@ -14,6 +14,7 @@
 #include <sstream>
 #include <vector>
 
+#include "jit/read_back_file.hpp"
 #include "metrale/error.hpp"
 
 namespace metrale {
@@ -59,43 +60,15 @@ struct FileRead {
   std::string problem;  // "" when read
 };
 
-// A regular file of at most `limit` bytes, opened without following a link.
+// A regular file of at most `limit` bytes by the library's read-back rules (jit/read_back_file.hpp:
+// no link followed, no FIFO or device opened, the size judged before reading).
 FileRead read_regular_file(const std::filesystem::path& path, std::size_t limit) {
+  const ReadBackFile file = read_back_file(path, ReadBackRules{limit, std::nullopt, std::nullopt});
   FileRead out;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    out.missing = errno == ENOENT;
-    out.problem = fmt::format("{} cannot be opened: {}", path.string(), std::strerror(errno));
-    return out;
-  }
-  struct stat info {};
-  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    ::close(fd);
-    out.problem = fmt::format("{} is not a regular file", path.string());
-    return out;
-  }
-  if (static_cast<std::uint64_t>(info.st_size) > limit) {
-    ::close(fd);
-    out.problem = fmt::format("{} is {} bytes, the limit is {}", path.string(), info.st_size, limit);
-    return out;
-  }
-  out.mode = info.st_mode;
-  out.bytes.resize(static_cast<std::size_t>(info.st_size));
-  std::size_t done = 0;
-  while (done < out.bytes.size()) {
-    const ssize_t got = ::read(fd, out.bytes.data() + done, out.bytes.size() - done);
-    if (got < 0 && errno == EINTR) {
-      continue;
-    }
-    if (got <= 0) {
-      break;
-    }
-    done += static_cast<std::size_t>(got);
-  }
-  ::close(fd);
-  if (done != out.bytes.size()) {
-    out.problem = fmt::format("{} could not be read whole", path.string());
-  }
+  out.missing = file.rule == ReadBackRule::missing;
+  out.problem = file.ok() ? std::string() : file.message;
+  out.mode = file.info.st_mode;
+  out.bytes = file.bytes;
   return out;
 }
 
