@@ -13,9 +13,9 @@
 
 #include "host/host_backend.hpp"
 #include "metrale/runtime.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ops/op_kernels.hpp"
 #include "ref/bf16.hpp"
-#include "ref/fp8_act_quant_ref.hpp"
 #include "runtime/check_in_child.hpp"
 #include "support/edited_templates.hpp"
 #include "support/isolated_runtime.hpp"

@@ -16,8 +16,8 @@
 
 #include "metrale/error.hpp"
 #include "metrale/runtime.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ref/bf16.hpp"
-#include "ref/fp8_act_quant_ref.hpp"
 #include "support/isolated_runtime.hpp"
 
 using namespace metrale;

@@ -10,8 +10,8 @@
 
 #include "metrale/gpu/gpu_backend.hpp"
 #include "metrale/gpu/kernel_params.hpp"
-#include "ops/fp8_act_quant_floor.hpp"
-#include "ops/ssm_ba_gates_guard.hpp"
+#include "ops/fp8_act_quant/fp8_act_quant.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "ops_bench.hpp"
 
 namespace metrale {
