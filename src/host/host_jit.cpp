@@ -59,8 +59,8 @@ constexpr std::array<std::string_view, 8> kFlags{"-std=c++20",
                                                  "-Wl,--no-undefined"};
 // The entry's answer when the table it was handed is not the one it was compiled against.
 constexpr std::size_t kTableRefused = static_cast<std::size_t>(-1);
-// The toolkit headers read before the prelude (metrale/host/cuda_toolkit_host.hpp).
-constexpr std::string_view kToolkitHost = "metrale/host/cuda_toolkit_host.hpp";
+// The toolkit headers read before the prelude (metrale/host/cuda_include/metrale_toolkit_host.hpp).
+constexpr std::string_view kToolkitHost = "metrale/host/cuda_include/metrale_toolkit_host.hpp";
 // The macros NVRTC defines for device code hold over the engine's source only, so a kernel under
 // `#if __CUDA_ARCH__ >= 700` runs its body (without them it compiled to an empty kernel that
 // launched); the library's headers around it never see them.
@@ -250,9 +250,9 @@ const std::filesystem::path& HostJit::object_dir() {
     return *object_dir_;
   }
   if (requested_dir_) {
-    // The folder is a cache root's subfolder: the root's chain is checked as the disk cache's is.
-    const std::filesystem::path& requested = *requested_dir_;
-    const TrustedFolder trusted = trusted_cache_folder(requested.parent_path(), requested.filename().native());
+    // The folder is judged as a cache root of its own (the runtime's is <cache>/host, whose root
+    // is then one of the folders above it): itself 0700 and the user's, its chain unswappable.
+    const TrustedFolder trusted = trusted_cache_folder(*requested_dir_);
     if (trusted.dir) {
       object_dir_ = *trusted.dir;
       return *object_dir_;

@@ -64,7 +64,7 @@ struct HostJitStats {
 // the source inside namespace metrale_profiled_jit: the executable exports the plain built-in
 // instantiations (--export-dynamic), and an object's own template instantiations and inline
 // helpers of the same names would otherwise bind to those unrecorded copies. Both read the toolkit
-// headers with a host form first (metrale/host/cuda_toolkit_host.hpp) and define NVRTC's device
+// headers with a host form first (metrale/host/cuda_include/metrale_toolkit_host.hpp) and define NVRTC's device
 // macros over the source only: __CUDACC__, __CUDACC_RTC__ and __CUDA_ARCH__ = `cuda_arch`.
 std::string host_jit_unit(std::string_view source, std::string_view name_expression, bool profiled = false,
                           unsigned cuda_arch = 900);

@@ -386,7 +386,8 @@ ops::Explanation Runtime::explain(std::string_view op, std::span<const ops::Name
   if (backend_ && !context.op->shape_constants.empty()) {
     take_shape_variants(context, bound, 0, ShapeBuild::kNever);
   }
-  ops::Explanation explanation = ops::explain_op(context, ops::ExplainQuery{bound, m_given});
+  ops::Explanation explanation =
+      ops::explain_op(context, ops::ExplainQuery{bound, m_given, ops::given_mask(*context.op, shape)});
   // Each role's verdict, and a refused kernel's refusal as the reason it does not run.
   for (ops::RoleExplanation& row : explanation.roles) {
     const std::optional<KernelVerdict> verdict = this->verdict(row.kernel);

@@ -75,14 +75,17 @@ namespace {
 
 constexpr std::uint64_t kStream = 0x5151;
 constexpr int kCalls = 200;
-constexpr std::uint64_t kAddress = std::uint64_t{1} << 30;  // never dereferenced by the counting backend
+// Never dereferenced by the counting backend; each tensor 4 GiB from the next, so no two overlap
+// (an output overlapping an input is refused).
+constexpr std::uint64_t kAddress = std::uint64_t{1} << 30;
+constexpr std::uint64_t address_of(int tensor) { return kAddress + (std::uint64_t{1} << 32) * tensor; }
 
 std::vector<ops::NamedArg> ba_args(std::uint32_t m) {
-  return {{"x", kAddress},
-          {"weight", kAddress},
-          {"a_log", kAddress},
-          {"dt_bias", kAddress},
-          {"gate_out", kAddress},
+  return {{"x", address_of(0)},
+          {"weight", address_of(1)},
+          {"a_log", address_of(2)},
+          {"dt_bias", address_of(3)},
+          {"gate_out", address_of(4)},
           {"m", m},
           {"n", 96},
           {"k", 5120},
@@ -109,11 +112,11 @@ TEST_CASE("an op call allocates nothing on the library's side after warm-up and 
               static_cast<void>(runtime->run("ssm_ba_gates", args));
             }
           }) == 0);
-    ops::BaGatesArgs typed{DevicePtr{kAddress},
-                           DevicePtr{kAddress},
-                           DevicePtr{kAddress},
-                           DevicePtr{kAddress},
-                           DevicePtr{kAddress},
+    ops::BaGatesArgs typed{DevicePtr{address_of(0)},
+                           DevicePtr{address_of(1)},
+                           DevicePtr{address_of(2)},
+                           DevicePtr{address_of(3)},
+                           DevicePtr{address_of(4)},
                            m,
                            96,
                            5120,
@@ -137,7 +140,7 @@ TEST_CASE("an op call allocates nothing on the library's side after warm-up and 
     CHECK(gpu.launches == launches + 3 * kCalls + 1);
   }
   const std::vector<ops::NamedArg> quant = {
-      {"x", kAddress}, {"q", kAddress}, {"scales", kAddress}, {"m", 1}, {"k", 4096}};
+      {"x", address_of(0)}, {"q", address_of(1)}, {"scales", address_of(2)}, {"m", 1}, {"k", 4096}};
   static_cast<void>(runtime->run("fp8_act_quant", quant));
   CHECK(allocations_in([&] {
           for (int i = 0; i < kCalls; ++i) {

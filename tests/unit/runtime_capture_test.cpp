@@ -269,8 +269,10 @@ TEST_CASE("a capture asks the device for nothing but the prepared launches", "[c
   CHECK(gpu.occupancy >= 1);
   const int loads = gpu.loads, occupancy = gpu.occupancy, prepared = gpu.prepared;
   std::vector<ops::NamedArg> args = shape;
+  std::uint64_t address = std::uint64_t{1} << 30;  // never dereferenced; 4 GiB apart, so none overlap
   for (const char* tensor : {"x", "weight", "a_log", "dt_bias", "gate_out"}) {
-    args.push_back({tensor, std::uint64_t{1} << 30});
+    args.push_back({tensor, address});
+    address += std::uint64_t{1} << 32;
   }
   gpu.capturing_stream = kStream;
   CHECK(runtime->run("ssm_ba_gates", args, kStream).role == "tensor_core");

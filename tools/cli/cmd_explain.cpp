@@ -85,7 +85,8 @@ int explain(const ExplainOptions& options, const std::vector<std::string>& extra
   std::array<std::uint64_t, ops::kMaxArgs> values{};
   const std::span<std::uint64_t> bound(values.data(), op.args.size());
   ops::bind_shape(op, shape, bound);
-  ops::Explanation explanation = ops::explain_op(context, ops::ExplainQuery{bound, given.contains("m")});
+  ops::Explanation explanation =
+      ops::explain_op(context, ops::ExplainQuery{bound, given.contains("m"), ops::given_mask(op, shape)});
   for (ops::RoleExplanation& row : explanation.roles) {
     if (const auto lever = forced.find(row.lever); lever != forced.end()) {
       row.lever_origin = lever->second.flag;  // "--lever on", as the user wrote it

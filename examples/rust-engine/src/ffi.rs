@@ -62,6 +62,7 @@ pub struct metrale_runtime_options {
     pub verify: i32,
     pub verify_time_limit_ms: u32,
     pub shapes: *const c_char,
+    pub bundle_pubkey: *const c_char,
 }
 
 #[repr(C)]

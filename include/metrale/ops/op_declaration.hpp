@@ -231,6 +231,10 @@ struct Explanation {
 struct ExplainQuery {
   OpArgValues args;
   bool m_given = false;
+  // Bit i: argument i was given (given_mask). A shape that leaves out a required scalar other than
+  // M is incomplete: explain answers what it can from it and does not apply run's shape rules; a
+  // complete shape is refused exactly as run refuses it.
+  std::uint64_t given = ~std::uint64_t{0};
 };
 
 // One check of one role at one shape: its output against its parent's bytes (a twin) or a
@@ -353,6 +357,10 @@ void check_no_aliasing(const OpDeclaration& op, OpArgValues values);
 // The same for explain's shape: tensors are not needed (0), a scalar not given takes its fallback
 // or 0; names and ranges are checked as bind_args does.
 void bind_shape(const OpDeclaration& op, std::span<const NamedArg> named, std::span<std::uint64_t> out);
+
+// ExplainQuery::given for the named arguments of a shape (names that are no argument set no bit;
+// bind_shape refuses them).
+std::uint64_t given_mask(const OpDeclaration& op, std::span<const NamedArg> named);
 
 // Where the runtime meets an op's typed entry point (ops::ssm_ba_gates(host, ...)): the context
 // of a declared op by name. The runtime implements it; tests may too.

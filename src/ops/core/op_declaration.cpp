@@ -438,6 +438,16 @@ Pick run_op(const OpContext& context, const OpCall& call) {
   return pick;
 }
 
+std::uint64_t given_mask(const OpDeclaration& op, std::span<const NamedArg> named) {
+  std::uint64_t mask = 0;
+  for (const NamedArg& arg : named) {
+    if (const auto index = op.arg_index(arg.name); index && *index < kMaxArgs) {
+      mask |= std::uint64_t{1} << *index;
+    }
+  }
+  return mask;
+}
+
 Explanation explain_op(const OpContext& context, const ExplainQuery& query) {
   if (context.op == nullptr) {
     throw ArgumentError("an explain without an op");
@@ -450,7 +460,14 @@ Explanation explain_op(const OpContext& context, const ExplainQuery& query) {
     throw ArgumentError(
         fmt::format("{}: {} argument values for {} declared arguments", op.name, query.args.size(), op.args.size()));
   }
-  if (op.shape_rules) {
+  bool complete = true;
+  for (std::size_t i = 0; i < op.args.size() && i < kMaxArgs; ++i) {
+    const ArgDecl& arg = op.args[i];
+    if (!arg.tensor() && !arg.fallback && arg.name != "m" && (query.given & (std::uint64_t{1} << i)) == 0) {
+      complete = false;  // a required size left out: nothing to hold run's rules against
+    }
+  }
+  if (op.shape_rules && complete) {
     // A shape names no memory: each tensor a stand-in address run's pointer rules accept (aligned,
     // far apart, so no two overlap); a left-out optional tensor stays left out.
     std::array<std::uint64_t, kMaxArgs> values{};

@@ -1,4 +1,4 @@
-// metrale/host/cuda_toolkit_host.hpp: the toolkit headers a kernel engines write may include that
+// metrale/host/cuda_include/metrale_toolkit_host.hpp: the toolkit headers a kernel engines write may include that
 // have a host-side form (<cuda_runtime.h>, <cuda_fp16.h>, <cuda_bf16.h>), read by a host-JIT unit
 // first, as the host compiler's pass of nvcc reads them: before the prelude's macros (gridDim,
 // __device__, ...), which their declarations would otherwise collide with (cuda_runtime.h's
