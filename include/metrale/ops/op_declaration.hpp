@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -160,6 +161,8 @@ inline constexpr std::size_t kMaxLevers = 8;
 inline constexpr std::size_t kMaxArgs = 64;
 
 struct OpDeclaration;
+// The resolved extents of an op's tensors (op_aliasing.cpp); opaque here.
+struct ExtentPlan;
 
 // What an op call sees of the runtime: the backend, its kernels by role (in the declaration's
 // order, handles read lock-free when the context was made), its levers and the target. Made per
@@ -282,6 +285,10 @@ struct OpDeclaration {
   // aligned, distinct, never read), so explain_op refuses exactly the shapes run refuses, with
   // run's message. Empty: explain checks only the declared ranges.
   std::function<void(OpArgValues)> shape_rules;
+  // Derived, not declared: each tensor's extent with its dims resolved to argument indices, so the
+  // aliasing check on every call looks no name up (make_extent_plan; OpSet::add fills it). Empty:
+  // resolved per call. Reset it when `args` change.
+  std::shared_ptr<const ExtentPlan> extent_plan;
   // Runs each role (forced) on the context's device at random problems that cover its paths and
   // checks it against the parent or a CPU reference; empty when the op has no check. Verification
   // on the host backend calls it in a child process (runtime/check_in_child.hpp): it must not wait
@@ -353,6 +360,8 @@ void check_values(const OpDeclaration& op, OpArgValues values);
 // that input (ArgDecl::in_place_of) at the input's own address; a shape the op's shape_rules
 // refuse is refused by them instead. run_op applies it to every call; allocates nothing.
 void check_no_aliasing(const OpDeclaration& op, OpArgValues values);
+// The tensors' extents of `op` resolved once (OpDeclaration::extent_plan).
+std::shared_ptr<const ExtentPlan> make_extent_plan(const OpDeclaration& op);
 
 // The same for explain's shape: tensors are not needed (0), a scalar not given takes its fallback
 // or 0; names and ranges are checked as bind_args does.

@@ -2,18 +2,41 @@
 // from each tensor's declared dims and dtype, a strided tensor's last row its dense length), unless the output is
 // declared in place of that input (ArgDecl::in_place_of) and starts where it starts. Checked by run_op, so every call
 // by name, by value list, through the C ABI, Python, prepare and the checks meets the same rule. Invariants: no
-// allocation; a tensor left out (address 0), of no declared dims, or whose extent overflows 64 bits (the op's own shape
-// rules refuse that shape by name) is not compared.
+// allocation and no name lookup per call for a declaration an OpSet holds (its ExtentPlan resolves every dim to an
+// argument index once); a tensor left out (address 0), of no declared dims, or whose extent overflows 64 bits (the
+// op's own shape rules refuse that shape by name) is not compared.
 #include <fmt/format.h>
 
 #include <array>
+#include <limits>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "metrale/error.hpp"
 #include "metrale/ops/op_declaration.hpp"
 
 namespace metrale::ops {
+
+// One dim resolved: a number, or an argument's value (its zero_means when 0) divided by `divisor`.
+struct DimRef {
+  static constexpr std::uint32_t kLiteral = std::numeric_limits<std::uint32_t>::max();
+  std::uint32_t arg = kLiteral;
+  std::uint64_t value = 0;  // the literal, when arg == kLiteral
+  std::uint64_t divisor = 1;
+  bool valid = true;  // false: a dim the declaration checks refuse (never compared)
+};
+
+struct TensorExtent {
+  std::vector<DimRef> dims;
+  std::optional<DimRef> last_row;  // the innermost dim is a row stride whose 0 means this dense length
+};
+
+struct ExtentPlan {
+  std::vector<TensorExtent> tensors;              // one per argument (empty dims for a scalar)
+  std::vector<std::optional<DimRef>> zero_means;  // per scalar: what its 0 stands for
+};
+
 namespace {
 
 std::optional<std::uint64_t> number(std::string_view text) {
@@ -30,35 +53,50 @@ std::optional<std::uint64_t> number(std::string_view text) {
   return value;
 }
 
-// A dim's value: a number, a scalar's value (its zero_means when 0), or "scalar/N".
-std::optional<std::uint64_t> dim_value(const OpDeclaration& op, OpArgValues values, std::string_view dim,
-                                       int depth = 0) {
+// A dim's text ("m", "128", "k/128") resolved against the declaration.
+DimRef resolve_dim(const OpDeclaration& op, std::string_view dim) {
+  DimRef ref;
   if (const auto literal = number(dim)) {
-    return literal;
+    ref.value = *literal;
+    return ref;
   }
-  std::uint64_t divisor = 1;
   if (const auto slash = dim.find('/'); slash != std::string_view::npos) {
     const auto parsed = number(dim.substr(slash + 1));
     if (!parsed || *parsed == 0) {
-      return std::nullopt;
+      ref.valid = false;
+      return ref;
     }
-    divisor = *parsed;
+    ref.divisor = *parsed;
     dim = dim.substr(0, slash);
   }
   const auto index = op.arg_index(dim);
-  if (!index || *index >= values.size()) {
+  if (!index) {
+    ref.valid = false;
+    return ref;
+  }
+  ref.arg = static_cast<std::uint32_t>(*index);
+  return ref;
+}
+
+std::optional<std::uint64_t> dim_value(const ExtentPlan& plan, OpArgValues values, const DimRef& dim, int depth = 0) {
+  if (!dim.valid) {
     return std::nullopt;
   }
-  std::uint64_t value = values[*index];
-  const std::string& zero_means = op.args[*index].zero_means;
-  if (value == 0 && !zero_means.empty() && depth < 4) {
-    const auto meant = dim_value(op, values, zero_means, depth + 1);
+  if (dim.arg == DimRef::kLiteral) {
+    return dim.value;
+  }
+  if (dim.arg >= values.size()) {
+    return std::nullopt;
+  }
+  std::uint64_t value = values[dim.arg];
+  if (value == 0 && plan.zero_means[dim.arg] && depth < 4) {
+    const auto meant = dim_value(plan, values, *plan.zero_means[dim.arg], depth + 1);
     if (!meant) {
       return std::nullopt;
     }
     value = *meant;
   }
-  return value / divisor;
+  return value / dim.divisor;
 }
 
 // [start, end) of tensor `i`; nullopt when it is not compared (see the header).
@@ -66,37 +104,35 @@ struct Range {
   std::uint64_t start;
   std::uint64_t end;
 };
-std::optional<Range> range_of(const OpDeclaration& op, OpArgValues values, std::size_t i) {
-  const ArgDecl& arg = op.args[i];
-  if (values[i] == 0 || arg.dims.empty()) {
+std::optional<Range> range_of(const OpDeclaration& op, const ExtentPlan& plan, OpArgValues values, std::size_t i) {
+  const TensorExtent& extent = plan.tensors[i];
+  if (values[i] == 0 || extent.dims.empty()) {
     return std::nullopt;
   }
   // Elements: the outer dims' product times the innermost; when the innermost is a row stride (a
   // scalar whose 0 means a dense row length: x_row_stride's "k"), the last row holds only that
   // length, so a tensor read as halves of wider rows ends where its last row does.
   std::uint64_t outer = 1;
-  for (std::size_t d = 0; d + 1 < arg.dims.size(); ++d) {
-    const auto extent = dim_value(op, values, arg.dims[d]);
-    if (!extent || (*extent != 0 && outer > UINT64_MAX / *extent)) {
+  for (std::size_t d = 0; d + 1 < extent.dims.size(); ++d) {
+    const auto size = dim_value(plan, values, extent.dims[d]);
+    if (!size || (*size != 0 && outer > UINT64_MAX / *size)) {
       return std::nullopt;
     }
-    outer *= *extent;
+    outer *= *size;
   }
-  const std::string& last = arg.dims.back();
-  const auto inner = dim_value(op, values, last);
+  const auto inner = dim_value(plan, values, extent.dims.back());
   if (!inner || (*inner != 0 && outer > UINT64_MAX / *inner)) {
     return std::nullopt;
   }
   std::uint64_t elements = outer * *inner;
-  const auto stride = arg.dims.size() > 1 ? op.arg_index(last) : std::nullopt;
-  if (stride && !op.args[*stride].zero_means.empty() && outer != 0) {
-    const auto row = dim_value(op, values, op.args[*stride].zero_means);
+  if (extent.last_row && outer != 0) {
+    const auto row = dim_value(plan, values, *extent.last_row);
     if (!row || *row > UINT64_MAX - (outer - 1) * *inner) {
       return std::nullopt;
     }
     elements = (outer - 1) * *inner + *row;
   }
-  const std::uint64_t size = dtype_bytes(arg.dtype);
+  const std::uint64_t size = dtype_bytes(op.args[i].dtype);
   if (elements > UINT64_MAX / size || elements * size > UINT64_MAX - values[i]) {
     return std::nullopt;
   }
@@ -105,31 +141,76 @@ std::optional<Range> range_of(const OpDeclaration& op, OpArgValues values, std::
 
 }  // namespace
 
+std::shared_ptr<const ExtentPlan> make_extent_plan(const OpDeclaration& op) {
+  auto plan = std::make_shared<ExtentPlan>();
+  plan->tensors.resize(op.args.size());
+  plan->zero_means.resize(op.args.size());
+  for (std::size_t i = 0; i < op.args.size(); ++i) {
+    const ArgDecl& arg = op.args[i];
+    if (!arg.tensor() && !arg.zero_means.empty()) {
+      plan->zero_means[i] = resolve_dim(op, arg.zero_means);
+    }
+  }
+  for (std::size_t i = 0; i < op.args.size(); ++i) {
+    const ArgDecl& arg = op.args[i];
+    if (!arg.tensor()) {
+      continue;
+    }
+    TensorExtent& extent = plan->tensors[i];
+    for (const std::string& dim : arg.dims) {
+      extent.dims.push_back(resolve_dim(op, dim));
+    }
+    if (arg.dims.size() > 1) {
+      if (const auto stride = op.arg_index(arg.dims.back()); stride && plan->zero_means[*stride]) {
+        extent.last_row = plan->zero_means[*stride];
+      }
+    }
+  }
+  return plan;
+}
+
 void check_no_aliasing(const OpDeclaration& op, OpArgValues values) {
   if (values.size() != op.args.size() || values.size() > kMaxArgs) {
     return;  // the callers refuse a wrong count by name first
   }
+  // A declaration no OpSet holds (a test's, built by hand) resolves its plan here; one an OpSet
+  // holds is read through a plain pointer (no reference count touched per call).
+  const ExtentPlan* plan = op.extent_plan.get();
+  std::shared_ptr<const ExtentPlan> resolved;
+  if (plan == nullptr || plan->tensors.size() != op.args.size()) {
+    resolved = make_extent_plan(op);
+    plan = resolved.get();
+  }
   // Each tensor's range once (the pairs below only compare them): this runs on every op call.
-  std::array<std::optional<Range>, kMaxArgs> ranges;
+  // Bit i of `compared`: ranges[i] holds tensor i's range (left uninitialised otherwise).
+  std::array<Range, kMaxArgs> ranges;  // NOLINT(cppcoreguidelines-pro-type-member-init): read only where set
+  std::uint64_t compared = 0;
   for (std::size_t i = 0; i < op.args.size(); ++i) {
-    if (op.args[i].tensor()) {
-      ranges[i] = range_of(op, values, i);
+    if (!op.args[i].tensor()) {
+      continue;
+    }
+    if (const std::optional<Range> range = range_of(op, *plan, values, i); range && range->start != range->end) {
+      ranges[i] = *range;
+      compared |= std::uint64_t{1} << i;
     }
   }
   for (std::size_t out = 0; out < op.args.size(); ++out) {
     const ArgDecl& output = op.args[out];
-    const std::optional<Range>& written = ranges[out];
-    if (output.kind != ArgKind::kOutput || !written || written->start == written->end) {
+    if (output.kind != ArgKind::kOutput || (compared & (std::uint64_t{1} << out)) == 0) {
       continue;
     }
+    const Range* written = &ranges[out];
     for (std::size_t other = 0; other < op.args.size(); ++other) {
       const ArgDecl& read = op.args[other];
       // Each pair of outputs once; every input against every output.
       if (other == out || read.kind == ArgKind::kScalar || (read.kind == ArgKind::kOutput && other < out)) {
         continue;
       }
-      const std::optional<Range>& seen = ranges[other];
-      if (!seen || seen->start == seen->end || seen->end <= written->start || written->end <= seen->start) {
+      if ((compared & (std::uint64_t{1} << other)) == 0) {
+        continue;
+      }
+      const Range* seen = &ranges[other];
+      if (seen->end <= written->start || written->end <= seen->start) {
         continue;
       }
       if (read.kind == ArgKind::kInput && output.in_place_of == read.name && seen->start == written->start) {

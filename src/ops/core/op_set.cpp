@@ -21,6 +21,7 @@ void OpSet::add(OpDeclaration op) {
       throw ArgumentError(fmt::format("op '{}': the name '{}' is taken by op '{}'", op.name, name, other->name));
     }
   }
+  op.extent_plan = make_extent_plan(op);
   ops_.push_back(std::move(op));
 }
 
