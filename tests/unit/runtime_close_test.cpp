@@ -70,10 +70,8 @@ struct CallerEnd {
 
 }  // namespace
 
-// Out of `make tsan` for now ([close_stress], not [concurrency]): TSan reports close's
-// finish_close resetting verification_ against a finished call's read of it (issue 34 note).
 TEST_CASE("Runtime close while threads call ops waits for the calls in flight and refuses later ones",
-          "[close][close_stress]") {
+          "[close][concurrency]") {
   const auto x = ref::random_bf16(std::size_t{kM} * kK, 20261203, 6.0f);
   const ref::Fp8RefResult want = ref::fp8_act_quant_reference(x, {kM, kK, kK, false});
   constexpr int kRounds = 200, kThreads = 3;
