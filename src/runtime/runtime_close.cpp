@@ -63,7 +63,10 @@ bool Runtime::enter() const noexcept {
 }
 
 void Runtime::leave() const noexcept {
-  const std::uint64_t before = gate_.fetch_sub(1, std::memory_order_release);
+  // acq_rel, not release: the last call out must also acquire the earlier calls' releases (an
+  // RMW alone continues their release sequence but does not synchronise with them), so that
+  // everything every call read happens before the closer's drained_ and the freeing after it.
+  const std::uint64_t before = gate_.fetch_sub(1, std::memory_order_acq_rel);
   if ((before & kClosedBit) != 0 && (before & kCountMask) == 1) {
     // The last call out of a closing runtime: the closer waits for drained_. Set and notified
     // under the lock, so the closer cannot free the runtime before this thread lets go of it.
@@ -80,6 +83,11 @@ bool Runtime::held_by_this_thread() const noexcept {
     }
   }
   return false;
+}
+
+void Runtime::while_held(ops::HeldCall body) const {
+  const CallScope scope(*this);
+  body();
 }
 
 const Runtime& Runtime::open_or_throw() const {
