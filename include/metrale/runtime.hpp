@@ -182,10 +182,10 @@ class Runtime : public ops::OpHost {
   [[nodiscard]] bool closed() const noexcept { return (gate_.load(std::memory_order_acquire) & kClosedBit) != 0; }
 
   // Holds the runtime open on this thread while it lives: close() waits for it. Every public call
-  // holds one; hold one yourself around a typed op call (ops::fp8_act_quant(*runtime, args): the
-  // runtime holds itself only while it hands out the context) and what uses registry() or
-  // backend(), on a thread that may race close(). ClosedError when the runtime is closed. The first on a thread costs
-  // one uncontended atomic add (and a subtract at the end); one nested in it, none.
+  // holds one; hold one yourself around what uses registry() or backend() on a thread that may race
+  // close() (a typed op call, ops::fp8_act_quant(*runtime, args), holds one itself: while_held). ClosedError when the
+  // runtime is closed. The first on a thread costs one uncontended atomic add (and a subtract at the end); one nested
+  // in it, none.
   class CallScope {
    public:
     explicit CallScope(const Runtime& runtime);
@@ -238,6 +238,8 @@ class Runtime : public ops::OpHost {
   // arriving in the background is seen by the next call), its levers, the device. Throws
   // KernelChoiceError naming the known ops for an unknown name.
   [[nodiscard]] ops::OpContext op_context(std::string_view op) const override;
+  // Runs `body` inside a CallScope (ClosedError once closed): what a typed op call runs in.
+  void while_held(ops::HeldCall body) const override;
   // op_context, or on a stream capturing into a CUDA graph only what prepare() made ready
   // (CaptureError naming prepare when nothing is).
   [[nodiscard]] ops::OpContext call_context(std::string_view op, std::uint64_t stream,

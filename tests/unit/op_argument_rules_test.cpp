@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "metrale/error.hpp"
+#include "metrale/ops/fp8_act_quant.hpp"
+#include "metrale/ops/ssm_ba_gates.hpp"
 #include "metrale/runtime.hpp"
 #include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ref/bf16.hpp"
@@ -97,6 +99,40 @@ TEST_CASE("an output that overlaps an input or another output is refused naming 
     CHECK(q == expected.q);
     CHECK(scales == expected.scales);
   }
+}
+
+TEST_CASE("the typed entry points refuse an output over an input as a call by name does", "[ops][aliasing]") {
+  auto runtime = host_runtime();
+  GpuBackend& gpu = *runtime->backend();
+  const DevicePtr all = gpu.alloc(1 << 16);
+  // ops::fp8_act_quant(host, args): q over x's second row (x: 4 rows of 256 bf16, 2048 bytes).
+  ops::Fp8QuantArgs fp8;
+  fp8.x = all;
+  fp8.q = DevicePtr{all.address + 512};
+  fp8.scales = DevicePtr{all.address + 8192};
+  fp8.m = 4;
+  fp8.k = 256;
+  fp8.x_row_stride = 256;
+  const std::string fp8_refusal = refusal_of([&] { (void)ops::fp8_act_quant(*runtime, fp8); });
+  INFO(fp8_refusal);
+  CHECK(fp8_refusal.find("fp8_act_quant: output 'q'") == 0);
+  CHECK(fp8_refusal.find("overlaps input 'x'") != std::string::npos);
+  // ops::ssm_ba_gates(host, args): gate_out inside the weights (8 rows of 64 bf16, 1024 bytes).
+  ops::BaGatesArgs ba;
+  ba.x = all;
+  ba.weight = DevicePtr{all.address + 4096};
+  ba.a_log = DevicePtr{all.address + 12288};
+  ba.dt_bias = DevicePtr{all.address + 12800};
+  ba.gate_out = DevicePtr{all.address + 4096 + 256};
+  ba.m = 4;
+  ba.n = 8;
+  ba.k = 64;
+  ba.vheads_per_group = 1;
+  const std::string ba_refusal = refusal_of([&] { (void)ops::ssm_ba_gates(*runtime, ba); });
+  INFO(ba_refusal);
+  CHECK(ba_refusal.find("ssm_ba_gates: output") == 0);
+  CHECK(ba_refusal.find("overlaps input 'weight'") != std::string::npos);
+  gpu.free(all);
 }
 
 TEST_CASE("an output declared in place of an input may start at its address and nowhere else", "[ops][aliasing]") {

@@ -1,8 +1,9 @@
-// runtime_close_test.cpp: Runtime::close while other threads call the ops (the calls in flight
-// finish with the reference's bytes, the later ones throw ClosedError, nothing is freed under a
-// call: TSan runs the [concurrency] cases), and every public call after close is refused; close
-// twice, close from inside a call of the same runtime (what a log callback does), close while a
-// background build runs, and destruction after close.
+// runtime_close_test.cpp: Runtime::close while other threads call the ops by name, through an
+// OpRef and through the typed entry point (the calls in flight finish with the reference's bytes,
+// the later ones throw ClosedError, nothing is freed under a call: TSan runs the [concurrency]
+// cases), and every public call after close is refused; close twice, close from inside a call of
+// the same runtime (what a log callback does), close while a background build runs, and
+// destruction after close.
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "metrale/error.hpp"
+#include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/runtime.hpp"
 #include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ref/bf16.hpp"
@@ -49,6 +51,16 @@ struct Fp8Call {
             ops::NamedArg{"q", reinterpret_cast<std::uintptr_t>(q.data())},
             ops::NamedArg{"scales", reinterpret_cast<std::uintptr_t>(scales.data())}, ops::NamedArg{"m", kM},
             ops::NamedArg{"k", kK}};
+  }
+  [[nodiscard]] ops::Fp8QuantArgs typed_args() const {
+    ops::Fp8QuantArgs typed;
+    typed.x = DevicePtr{reinterpret_cast<std::uintptr_t>(x->data())};
+    typed.q = DevicePtr{reinterpret_cast<std::uintptr_t>(q.data())};
+    typed.scales = DevicePtr{reinterpret_cast<std::uintptr_t>(scales.data())};
+    typed.m = kM;
+    typed.k = kK;
+    typed.x_row_stride = kK;
+    return typed;
   }
   [[nodiscard]] bool untouched() const {
     return std::all_of(q.begin(), q.end(), [](std::uint8_t b) { return b == 0xA5; }) &&
@@ -90,8 +102,19 @@ TEST_CASE("Runtime close while threads call ops waits for the calls in flight an
           call.poison();
           try {
             const auto args = call.args();
-            // By name and through the OpRef, alternately: both paths pass the same gate.
-            (void)(end.good % 2 == 0 ? runtime->run("fp8_act_quant", args) : op.run(args));
+            // By name, through the OpRef and through the typed entry point in turn: all three
+            // pass the same gate (the typed one holds it from context to launch: while_held).
+            switch (end.good % 3) {
+              case 0:
+                (void)runtime->run("fp8_act_quant", args);
+                break;
+              case 1:
+                (void)op.run(args);
+                break;
+              default:
+                (void)ops::fp8_act_quant(*runtime, call.typed_args());
+                break;
+            }
           } catch (const ClosedError&) {
             end.closed = true;
             end.untouched_when_closed = call.untouched();

@@ -371,11 +371,29 @@ void bind_shape(const OpDeclaration& op, std::span<const NamedArg> named, std::s
 // bind_shape refuses them).
 std::uint64_t given_mask(const OpDeclaration& op, std::span<const NamedArg> named);
 
+// A borrowed callable for OpHost::while_held: the caller's lambda and how to call it, with no
+// allocation (std::function may allocate on every op call); the lambda outlives the call.
+class HeldCall {
+ public:
+  template <class Body>
+  explicit HeldCall(Body& body) noexcept : body_(&body), call_([](void* erased) { (*static_cast<Body*>(erased))(); }) {}
+  void operator()() const { call_(body_); }
+
+ private:
+  void* body_;
+  void (*call_)(void*);
+};
+
 // Where the runtime meets an op's typed entry point (ops::ssm_ba_gates(host, ...)): the context
 // of a declared op by name. The runtime implements it; tests may too.
 class OpHost {
  public:
   virtual ~OpHost() = default;
+  // Runs `body` with the host held open on this thread: the runtime's close() waits for it to
+  // return and frees nothing under it; a closed runtime throws ClosedError instead of running it.
+  // A typed entry point runs its whole call in one (context, aliasing check, launch), as a call by
+  // name does inside Runtime::run.
+  virtual void while_held(HeldCall body) const { body(); }
   // KernelChoiceError ("no op named X (known: ...)") for an op the host does not hold.
   [[nodiscard]] virtual OpContext op_context(std::string_view op) const = 0;
   // The context one call on `stream` runs with (`forced_role`: its role's own name, "" for the

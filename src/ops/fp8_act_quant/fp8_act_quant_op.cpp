@@ -7,6 +7,9 @@
 // launched are the op's.
 #include <fmt/format.h>
 
+#include <array>
+#include <span>
+
 #include "metrale/error.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/op_declaration.hpp"
@@ -39,6 +42,21 @@ Fp8QuantArgs unpack(OpArgValues v) {
   a.m_aligned = static_cast<std::uint32_t>(v[kMAligned]);
   a.scale_kind = v[kPow2] == 1 ? Fp8ScaleKind::kPow2 : Fp8ScaleKind::kFp32;
   return a;
+}
+
+// The values of a call in declaration order (unpack's inverse), for the aliasing check.
+std::array<std::uint64_t, kMaxArgs> pack(const Fp8QuantArgs& a) {
+  std::array<std::uint64_t, kMaxArgs> v{};
+  v[kX] = a.x.address;
+  v[kQ] = a.q.address;
+  v[kScales] = a.scales.address;
+  v[kM] = a.m;
+  v[kK] = a.k;
+  v[kXRowStride] = a.x_row_stride;
+  v[kScaleLayout] = a.scale_layout == Fp8ScaleLayout::kColumnMajor ? 1 : 0;
+  v[kMAligned] = a.m_aligned;
+  v[kPow2] = a.scale_kind == Fp8ScaleKind::kPow2 ? 1 : 0;
+  return v;
 }
 
 Fp8QuantKernels kernels_of(const OpContext& context, bool for_explain) {
@@ -104,9 +122,16 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
 }  // namespace
 
 Fp8QuantPick fp8_act_quant(const OpHost& host, const Fp8QuantArgs& args, std::uint64_t stream, std::string_view role) {
-  const OpContext named = host.op_context(kOpName);
-  const std::string_view forced = resolve_role(*named.op, role, ": only the BA-gates op has a tensor-core kernel");
-  return run_typed(host.call_context(kOpName, stream, forced), args, stream, forced);
+  Fp8QuantPick pick;
+  auto call = [&] {
+    const OpContext named = host.op_context(kOpName);
+    const std::string_view forced = resolve_role(*named.op, role, ": only the BA-gates op has a tensor-core kernel");
+    const std::array<std::uint64_t, kMaxArgs> values = pack(args);
+    check_no_aliasing(*named.op, std::span(values).first(named.op->args.size()));
+    pick = run_typed(host.call_context(kOpName, stream, forced), args, stream, forced);
+  };
+  host.while_held(HeldCall(call));
+  return pick;
 }
 
 Fp8QuantKernels fp8_quant_kernels(const OpHost& host) { return kernels_of(host.op_context(kOpName), false); }

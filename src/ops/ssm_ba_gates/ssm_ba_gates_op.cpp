@@ -220,11 +220,17 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
 }  // namespace
 
 BaGatesPick ssm_ba_gates(const OpHost& host, const BaGatesArgs& args, std::uint64_t stream, std::string_view role) {
-  const OpContext named = host.op_context(kOpName);
-  const std::string_view forced = resolve_role(*named.op, role);
-  const std::array<std::uint64_t, kMaxArgs> values = pack(args);
-  return run_typed(host.call_context_for(kOpName, std::span(values).first(named.op->args.size()), stream, forced), args,
-                   stream, forced);
+  BaGatesPick pick;
+  auto call = [&] {
+    const OpContext named = host.op_context(kOpName);
+    const std::string_view forced = resolve_role(*named.op, role);
+    const std::array<std::uint64_t, kMaxArgs> values = pack(args);
+    const OpArgValues declared = std::span(values).first(named.op->args.size());
+    check_no_aliasing(*named.op, declared);
+    pick = run_typed(host.call_context_for(kOpName, declared, stream, forced), args, stream, forced);
+  };
+  host.while_held(HeldCall(call));
+  return pick;
 }
 
 BaGatesKernels ba_gates_kernels(const OpHost& host) { return kernels_of(host.op_context(kOpName), false); }
