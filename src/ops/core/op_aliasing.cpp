@@ -7,6 +7,7 @@
 // op's own shape rules refuse that shape by name) is not compared.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <limits>
 #include <optional>
@@ -29,12 +30,22 @@ struct DimRef {
 
 struct TensorExtent {
   std::vector<DimRef> dims;
-  std::optional<DimRef> last_row;  // the innermost dim is a row stride whose 0 means this dense length
+  std::optional<DimRef> last_row;   // the innermost dim is a row stride whose 0 means this dense length
+  std::uint64_t element_bytes = 1;  // the dtype's size, looked up once
+};
+
+// One pair the call compares: output `out` against tensor `other` (an input, or a later output).
+struct OverlapPair {
+  std::uint32_t out;
+  std::uint32_t other;
+  bool in_place;  // `out` is declared in place of input `other`: the same start is allowed
 };
 
 struct ExtentPlan {
   std::vector<TensorExtent> tensors;              // one per argument (empty dims for a scalar)
   std::vector<std::optional<DimRef>> zero_means;  // per scalar: what its 0 stands for
+  std::vector<std::uint32_t> tensor_args;         // the indices of the tensors with declared dims
+  std::vector<OverlapPair> pairs;                 // every pair a call compares, outputs first
 };
 
 namespace {
@@ -104,7 +115,7 @@ struct Range {
   std::uint64_t start;
   std::uint64_t end;
 };
-std::optional<Range> range_of(const OpDeclaration& op, const ExtentPlan& plan, OpArgValues values, std::size_t i) {
+std::optional<Range> range_of(const ExtentPlan& plan, OpArgValues values, std::size_t i) {
   const TensorExtent& extent = plan.tensors[i];
   if (values[i] == 0 || extent.dims.empty()) {
     return std::nullopt;
@@ -132,7 +143,7 @@ std::optional<Range> range_of(const OpDeclaration& op, const ExtentPlan& plan, O
     }
     elements = (outer - 1) * *inner + *row;
   }
-  const std::uint64_t size = dtype_bytes(op.args[i].dtype);
+  const std::uint64_t size = extent.element_bytes;
   if (elements > UINT64_MAX / size || elements * size > UINT64_MAX - values[i]) {
     return std::nullopt;
   }
@@ -157,6 +168,7 @@ std::shared_ptr<const ExtentPlan> make_extent_plan(const OpDeclaration& op) {
       continue;
     }
     TensorExtent& extent = plan->tensors[i];
+    extent.element_bytes = std::max<std::uint64_t>(dtype_bytes(arg.dtype), 1);
     for (const std::string& dim : arg.dims) {
       extent.dims.push_back(resolve_dim(op, dim));
     }
@@ -164,6 +176,24 @@ std::shared_ptr<const ExtentPlan> make_extent_plan(const OpDeclaration& op) {
       if (const auto stride = op.arg_index(arg.dims.back()); stride && plan->zero_means[*stride]) {
         extent.last_row = plan->zero_means[*stride];
       }
+    }
+    if (!extent.dims.empty()) {
+      plan->tensor_args.push_back(static_cast<std::uint32_t>(i));
+    }
+  }
+  // Each pair of outputs once; every input against every output.
+  for (std::size_t out = 0; out < op.args.size(); ++out) {
+    if (op.args[out].kind != ArgKind::kOutput || plan->tensors[out].dims.empty()) {
+      continue;
+    }
+    for (std::size_t other = 0; other < op.args.size(); ++other) {
+      const ArgDecl& read = op.args[other];
+      if (other == out || read.kind == ArgKind::kScalar || plan->tensors[other].dims.empty() ||
+          (read.kind == ArgKind::kOutput && other < out)) {
+        continue;
+      }
+      const bool in_place = read.kind == ArgKind::kInput && op.args[out].in_place_of == read.name;
+      plan->pairs.push_back(OverlapPair{static_cast<std::uint32_t>(out), static_cast<std::uint32_t>(other), in_place});
     }
   }
   return plan;
@@ -185,48 +215,36 @@ void check_no_aliasing(const OpDeclaration& op, OpArgValues values) {
   // Bit i of `compared`: ranges[i] holds tensor i's range (left uninitialised otherwise).
   std::array<Range, kMaxArgs> ranges;  // NOLINT(cppcoreguidelines-pro-type-member-init): read only where set
   std::uint64_t compared = 0;
-  for (std::size_t i = 0; i < op.args.size(); ++i) {
-    if (!op.args[i].tensor()) {
-      continue;
-    }
-    if (const std::optional<Range> range = range_of(op, *plan, values, i); range && range->start != range->end) {
+  for (const std::uint32_t i : plan->tensor_args) {
+    if (const std::optional<Range> range = range_of(*plan, values, i); range && range->start != range->end) {
       ranges[i] = *range;
       compared |= std::uint64_t{1} << i;
     }
   }
-  for (std::size_t out = 0; out < op.args.size(); ++out) {
-    const ArgDecl& output = op.args[out];
-    if (output.kind != ArgKind::kOutput || (compared & (std::uint64_t{1} << out)) == 0) {
+  for (const OverlapPair& pair : plan->pairs) {
+    if ((compared >> pair.out & 1U) == 0 || (compared >> pair.other & 1U) == 0) {
       continue;
     }
-    const Range* written = &ranges[out];
-    for (std::size_t other = 0; other < op.args.size(); ++other) {
-      const ArgDecl& read = op.args[other];
-      // Each pair of outputs once; every input against every output.
-      if (other == out || read.kind == ArgKind::kScalar || (read.kind == ArgKind::kOutput && other < out)) {
-        continue;
-      }
-      if ((compared & (std::uint64_t{1} << other)) == 0) {
-        continue;
-      }
-      const Range* seen = &ranges[other];
-      if (seen->end <= written->start || written->end <= seen->start) {
-        continue;
-      }
-      if (read.kind == ArgKind::kInput && output.in_place_of == read.name && seen->start == written->start) {
-        continue;  // declared in place: the output is the input, from its first byte
-      }
-      // A shape run refuses is named by its own rule first (its extents may be what overlaps);
-      // only the path that refuses pays for this.
-      if (op.shape_rules) {
-        op.shape_rules(values);
-      }
-      throw ArgumentError(fmt::format(
-          "{}: output '{}' [{:#x}, {:#x}) overlaps {} '{}' [{:#x}, {:#x}): an output may not share bytes with {} "
-          "(only an output declared in place of an input, at the same address, may)",
-          op.name, output.name, written->start, written->end, to_string(read.kind), read.name, seen->start, seen->end,
-          read.kind == ArgKind::kInput ? "an input it reads" : "another output"));
+    const Range& written = ranges[pair.out];
+    const Range& seen = ranges[pair.other];
+    if (seen.end <= written.start || written.end <= seen.start) {
+      continue;
     }
+    if (pair.in_place && seen.start == written.start) {
+      continue;  // declared in place: the output is the input, from its first byte
+    }
+    // A shape run refuses is named by its own rule first (its extents may be what overlaps);
+    // only the path that refuses pays for this.
+    if (op.shape_rules) {
+      op.shape_rules(values);
+    }
+    const ArgDecl& output = op.args[pair.out];
+    const ArgDecl& read = op.args[pair.other];
+    throw ArgumentError(fmt::format(
+        "{}: output '{}' [{:#x}, {:#x}) overlaps {} '{}' [{:#x}, {:#x}): an output may not share bytes with {} "
+        "(only an output declared in place of an input, at the same address, may)",
+        op.name, output.name, written.start, written.end, to_string(read.kind), read.name, seen.start, seen.end,
+        read.kind == ArgKind::kInput ? "an input it reads" : "another output"));
   }
 }
 

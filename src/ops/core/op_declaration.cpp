@@ -220,10 +220,16 @@ std::optional<std::size_t> OpDeclaration::arg_index(std::string_view arg) const 
 }
 
 std::optional<std::size_t> OpDeclaration::role_index(std::string_view role_or_alias) const {
+  // Role names first (what every launch asks by), aliases after: check_declaration keeps names and
+  // aliases distinct, so the order changes no answer, only what a launch pays.
+  for (std::size_t i = 0; i < roles.size(); ++i) {
+    if (roles[i].role == role_or_alias) {
+      return i;
+    }
+  }
   for (std::size_t i = 0; i < roles.size(); ++i) {
     const RoleDecl& role = roles[i];
-    if (role.role == role_or_alias ||
-        std::find(role.aliases.begin(), role.aliases.end(), role_or_alias) != role.aliases.end()) {
+    if (std::find(role.aliases.begin(), role.aliases.end(), role_or_alias) != role.aliases.end()) {
       return i;
     }
   }
@@ -339,8 +345,14 @@ void bind(const OpDeclaration& op, std::span<const NamedArg> named, std::span<st
   if (op.args.size() > given.size()) {
     throw ArgumentError(fmt::format("{}: more than {} arguments", op.name, given.size()));
   }
+  // Callers mostly name the arguments in declaration order: the slot after the last one bound is
+  // tried first, so an in-order call compares one name per argument instead of searching.
+  std::size_t next = 0;
   for (const NamedArg& arg : named) {
-    const auto index = op.arg_index(arg.name);
+    const std::optional<std::size_t> index = next < op.args.size() && op.args[next].name == arg.name
+                                                 ? std::optional<std::size_t>(next)
+                                                 : op.arg_index(arg.name);
+    next = index ? *index + 1 : next;
     if (!index) {
       std::string known;
       for (const ArgDecl& decl : op.args) {
