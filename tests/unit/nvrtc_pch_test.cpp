@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 #include <regex>
+#include <thread>
 
 #include "jit/nvrtc_compiler.hpp"
 #include "jit/nvrtc_library.hpp"
@@ -163,6 +164,38 @@ TEST_CASE("a PCH heap too small is grown and the next compile creates its PCH", 
   CHECK(heap > (std::size_t{4} << 20));
   CHECK(compile(sources, second_size).pch == PchUse::kCreated);
   CHECK(compile(sources, first_size).pch == PchUse::kUsed);
+}
+
+TEST_CASE("two threads compiling two CUB sources with PCH at once each get their PCH and the right PTX",
+          "[pch][nvrtc][concurrency]") {
+  require_nvrtc_with_pch();
+  const SourceSet first_set = engine_sources(rng()());
+  const SourceSet second_set = engine_sources(rng()());
+  const auto [first_size, second_size] = two_sizes();
+  struct Outcome {
+    std::vector<CompileResult> results;
+  };
+  Outcome outcomes[2];
+  auto work = [&](const SourceSet& sources, Outcome& out) {
+    for (const int size : {first_size, second_size}) {
+      out.results.push_back(
+          compile_with_nvrtc({kSource, &sources, {"block_sum<" + std::to_string(size) + ">"}, "sm_90", {}}));
+    }
+  };
+  std::thread other(work, std::cref(second_set), std::ref(outcomes[1]));
+  work(first_set, outcomes[0]);
+  other.join();
+  const CompileResult without = compile(first_set, second_size, PchChoice::kOff);
+  for (const Outcome& outcome : outcomes) {
+    REQUIRE(outcome.results.size() == 2);
+    for (const CompileResult& result : outcome.results) {
+      INFO(result.log);
+      REQUIRE(result.ok);
+    }
+    // The second instantiation of each source used a PCH unless a heap resize came between.
+    CHECK(outcome.results[1].pch != PchUse::kCreated);
+    CHECK(normalised(outcome.results[1].ptx) == normalised(without.ptx));
+  }
 }
 
 TEST_CASE("a source that stays inside its set compiles without PCH unless asked", "[pch][nvrtc]") {

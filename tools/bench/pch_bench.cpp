@@ -70,9 +70,9 @@ int main(int argc, char** argv) {
       request.name_expressions = {fmt::format("block_sum<{}>", 64 + 32 * i)};
     } else {
       request.source_name = "fp8_act_quant.cuh";
-      request.name_expressions = {fmt::format("per_token_group_quant_fp8<16u, {}u>", 1u << (i % 6))};
+      request.name_expressions = {fmt::format("metrale::kernels::per_token_group_quant_fp8<16u, {}u>", 1u << (i % 6))};
       if (i >= 6) {
-        request.name_expressions[0] = fmt::format("per_token_group_quant_fp8_hopper<16u, {}u>", 1u << (i % 6));
+        request.name_expressions[0] = fmt::format("metrale::kernels::per_token_group_quant_fp8_hopper<16u, {}u>", 1u << (i % 6));
       }
     }
     const CompileResult result = compile_with_nvrtc(request);
