@@ -79,7 +79,7 @@ CompileResult compile_with_nvrtc(const CompileRequest& request) {
   const NvrtcApi& api = *library.api;
   const std::vector<std::string> include_dirs = include_dirs_for(*request.sources, request.source_name);
   result.options = nvrtc_options(request.arch, include_dirs, request.extra_options);
-  const PchPlan pch = plan_pch(library, request.pch, !include_dirs.empty(), process_environment());
+  const PchPlan pch = plan_pch(library, request.pch, !include_dirs.empty(), request.env);
 
   // Every other source is a header, so templates can #include each other by name. Each text
   // carries its include marker (its index; the main source's is the header count), so the log

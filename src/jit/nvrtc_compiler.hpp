@@ -28,7 +28,8 @@ struct CompileRequest {
   std::vector<std::string> name_expressions;
   std::string arch;  // "sm_90" or "compute_89"
   std::vector<std::string> extra_options;
-  PchChoice pch = PchChoice::kAuto;  // METRALE_PCH is read from the process environment
+  PchChoice pch = PchChoice::kAuto;
+  EnvLookup env = process_environment();  // METRALE_PCH, and the cache root of the PCH folder
 };
 
 struct CompileResult {

@@ -152,6 +152,24 @@ TEST_CASE("METRALE_PCH=off makes no PCH file", "[pch][nvrtc]") {
   CHECK(pch_files().size() == before);
 }
 
+TEST_CASE("METRALE_PCH=off through a compile's own environment lookup makes no PCH", "[pch][nvrtc]") {
+  require_nvrtc_with_pch();
+  const test::ScopedEnv on("METRALE_PCH", std::nullopt);
+  const SourceSet sources = engine_sources(rng()());
+  const std::size_t before = pch_files().size();
+  for (const int size : {two_sizes().first, two_sizes().second}) {
+    CompileRequest request{kSource, &sources, {"block_sum<" + std::to_string(size) + ">"}, "sm_90", {}};
+    request.env = [](const char* name) -> std::optional<std::string> {
+      return std::string(name) == "METRALE_PCH" ? std::optional<std::string>("off") : std::nullopt;
+    };
+    const CompileResult result = compile_with_nvrtc(request);
+    INFO(result.log);
+    REQUIRE(result.ok);
+    CHECK(result.pch == PchUse::kNone);
+  }
+  CHECK(pch_files().size() == before);
+}
+
 TEST_CASE("a PCH heap too small is grown and the next compile creates its PCH", "[pch][nvrtc]") {
   require_nvrtc_with_pch();
   const NvrtcApi& api = *nvrtc_library().api;
