@@ -50,6 +50,18 @@ std::string with_include_marker(std::size_t index, std::string_view text) {
   return out;
 }
 
+std::string with_trailing_include_marker(std::size_t index, std::string_view text) {
+  std::string out(text);
+  if (!out.empty() && out.back() != '\n') {
+    out += '\n';
+  }
+  out += "#ifdef METRALE_INCLUDE_MARKERS\n#warning ";
+  out += kMarkerWord;
+  out += std::to_string(index);
+  out += "\n#endif\n";
+  return out;
+}
+
 bool include_markers_usable(const std::vector<std::string>& options) {
   for (const std::string& option : options) {
     if (option == "-w" || option == "--disable-warnings" || option.find("Werror") != std::string::npos ||

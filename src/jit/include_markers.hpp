@@ -22,6 +22,10 @@ inline constexpr std::string_view kIncludeMarkerOption = "-DMETRALE_INCLUDE_MARK
 
 // `text` with marker `index` in front.
 std::string with_include_marker(std::size_t index, std::string_view text);
+// `text` with marker `index` at its end, and no #line: for a main source compiled with NVRTC's
+// precompiled headers, whose creation a #line in the main file's leading directives disables
+// (the main file always prints its marker, so where it stands does not matter).
+std::string with_trailing_include_marker(std::size_t index, std::string_view text);
 
 // Whether markers can be read back under these options: not when warnings are silenced (-w,
 // --disable-warnings, a diag suppression) or made errors (-Werror), which would drop or break them.

@@ -185,7 +185,8 @@ std::vector<BuildRecord> KernelRegistry::build_ids(std::string_view arch, std::s
                                      arch,
                                      options_.extra_options,
                                      options_.parallelism,
-                                     options_.bundles.get()};
+                                     options_.bundles.get(),
+                                     &options_.env};
   const detail::BuildSummary summary = detail::build_variants(jobs, context);
   counters_.nvrtc_programs += summary.programs;
   counters_.nvrtc_compiles += summary.compiled_variants;

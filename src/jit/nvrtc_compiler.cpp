@@ -5,7 +5,9 @@
 
 #include <chrono>
 #include <memory>
+#include <shared_mutex>
 
+#include "ground/log.hpp"
 #include "jit/compile_target.hpp"
 #include "jit/include_markers.hpp"
 #include "jit/nvrtc_library.hpp"
@@ -75,8 +77,9 @@ CompileResult compile_with_nvrtc(const CompileRequest& request) {
     return failure(std::move(result), library.reason);
   }
   const NvrtcApi& api = *library.api;
-  result.options =
-      nvrtc_options(request.arch, include_dirs_for(*request.sources, request.source_name), request.extra_options);
+  const std::vector<std::string> include_dirs = include_dirs_for(*request.sources, request.source_name);
+  result.options = nvrtc_options(request.arch, include_dirs, request.extra_options);
+  const PchPlan pch = plan_pch(library, request.pch, !include_dirs.empty(), request.env);
 
   // Every other source is a header, so templates can #include each other by name. Each text
   // carries its include marker (its index; the main source's is the header count), so the log
@@ -91,7 +94,10 @@ CompileResult compile_with_nvrtc(const CompileRequest& request) {
       marked.push_back(markers ? with_include_marker(header_names.size() - 1, text) : text);
     }
   }
-  const std::string main_marked = markers ? with_include_marker(header_names.size(), *main_text) : *main_text;
+  // A #line among the main file's leading directives stops NVRTC creating a PCH: its marker goes last.
+  const std::string main_marked = !markers       ? *main_text
+                                  : pch.active() ? with_trailing_include_marker(header_names.size(), *main_text)
+                                                 : with_include_marker(header_names.size(), *main_text);
   for (const std::string& text : marked) {
     header_texts.push_back(text.c_str());
   }
@@ -117,8 +123,23 @@ CompileResult compile_with_nvrtc(const CompileRequest& request) {
   if (markers) {
     option_pointers.push_back(kIncludeMarkerOption.data());
   }
-  status = api.compile_program(raw, static_cast<int>(option_pointers.size()), option_pointers.data());
-  MarkedLog marked_log = read_include_markers(program_log(api, raw));
+  for (const std::string& option : pch.options) {
+    option_pointers.push_back(option.c_str());
+  }
+  std::string log_text;
+  if (pch.active()) {
+    {
+      const std::shared_lock heap = pch_compile_lock();
+      status = api.compile_program(raw, static_cast<int>(option_pointers.size()), option_pointers.data());
+    }
+    PchOutcome outcome = finish_pch(library, raw, program_log(api, raw));
+    result.pch = outcome.use;
+    log_text = std::move(outcome.log);
+  } else {
+    status = api.compile_program(raw, static_cast<int>(option_pointers.size()), option_pointers.data());
+    log_text = program_log(api, raw);
+  }
+  MarkedLog marked_log = read_include_markers(log_text);
   const std::string& raw_log = marked_log.log;
   // The main source's own marker proves the markers were read; without it nothing is known.
   if (markers && marked_log.opened.contains(header_names.size())) {
@@ -133,6 +154,13 @@ CompileResult compile_with_nvrtc(const CompileRequest& request) {
   result.diagnostics = parse_diagnostics(raw_log, *request.sources);
   result.log = annotated_log(raw_log, result.diagnostics);
   result.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (status != NVRTC_SUCCESS && result.pch == PchUse::kUsed) {
+    // A PCH must never be why a compile fails: the same compile once more without it.
+    logger().debug("{} failed to compile with a precompiled header; compiling it again without", request.source_name);
+    CompileRequest again = request;
+    again.pch = PchChoice::kOff;
+    return compile_with_nvrtc(again);
+  }
   if (status != NVRTC_SUCCESS) {
     return failure(std::move(result), std::string("nvrtcCompileProgram: ") + api.get_error_string(status));
   }
@@ -158,6 +186,9 @@ CompileResult compile_with_nvrtc(const CompileRequest& request) {
   }
   result.ok = true;
   result.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  logger().debug("NVRTC compiled {} ({} name expression{}) for {} in {:.0f} ms, PCH {}", request.source_name,
+                 request.name_expressions.size(), request.name_expressions.size() == 1 ? "" : "s", request.arch,
+                 result.compile_ms, pch_use_name(result.pch));
   return result;
 }
 

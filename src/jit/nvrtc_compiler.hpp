@@ -6,6 +6,8 @@
 // GPU, host and CPU reference agree bit for bit), -default-device, the arch, and the toolkit's
 // include folders (-I<cuda>/include, and -I<cuda>/include/cccl on CUDA 13, as nvcc adds them) only
 // for a source that includes a file outside its set (compile_target.hpp's toolkit_for).
+// Such a source is compiled with NVRTC's automatic precompiled headers (jit/nvrtc_pch.hpp: within
+// the process, METRALE_PCH=off turns them off), which never change the code, only the time.
 #pragma once
 
 #include <optional>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "jit/compile_report.hpp"
+#include "jit/nvrtc_pch.hpp"
 #include "metrale/jit/source_set.hpp"
 
 namespace metrale {
@@ -25,6 +28,8 @@ struct CompileRequest {
   std::vector<std::string> name_expressions;
   std::string arch;  // "sm_90" or "compute_89"
   std::vector<std::string> extra_options;
+  PchChoice pch = PchChoice::kAuto;
+  EnvLookup env = process_environment();  // METRALE_PCH, and the cache root of the PCH folder
 };
 
 struct CompileResult {
@@ -40,6 +45,7 @@ struct CompileResult {
   // nullopt when the options silence the markers (-w, -Werror, ...).
   std::optional<std::vector<std::string>> included;
   double compile_ms = 0.0;
+  PchUse pch = PchUse::kNone;  // what NVRTC did with precompiled headers (its options are not in `options`)
 
   [[nodiscard]] const KernelResources* resources_for(std::string_view lowered_name) const;
 };

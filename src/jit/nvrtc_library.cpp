@@ -128,6 +128,18 @@ NvrtcLibrary load_nvrtc_library(const std::vector<CudaPlace>& places) {
   resolve(library, api.get_ptx, "nvrtcGetPTX", missing);
   resolve(library, api.get_cubin_size, "nvrtcGetCUBINSize", missing);
   resolve(library, api.get_cubin, "nvrtcGetCUBIN", missing);
+  // The PCH entry points are optional: all four or none (a partial set counts as none).
+  std::string pch_missing;
+  resolve(library, api.get_pch_heap_size, "nvrtcGetPCHHeapSize", pch_missing);
+  resolve(library, api.set_pch_heap_size, "nvrtcSetPCHHeapSize", pch_missing);
+  resolve(library, api.get_pch_create_status, "nvrtcGetPCHCreateStatus", pch_missing);
+  resolve(library, api.get_pch_heap_size_required, "nvrtcGetPCHHeapSizeRequired", pch_missing);
+  if (!pch_missing.empty()) {
+    api.get_pch_heap_size = nullptr;
+    api.set_pch_heap_size = nullptr;
+    api.get_pch_create_status = nullptr;
+    api.get_pch_heap_size_required = nullptr;
+  }
   if (!missing.empty()) {
     out.reason = fmt::format("no NVRTC was found: {} lacks {}", out.path, missing);
     return out;  // stays loaded: a half-resolved library is simply not used

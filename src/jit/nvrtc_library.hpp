@@ -8,7 +8,9 @@
 // entry points used exist, with these signatures, in NVRTC 12 and 13.
 // Invariants: loaded at most once per process (never unloaded); "not found" is a state with a
 // reason naming every file tried, never an exception; every entry point is resolved or the
-// library counts as absent; the choice (file, version, place) is logged once, at info level.
+// library counts as absent, except the precompiled-header (PCH) ones of CUDA 12.8+, which are
+// optional (NvrtcApi::pch_available(); an older NVRTC compiles without PCH); the choice (file,
+// version, place) is logged once, at info level.
 #pragma once
 
 #include <cstddef>
@@ -22,9 +24,15 @@ namespace metrale {
 // NVRTC's C ABI, declared here rather than taken from <nvrtc.h>, so the library builds with no
 // NVRTC headers at all (the nvidia-cuda-runtime wheel has none; only the 140 MB NVRTC wheel
 // does). These are the prototypes of NVRTC 12 and 13's nvrtc.h, unchanged since CUDA 11.1 (the
-// CUBIN entry points); nvrtcResult is a C enum (int) whose only value read here is success.
+// CUBIN entry points), plus the optional PCH entry points of 12.8+; nvrtcResult is a C enum (int)
+// whose values read here are success and the PCH creation statuses.
 // tests/unit/jit_nvrtc_abi_test.cpp checks them against <nvrtc.h> where that header exists.
-enum nvrtcResult : int { NVRTC_SUCCESS = 0 };
+enum nvrtcResult : int {
+  NVRTC_SUCCESS = 0,
+  NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED = 13,
+  NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED = 14,
+  NVRTC_ERROR_PCH_CREATE = 15,
+};
 struct _nvrtcProgram;
 using nvrtcProgram = _nvrtcProgram*;
 
@@ -46,6 +54,13 @@ struct NvrtcApi {
   nvrtcResult (*get_ptx)(nvrtcProgram program, char* ptx) = nullptr;
   nvrtcResult (*get_cubin_size)(nvrtcProgram program, std::size_t* size) = nullptr;
   nvrtcResult (*get_cubin)(nvrtcProgram program, char* cubin) = nullptr;
+  // Optional (CUDA 12.8+): null in an older NVRTC. All four or none are set.
+  nvrtcResult (*get_pch_heap_size)(std::size_t* size) = nullptr;
+  nvrtcResult (*set_pch_heap_size)(std::size_t size) = nullptr;
+  nvrtcResult (*get_pch_create_status)(nvrtcProgram program) = nullptr;
+  nvrtcResult (*get_pch_heap_size_required)(nvrtcProgram program, std::size_t* size) = nullptr;
+
+  [[nodiscard]] bool pch_available() const { return get_pch_create_status != nullptr; }
 };
 
 struct NvrtcLibrary {

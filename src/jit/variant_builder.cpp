@@ -70,6 +70,9 @@ GroupResult compile_group(std::span<const BuildJob* const> group, std::span<std:
   for (const BuildJob* job : group) {
     request.name_expressions.push_back(job->variant.name_expression);
   }
+  if (context.env != nullptr) {
+    request.env = *context.env;
+  }
   const CompileResult result = compile_with_nvrtc(request);
   ++totals.programs;
   totals.variants += group.size();

@@ -55,6 +55,7 @@ struct BuildContext {
   const std::vector<std::string>& extra_options;
   std::size_t parallelism = 1;
   const BundleSet* bundles = nullptr;  // null: none
+  const EnvLookup* env = nullptr;      // METRALE_PCH for the compiles; null: the process environment
 };
 
 // The sources a successful compile of `source` opened (its include markers) that the key's

@@ -154,6 +154,9 @@ void Runtime::initialise(RuntimeOptions& options) {
   }
   const bool given = options.registry.has_value();
   KernelRegistry::Options registry_options = given ? std::move(*options.registry) : KernelRegistry::Options{};
+  if (!given) {
+    registry_options.env = options.env;  // METRALE_PCH, as the other METRALE_* variables
+  }
   if (!given && options.cache_dir) {
     registry_options.store = std::make_shared<const EntryStore>(
         disk_entry_store(std::make_shared<DiskCache>(DiskCache::open_at(*options.cache_dir))));

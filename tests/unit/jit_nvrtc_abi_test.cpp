@@ -56,6 +56,21 @@ METRALE_SAME_ABI(get_ptx_size, nvrtcGetPTXSize);
 METRALE_SAME_ABI(get_ptx, nvrtcGetPTX);
 METRALE_SAME_ABI(get_cubin_size, nvrtcGetCUBINSize);
 METRALE_SAME_ABI(get_cubin, nvrtcGetCUBIN);
+// The optional PCH entry points, where the header is 12.8's or newer (cuda.h says which).
+#if __has_include(<cuda.h>)
+#include <cuda.h>
+#if CUDA_VERSION >= 12080
+METRALE_SAME_ABI(get_pch_heap_size, nvrtcGetPCHHeapSize);
+METRALE_SAME_ABI(set_pch_heap_size, nvrtcSetPCHHeapSize);
+METRALE_SAME_ABI(get_pch_create_status, nvrtcGetPCHCreateStatus);
+METRALE_SAME_ABI(get_pch_heap_size_required, nvrtcGetPCHHeapSizeRequired);
+static_assert(static_cast<int>(::NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED) ==
+              static_cast<int>(metrale::NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED));
+static_assert(static_cast<int>(::NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED) ==
+              static_cast<int>(metrale::NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED));
+static_assert(static_cast<int>(::NVRTC_ERROR_PCH_CREATE) == static_cast<int>(metrale::NVRTC_ERROR_PCH_CREATE));
+#endif
+#endif
 #undef METRALE_SAME_ABI
 static_assert(sizeof(::nvrtcResult) == sizeof(metrale::nvrtcResult));
 static_assert(static_cast<int>(::NVRTC_SUCCESS) == static_cast<int>(metrale::NVRTC_SUCCESS));

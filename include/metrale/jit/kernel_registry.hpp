@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "metrale/environment.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
 #include "metrale/gpu/kernel_params.hpp"
 #include "metrale/jit/source_set.hpp"
@@ -116,6 +117,9 @@ class KernelRegistry {
     // publish). What it refuses stays absent (0); naming and logging why is the gate's (the
     // runtime's verification, src/runtime/verification_gate.hpp). Empty: publish every handle.
     std::function<std::vector<bool>(GpuBackend&, DeviceIndex, std::span<const LoadedVariant>)> publish_gate;
+    // Where NVRTC compiles read METRALE_PCH (precompiled headers) and the PCH folder's cache root;
+    // the runtime passes RuntimeOptions::env.
+    EnvLookup env = process_environment();
   };
 
   explicit KernelRegistry(SourceSet sources);
