@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
       request.source_name = "fp8_act_quant.cuh";
       request.name_expressions = {fmt::format("metrale::kernels::per_token_group_quant_fp8<16u, {}u>", 1u << (i % 6))};
       if (i >= 6) {
-        request.name_expressions[0] = fmt::format("metrale::kernels::per_token_group_quant_fp8_hopper<16u, {}u>", 1u << (i % 6));
+        request.name_expressions[0] =
+            fmt::format("metrale::kernels::per_token_group_quant_fp8_hopper<16u, {}u>", 1u << (i % 6));
       }
     }
     const CompileResult result = compile_with_nvrtc(request);
