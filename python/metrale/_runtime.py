@@ -17,7 +17,7 @@ from typing import Any, Literal, Mapping, Sequence
 import numpy as np
 
 from . import _alloc, _native
-from ._arrays import describe
+from ._arrays import describe, torch_call_key
 from ._binding import Plan, bind, plan_key
 from ._declarations import OpSpec
 from ._errors import ArgumentError, ClosedError, NoDeviceError
@@ -131,6 +131,16 @@ class Runtime:
             raise ClosedError("this Runtime is closed")
 
     @property
+    def backend(self) -> str:
+        """Where this runtime's ops run: ``"host"`` (the CPU: NumPy arrays, CPU tensors) or ``"cuda"``."""
+        return "host" if self._on_host else "cuda"
+
+    @property
+    def device_ordinal(self) -> int:
+        """The CUDA device ordinal asked for (``device=``); 0 on the host backend."""
+        return 0 if self._on_host else self._device
+
+    @property
     def closed(self) -> bool:
         """Whether close() ran (every method but this and close() then raises)."""
         return self.raw.closed
@@ -199,6 +209,8 @@ class Runtime:
         # A call shaped like an earlier one (NumPy arrays of the same shapes, strides, dtypes and
         # flags; the same sizes) reuses its checked plan: only addresses and alignment are new.
         keyed = plan_key(args)
+        if keyed is None:
+            keyed = torch_call_key(args)  # torch tensors: the same reuse, keyed by their metadata
         key, addresses = ((spec.name, keyed[0]), keyed[1]) if keyed is not None else (None, None)
         plan = self._plans.get(key) if key is not None else None
         if plan is None:
