@@ -126,7 +126,8 @@ def test_opcheck_holds_for_every_op(rt, ops, rng):
             torch.library.opcheck(getattr(ops, name).default, args, kwargs)
 
 
-def test_torch_compile_fullgraph_matches_eager(ops, rng):
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])  # inductor: generated C++ around the ops (~30 s)
+def test_torch_compile_fullgraph_matches_eager(ops, rng, backend):
     x, w, a_log, dt_bias = ba_inputs(rng, m=4, n=32, k=256)
     tensors = (bf16_tensor(x), bf16_tensor(w), torch.from_numpy(a_log), torch.from_numpy(dt_bias))
 
@@ -136,7 +137,7 @@ def test_torch_compile_fullgraph_matches_eager(ops, rng):
         return gates * 2.0 + 1.0, q.view(torch.uint8).to(torch.int32).sum(dim=1), scales
 
     torch._dynamo.reset()
-    compiled = torch.compile(layer, fullgraph=True, backend="aot_eager")  # fullgraph: a graph break raises
+    compiled = torch.compile(layer, fullgraph=True, backend=backend)  # fullgraph: a graph break raises
     for got, want in zip(compiled(*tensors), layer(*tensors)):
         torch.testing.assert_close(got, want, rtol=0, atol=0)
 
