@@ -66,17 +66,21 @@ echo "# fleet_bench: $n processes, target $target, $(nproc) CPUs, load $(cut -d'
 echo "## shared Redis: the first alone on an empty Redis"
 run_one shared-0 "$url" | tee "$work/first.txt"
 echo "## shared Redis: the other $((n - 1)) at once"
+pids=()
 for i in $(seq 1 $((n - 1))); do
   run_one "shared-$i" "$url" >"$work/shared-$i.txt" &
+  pids+=($!)
 done
-wait
+wait "${pids[@]}"  # not a bare wait: the Redis server is a child too
 cat "$work"/shared-[1-9]*.txt | sort -V | tee "$work/others.txt"
 echo "redis keys: $(redis-cli -p "$port" --scan --pattern 'metrale:jit:v1:*' | wc -l)"
 echo "## no Redis: $n at once"
+pids=()
 for i in $(seq 0 $((n - 1))); do
   run_one "alone-$i" "" >"$work/alone-$i.txt" &
+  pids+=($!)
 done
-wait
+wait "${pids[@]}"
 cat "$work"/alone-*.txt | sort -V | tee "$work/alone.txt"
 echo "## summary (seconds to a ready process: every kernel of $target built or fetched)"
 summary "shared, first (compiles, publishes)" "$work/first.txt"
