@@ -178,8 +178,9 @@ EntryStore remote_entry_store(const std::shared_ptr<RemoteEntryStore>& tier) {
                     }};
 }
 
-std::shared_ptr<RemoteEntryStore> remote_tier_from(const std::optional<std::string>& option, const EnvLookup& env) {
-  std::string origin = "RuntimeOptions::remote_cache";
+std::shared_ptr<RemoteEntryStore> remote_tier_from(const std::optional<std::string>& option, const EnvLookup& env,
+                                                   std::string_view option_name) {
+  std::string origin(option_name);
   std::optional<std::string> url = option;
   if (!url) {
     origin = kRemoteCacheVariable;

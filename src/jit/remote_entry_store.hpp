@@ -111,7 +111,9 @@ EntryStore remote_entry_store(const std::shared_ptr<RemoteEntryStore>& tier);
 
 // The tier RuntimeOptions::remote_cache (`option`) or else METRALE_REMOTE_CACHE names; null when
 // neither does (an empty value names none, and an empty option turns the variable off).
-// ConfigError naming the option or variable, the value and kRedisUrlRule for a malformed URL.
-std::shared_ptr<RemoteEntryStore> remote_tier_from(const std::optional<std::string>& option, const EnvLookup& env);
+// ConfigError naming the option (as `option_name`) or the variable, the value and kRedisUrlRule
+// for a malformed URL.
+std::shared_ptr<RemoteEntryStore> remote_tier_from(const std::optional<std::string>& option, const EnvLookup& env,
+                                                   std::string_view option_name = "RuntimeOptions::remote_cache");
 
 }  // namespace metrale

@@ -90,7 +90,7 @@ int verify_entries(const CacheOptions& options) {
 
 int show_remote(const std::string& url, bool json) {
   const std::shared_ptr<RemoteEntryStore> tier =
-      remote_tier_from(url.empty() ? std::nullopt : std::optional<std::string>(url), process_environment());
+      remote_tier_from(url.empty() ? std::nullopt : std::optional<std::string>(url), process_environment(), "--url");
   if (tier == nullptr) {
     if (json) {
       std::fputs((nlohmann::json{{"configured", false}}.dump(2) + "\n").c_str(), stdout);
@@ -117,7 +117,7 @@ int show_remote(const std::string& url, bool json) {
                    .c_str(),
                stdout);
   } else {
-    std::fputs(fmt::format("remote cache {}: unreachable: {}\n", state.url, state.error).c_str(), stdout);
+    std::fputs(fmt::format("remote cache {}: {}\n", state.url, state.error).c_str(), stdout);
   }
   return state.reachable ? kDone : kFailed;
 }
