@@ -33,7 +33,8 @@ namespace metrale {
 
 // Every key the library writes starts with this (`metrale-jit cache remote` counts them).
 inline constexpr std::string_view kRemoteKeyPrefix = "metrale:jit:v1:";
-// Entries expire a week after they were last published: a fleet that keeps starting keeps them.
+// Entries expire a week after they were published (a fetch does not extend it: GETEX needs Redis
+// 6.2), so an old entry costs one fleet-wide recompile a week and a stale one leaves by itself.
 inline constexpr std::chrono::seconds kRemoteEntryTtl{std::chrono::hours(24 * 7)};
 inline constexpr std::chrono::milliseconds kRemoteBackoff{30000};
 inline constexpr const char* kRemoteCacheVariable = "METRALE_REMOTE_CACHE";
