@@ -56,6 +56,9 @@ class Runtime:
     ``bundle_pubkey="signer.pub"`` (over METRALE_BUNDLE_PUBKEY) uses only bundles that key's owner
     signed (``metrale-jit build --bundle DIR --sign signer.key``); an unsigned or wrongly signed
     one is refused with a warning naming it, and a file that is no public key raises ConfigError.
+    ``remote_cache="redis://cache:6379/0"`` (over METRALE_REMOTE_CACHE; ``""``: none) shares compiled
+    kernels through Redis: a miss of the disk cache asks it before NVRTC, and each compile is
+    published there; Redis down, slow or full never fails a call; a malformed URL raises ConfigError.
     ``shapes={"ssm_ba_gates.n": [96]}``
     pins shape constants: open builds their specialised kernel variants in its one batch (a value
     first met by a call is built in the background instead).
@@ -75,6 +78,7 @@ class Runtime:
         verify: bool | None = None,
         shapes: Mapping[str, Sequence[int]] | None = None,
         bundle_pubkey: str | None = None,
+        remote_cache: str | None = None,
     ) -> None:
         if backend not in _BACKENDS:
             raise ArgumentError(f"backend={backend!r}: expected 'auto', 'host' or 'cuda'")
@@ -90,6 +94,8 @@ class Runtime:
             raise ArgumentError(f"bundle_dirs={bundle_dirs!r}: expected a list of directories, none with ':' in its name")
         if bundle_pubkey is not None and (not isinstance(bundle_pubkey, str) or not bundle_pubkey):
             raise ArgumentError(f"bundle_pubkey={bundle_pubkey!r}: expected the path of a public key file (metrale-jit keygen)")
+        if remote_cache is not None and not isinstance(remote_cache, str):
+            raise ArgumentError(f"remote_cache={remote_cache!r}: expected 'redis://HOST:PORT[/DB]', '' or None")
         pins = []
         for key, values in (shapes or {}).items():
             if not isinstance(key, str) or "." not in key or any(c in key for c in ";=,"):
@@ -104,6 +110,7 @@ class Runtime:
             -1 if verify is None else int(verify),
             ";".join(pins) if pins else None,
             bundle_pubkey,
+            remote_cache,
         )
         self._on_host = backend == "host"
         self._device = device
