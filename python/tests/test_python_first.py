@@ -133,6 +133,31 @@ def test_build_raises_naming_the_failed_variant_and_the_good_ones_run(jit):
     rt.build()  # nothing declared since: the failure was reported once
 
 
+def test_compile_error_of_a_device_compile_shows_nvrtcs_lines():
+    # On a device the handle's reason is compile_failure_reason's (C++ unit test "a failed
+    # compile's reason is its first error, then the whole log"): this machine may have no GPU.
+    from metrale._registry import Declared, build_failures, compile_error
+
+    log = ('nvrtcCompileProgram: NVRTC_ERROR_COMPILATION\nk.cuh(3): error: identifier "nope" is undefined\n'
+           '  y[0] = nope;\n\n1 error detected in the compilation of "k.cuh".\n')
+    reason = 'compile failed: k.cuh(3): error: identifier "nope" is undefined\n' + log
+    declared = [Declared(3, "k_ok", "k<{block}>", 64, 0, 0), Declared(4, "k_bad", "k<{block}, {lanes}>", 64, 2, 0)]
+    handles = {3: (0x1234, None), 4: (0, reason)}
+    failures = build_failures(declared, handles.__getitem__)
+    assert [f.kernel for f in failures] == ["k_bad"]
+    assert failures[0].reason == 'compile failed: k.cuh(3): error: identifier "nope" is undefined'
+    assert failures[0].log == ("nvrtcCompileProgram: NVRTC_ERROR_COMPILATION",
+                               'k.cuh(3): error: identifier "nope" is undefined', "  y[0] = nope;", "",
+                               '1 error detected in the compilation of "k.cuh".')
+    text = str(compile_error(failures, 1))
+    assert text.splitlines()[:3] == [
+        "1 variant failed to build; 1 other(s) built and stay usable:",
+        '  k_bad (k<{block}, {lanes}>, block=64, lanes=2): compile failed: k.cuh(3): error: identifier "nope" is '
+        "undefined",
+        "    nvrtcCompileProgram: NVRTC_ERROR_COMPILATION",
+    ]
+
+
 def test_a_variant_not_built_yet_names_build_in_python_terms(jit):
     rt, _ = jit
     variant = rt.declare("py_fill_128", "py_fill.cuh", "py_fill<{block}>", block=128)
