@@ -1,9 +1,10 @@
 """The generic registry from Python, what the C ABI leaves to the caller: launch dimensions given
-as an int or a tuple, the variants declared through a Runtime since its last build(), and the
-CompileError that build() raises for those that failed (each by kernel, name expression and the
-compiler's lines, from the reason metrale_registry_handle gives).
-Invariant: pure functions over values the C ABI returned; the one call back into the library is
-the ``handle`` function build_failures is handed.
+as an int or a tuple, launch arguments packed (Python ints and floats as the kernel's parameter
+types), the variants declared through a Runtime since its last build(), and the CompileError that
+build() raises for those that failed (each by kernel, name expression and the compiler's lines,
+from the reason metrale_registry_handle gives).
+Invariant: functions over values the C ABI returned; the calls back into the library are the
+``handle`` and ``parameters`` functions they are handed and kernel_parameters' compile.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ._errors import ArgumentError, CompileError, python_terms
+from ._arrays import describe
+from ._errors import ArgumentError, CompileError, Error, python_terms
+from ._kernel_params import lowered_name, pack, parameter_types
 
 _U32 = 2**32 - 1
 
@@ -98,3 +101,46 @@ def compile_error(failures: Sequence[VariantFailure], built: int) -> CompileErro
         lines.append(f"  {f.kernel} ({expression}): {f.reason}")
         lines += [f"    {line}" for line in f.log]
     return CompileError("\n".join(lines), tuple(failures))
+
+
+def kernel_parameters(raw: Any, variant: int, expression: str) -> tuple[str, ...] | str:
+    """The variant's parameter types from the lowered name in its NVRTC log (a compile for the
+    runtime's target arch, served from the cache after the first), or why they are unknown."""
+    try:
+        ok, reason, log = raw.registry_compile(variant, None)
+        if not ok:
+            return f"its NVRTC compile failed: {reason}"
+        return parameter_types(lowered_name(log, expression))
+    except (Error, ValueError) as error:
+        return python_terms(str(error))
+
+
+def pack_args(args: Sequence[Any], parameters: Callable[[], tuple[str, ...] | str]) -> list[bytes]:
+    """Each launch argument as its bytes: bytes as given, a NumPy scalar's, an array's address, a
+    Python int or float as the kernel's parameter type (``parameters()`` is asked only then)."""
+    packed = []
+    types: tuple[str, ...] | str | None = None
+    for i, arg in enumerate(args):
+        if isinstance(arg, bytes):
+            packed.append(arg)
+        elif isinstance(arg, np.generic):
+            packed.append(arg.tobytes())
+        elif isinstance(arg, (int, float)):
+            if types is None:
+                types = parameters()
+                if not isinstance(types, str) and len(types) != len(args):
+                    raise ArgumentError(f"args: the kernel takes {len(types)} arguments, got {len(args)}")
+            if isinstance(types, str):
+                raise ArgumentError(f"args[{i}]={arg!r}: a Python {type(arg).__name__} needs the kernel's parameter "
+                                    f"types, unknown: {types}; pass a NumPy scalar (np.float32(x)) or bytes")
+            try:
+                packed.append(pack(arg, types[i], f"args[{i}]={arg!r}"))
+            except ValueError as error:
+                raise ArgumentError(str(error)) from None
+        else:
+            try:
+                packed.append(np.uint64(describe(arg, f"args[{i}]").ptr).tobytes())
+            except ArgumentError:
+                raise ArgumentError(f"args[{i}]: expected bytes, a NumPy scalar, a Python int or float, or an "
+                                    f"array, got {type(arg).__name__}") from None
+    return packed

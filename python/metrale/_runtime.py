@@ -23,7 +23,7 @@ from ._binding import Plan, bind, plan_key
 from ._declarations import OpSpec
 from ._errors import ArgumentError, ClosedError, NoDeviceError, python_terms
 from ._log import logger
-from ._registry import Declared, build_failures, compile_error, launch_dims
+from ._registry import Declared, build_failures, compile_error, kernel_parameters, launch_dims, pack_args
 from ._op_functions import Ops
 from ._op_shapes import HOOKS
 from ._results import BuildResult, Explanation, Lever, Pick, Result
@@ -128,6 +128,9 @@ class Runtime:
         self._on_host = choice.backend == "host"
         self._device = device
         self._declared: list[Declared] = []  # declared through this Runtime since its last build()
+        self._expressions: dict[int, str] = {}  # variant id -> name expression, as declared
+        self._handle_variants: dict[int, int] = {}  # handle -> variant id, from handle()
+        self._parameter_types: dict[int, tuple[str, ...] | str] = {}  # handle -> types, or why unknown
         #: Whether ops can run (explain needs no device); when not, ``no_device_reason`` says why.
         self.has_device: bool = info["has_device"]
         self.no_device_reason: str = info["no_device_reason"]
@@ -324,6 +327,7 @@ class Runtime:
         variant = self.raw.registry_declare(kernel, source, name_expression, *counts)
         if all(d.id != variant for d in self._declared):
             self._declared.append(Declared(variant, kernel, name_expression, *counts))
+        self._expressions.setdefault(variant, name_expression)
         return variant
 
     def build(self) -> None:
@@ -348,28 +352,30 @@ class Runtime:
         first error, then the compiler's log)."""
         self._open()
         found, reason = self.raw.registry_handle(_count("variant", variant))
+        if found and variant in self._expressions:
+            self._handle_variants[found] = variant  # launch's Python ints and floats are typed by it
         return found, None if reason is None else python_terms(reason)
 
     def launch(self, handle: int, grid: int | Sequence[int], block: int | Sequence[int], args: Sequence[Any], *,
                shared_bytes: int = 0, stream: int = 0) -> None:
         """Launches ``handle`` on ``grid`` blocks of ``block`` threads, each an int or a tuple of
-        1 to 3 ints (``grid=8``, ``block=(32, 4)``); each argument is bytes, a NumPy scalar, or
-        an array (its address)."""
+        1 to 3 ints (``grid=8``, ``block=(32, 4)``); each argument is bytes, a NumPy scalar, an
+        array (its address), or a Python int or float, packed as the kernel's parameter type
+        (read from the lowered name NVRTC gives; the handle must come from handle())."""
         self._open()
-        packed = []
-        for i, arg in enumerate(args):
-            if isinstance(arg, bytes):
-                packed.append(arg)
-            elif isinstance(arg, np.generic):
-                packed.append(arg.tobytes())
-            else:
-                try:
-                    packed.append(np.uint64(describe(arg, f"args[{i}]").ptr).tobytes())
-                except ArgumentError:
-                    raise ArgumentError(f"args[{i}]: expected bytes, a NumPy scalar or an array, got "
-                                        f"{type(arg).__name__}") from None
+        packed = pack_args(args, lambda: self._parameters(handle))
         self.raw.launch(handle, launch_dims("grid", grid), launch_dims("block", block), packed,
                         _count("shared_bytes", shared_bytes), stream)
+
+    def _parameters(self, handle: int) -> tuple[str, ...] | str:
+        """The kernel's parameter types (or why unknown), read once per handle."""
+        known = self._parameter_types.get(handle)
+        if known is None:
+            variant = self._handle_variants.get(handle)
+            known = ("its handle did not come from handle()" if variant is None
+                     else kernel_parameters(self.raw, variant, self._expressions[variant]))
+            self._parameter_types[handle] = known
+        return known
 
     def synchronize(self, stream: int = 0) -> None:
         """Waits for ``stream`` (a CUstream as an int; 0 the default) on the runtime's device."""

@@ -15,6 +15,8 @@ from conftest import POISON_F32, bf16_bits
 import metrale
 from metrale._backend_choice import choose_backend
 from metrale._errors import python_terms
+from metrale._kernel_params import lowered_name, parameter_types
+from metrale._registry import pack_args
 
 # B comes from the name expression's {block}: the output says which B the compiler saw.
 FILL_SOURCE = """
@@ -297,3 +299,87 @@ def test_reprs_read_one_line_per_role(rt):
     assert lines[1] == "  pick: fp8_act_quant ran parent (kernel fp8_act_quant), the guards' pick"
     forced = rt.run("fp8_act_quant", x=bf16_bits(np.ones((4, 256))), role="twin").pick
     assert "forced by role=" in repr(forced).splitlines()[0]
+
+
+MIX_SOURCE = """
+template <int B>
+__global__ void py_mix(double* y, int a, unsigned long long b, double c, short d, bool e, float f) {
+  if (threadIdx.x == 0) {
+    y[0] = a; y[1] = static_cast<double>(b); y[2] = c; y[3] = d; y[4] = e ? 1.0 : 0.0; y[5] = f * B;
+  }
+}
+"""
+
+
+def test_launch_packs_python_ints_and_floats_as_the_kernels_parameters(jit):
+    rt, fill = jit
+    y = np.full(4 * 32, POISON_F32, np.float32)
+    rt.launch(fill, 4, 32, [y, 0.5])  # 0.5 as the kernel's float, from its lowered name
+    rt.synchronize()
+    np.testing.assert_array_equal(y, fill_reference(0.5, 32, (4, 1), 32))
+    rt.add_source("py_mix.cuh", MIX_SOURCE)
+    variant = rt.declare("py_mix", "py_mix.cuh", "py_mix<{block}>", block=2)
+    rt.build()
+    mix, reason = rt.handle(variant)
+    assert mix != 0, reason
+    out = np.full(6, np.nan)
+    b = 2**40 + 3  # exact in a double, wrong in any 32-bit packing
+    rt.launch(mix, 1, 1, [out, -7, b, 0.1, -300, True, 1.25])
+    rt.synchronize()
+    np.testing.assert_array_equal(out, [-7.0, float(b), 0.1, -300.0, 1.0, 2.5])  # 0.1: a double, not a float
+    refusals = [
+        ([out, 1.5, b, 0.1, 1, True, 1.0], "args[1]=1.5: a float for the kernel's int32 parameter"),
+        ([out, 2**31, b, 0.1, 1, True, 1.0],
+         "args[1]=2147483648: 2147483648 does not fit the kernel's int32 parameter"),
+        ([out, 1, b, 0.1, 40000, True, 1.0], "args[4]=40000: 40000 does not fit the kernel's int16 parameter"),
+        ([5, 1, b, 0.1, 1, True, 1.0], "args[0]=5: the kernel's parameter is a pointer"),
+        ([out, 1, b], "args: the kernel takes 7 arguments, got 3"),
+    ]
+    for args, message in refusals:
+        out[:] = np.nan
+        with pytest.raises(metrale.ArgumentError, match=re.escape(message)):
+            rt.launch(mix, 1, 1, args)
+        assert np.isnan(out).all()  # nothing ran
+
+
+def test_python_scalars_without_known_parameters_are_refused():
+    with pytest.raises(metrale.ArgumentError, match=re.escape("args[1]=2: a Python int needs the kernel's parameter "
+                                                              "types, unknown: its handle did not come from handle(); "
+                                                              "pass a NumPy scalar")):
+        pack_args([b"\0" * 8, 2], lambda: "its handle did not come from handle()")
+    assert pack_args([np.float32(1.0), b"ab"], lambda: pytest.fail("asked for types with no Python scalar")) == [
+        np.float32(1.0).tobytes(), b"ab"]
+
+
+SIGNATURES = """
+struct pair_q { int a, b; };
+namespace eng {
+template <int B, bool F>
+__global__ void sig_a(const float* __restrict__ x, float* y, int n, unsigned m, long long a, unsigned long long b,
+                      double d, bool f, char c, short s, unsigned short us, unsigned char uc) {}
+}
+__global__ void sig_b(float* x, float* y, const float* z, const float* w, pair_q p, float4 v, int n) {}
+__global__ void sig_c() {}
+"""
+
+
+@pytest.mark.parametrize("expression, want", [
+    ("eng::sig_a<64, true>", ("ptr", "ptr", "i", "j", "x", "y", "d", "b", "c", "s", "t", "h")),
+    ("sig_b", ("ptr", "other", "ptr", "other", "other", "other", "i")),  # repeats are substitutions
+    ("sig_c", ()),
+])
+def test_parameter_types_read_nvrtcs_lowered_names(rt, expression, want):
+    # The reference is the declaration above; the lowered name is what NVRTC 13 made of it.
+    rt.add_source("py_signatures.cuh", SIGNATURES)
+    variant = rt.declare(f"py_sig_{expression.split('<')[0].split(':')[-1]}", "py_signatures.cuh", expression)
+    result = rt.compile(variant, "sm_90")
+    assert result.ok, result.reason
+    assert parameter_types(lowered_name(result.log, expression)) == want
+
+
+def test_unreadable_lowered_names_are_refused_not_guessed():
+    for name in ("main", "_Z", "_Z3ab", "_ZN2ns1k", "_Z1kILi3"):
+        with pytest.raises(ValueError):
+            parameter_types(name)
+    with pytest.raises(ValueError, match="names 0 entries"):
+        lowered_name("ptxas info    : Compiling entry function '_Z1kv' for 'sm_90'", "other<1>")
