@@ -359,7 +359,10 @@ typedef struct metrale_variant {
 } metrale_variant;
 
 METRALE_API void metrale_variant_init(metrale_variant* variant);
-/* The same kernel and params again gives the same id. */
+/* The same kernel and params again gives the same id. The name expression's placeholders
+ * {block}, {lanes} and {groups} are replaced by the variant's values, as for the library's own
+ * kernels ("scale<{block}>" with block 128: "scale<128>"); METRALE_ERROR_ARGUMENT for another
+ * placeholder or one whose value is 0 (not taken). */
 METRALE_API metrale_status metrale_registry_declare(metrale_runtime* runtime, const metrale_variant* variant,
                                                     uint32_t* id);
 /* Builds every declared variant for the runtime's device and loads it, and returns when all
@@ -382,7 +385,8 @@ METRALE_API void metrale_build_result_init(metrale_build_result* result);
 METRALE_API metrale_status metrale_registry_compile(metrale_runtime* runtime, uint32_t id, const char* arch,
                                                     metrale_build_result* result);
 /* The variant's handle on the runtime's device; 0 when absent, and then *reason (if not
- * NULL) says why: no device, compile failed, load failed, not built, still building. */
+ * NULL) says why: no device, compile failed, load failed, not built, still building. A failed
+ * compile's reason is "compile failed: <first error>" and then the compiler's whole log. */
 METRALE_API metrale_status metrale_registry_handle(const metrale_runtime* runtime, uint32_t id, uint64_t* handle,
                                                    const char** reason);
 

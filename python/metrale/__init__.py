@@ -10,8 +10,9 @@
 Every op the runtime serves is listed in ``rt.ops`` and described by ``help(rt.ops.NAME)``.
 bf16 arrays are uint16 (the bits) or ml_dtypes.bfloat16; e4m3 outputs are uint8 bits. NumPy
 arrays on the host backend; on a device, any __dlpack__ or __cuda_array_interface__ object
-(PyTorch, CuPy). Errors raise metrale.Error subclasses naming the argument and the rule; the
-library's log lines go to the ``logging`` logger "metrale".
+(PyTorch, CuPy). Errors raise metrale.Error subclasses naming the argument and the rule
+(Runtime.build() raises CompileError with the compiler's lines); the library's log lines go to
+the ``logging`` logger "metrale".
 """
 
 from . import _cuda_paths
@@ -25,6 +26,7 @@ from ._errors import (
     BackendError,
     CaptureError,
     ClosedError,
+    CompileError,
     ConfigError,
     Error,
     InternalError,
@@ -48,6 +50,7 @@ __all__ = [
     "BuildResult",
     "CaptureError",
     "ClosedError",
+    "CompileError",
     "ConfigError",
     "Error",
     "Explanation",

@@ -31,10 +31,34 @@ ACCEPTS = {
     "i32": ("i32",),
     "u32": ("u32",),
 }
-EXPECTED = {
-    "bf16": "bf16 (uint16 bits or ml_dtypes.bfloat16)",
+#: Element types as NumPy and torch spell them (the same names: "bfloat16", "float8_e4m3fn"),
+#: for every message and docstring Python writes: the declarations' short names stay inside.
+PYTHON_DTYPE = {
+    "bf16": "bfloat16",
     "fp32": "float32",
-    "e4m3": "e4m3 (uint8 bits or ml_dtypes.float8_e4m3fn)",
+    "e4m3": "float8_e4m3fn",
+    "u8": "uint8",
+    "u16": "uint16",
+    "i32": "int32",
+    "u32": "uint32",
+    "i16": "int16",
+    "i8": "int8",
+    "i64": "int64",
+    "u64": "uint64",
+    "f16": "float16",
+    "f64": "float64",
+}
+
+
+def python_dtype(kind: str) -> str:
+    """A declared dtype or a Tensor.kind ("bf16", "u16") as NumPy and torch name it."""
+    return PYTHON_DTYPE.get(kind, kind)
+
+
+EXPECTED = {
+    "bf16": "bfloat16 (ml_dtypes.bfloat16, torch.bfloat16, or its bits as uint16)",
+    "fp32": "float32",
+    "e4m3": "float8_e4m3fn (ml_dtypes or torch, or its bits as uint8)",
     "u8": "uint8",
     "u16": "uint16",
     "i32": "int32",
@@ -200,7 +224,7 @@ def address(obj: Any, name: str) -> int:
 
 def require_dtype(t: Tensor, dtype: str) -> None:
     if t.kind not in ACCEPTS[dtype]:
-        raise ArgumentError(f"{t.name}: expected {EXPECTED[dtype]}, got {t.kind}")
+        raise ArgumentError(f"{t.name}: expected {EXPECTED[dtype]}, got {python_dtype(t.kind)}")
 
 
 def row_pitch(t: Tensor, itemsize: int) -> int:

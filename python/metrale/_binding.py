@@ -16,7 +16,8 @@ import numpy as np
 
 from . import _alloc
 from ._native import call_key
-from ._arrays import ITEMSIZE, Tensor, address, describe, require_contiguous, require_dtype, require_place, require_writable
+from ._arrays import (ITEMSIZE, Tensor, address, describe, python_dtype, require_contiguous, require_dtype,
+                      require_place, require_writable)
 from ._arrays import row_pitch
 from ._declarations import ArgSpec, OpSpec
 from ._errors import ArgumentError
@@ -141,7 +142,8 @@ def bind(spec: OpSpec, given: dict[str, Any], on_host: bool, device_ordinal: int
                     raise
                 raise call.fail(str(error)) from None
         elif arg.kind == "input":
-            raise call.fail(f"{arg.name}: missing (an input {arg.dtype} tensor [{_dims_text(arg)}]: {arg.doc})")
+            raise call.fail(f"{arg.name}: missing (an input {python_dtype(arg.dtype)} tensor "
+                            f"[{_dims_text(arg)}]: {arg.doc})")
     if hook is not None:
         hook(call)
     for where, extent, scalar, divisor, _ in call.deferred:

@@ -10,6 +10,8 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
+from ._arrays import python_dtype
+
 
 @dataclass(frozen=True)
 class Dim:
@@ -135,7 +137,7 @@ class OpSpec:
 def _describe_arg(a: ArgSpec) -> str:
     if a.tensor:
         dims = "[" + ", ".join(d.text for d in a.dims) + "]" if a.dims else "(any shape)"
-        return f"{a.name}: {a.kind} {a.dtype} {dims}, {a.alignment}-byte aligned. {a.doc}"
+        return f"{a.name}: {a.kind} {python_dtype(a.dtype)} {dims}, {a.alignment}-byte aligned. {a.doc}"
     default = "required" if a.required else f"default {a.fallback}"
     return f"{a.name}: integer in [{a.min}, {a.max}], {default}. {a.doc}"
 

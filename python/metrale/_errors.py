@@ -1,10 +1,14 @@
-"""The exceptions metrale raises: one per status of the C ABI (metrale/metrale.h).
+"""The exceptions metrale raises: one per status of the C ABI (metrale/metrale.h), and
+CompileError (build() found variants that failed).
 
-The extension raises them through from_status with the library's own message, so a Python
-caller sees exactly what a C caller reads from metrale_last_error().
+The extension raises them through from_status with the library's message in Python's terms
+(python_terms): what a C caller reads from metrale_last_error(), less the C function it came
+from and with the C and C++ names of the things Python spells otherwise.
 """
 
 from __future__ import annotations
+
+import re
 
 
 class Error(Exception):
@@ -51,6 +55,19 @@ class ClosedError(Error):
     status = 8
 
 
+class CompileError(Error, RuntimeError):
+    """Runtime.build() found variants declared through this Runtime that failed to compile (or
+    load): ``failures`` lists each one's id, kernel, name expression and the compiler's reason and
+    log lines. No C call failed (``status`` 0): the variants that did build are loaded and usable."""
+
+    status = 0
+
+    def __init__(self, message: str, failures: tuple = ()) -> None:
+        super().__init__(message)
+        #: One VariantFailure (metrale._registry) per variant that failed, in declaration order.
+        self.failures = failures
+
+
 class VersionError(Error):
     """The extension and libmetrale disagree on a struct's size."""
 
@@ -69,6 +86,30 @@ _BY_STATUS = {
 }
 
 
+# "metrale_op_run_role: ": the C function a failed call names first (C callers want it; a
+# Python caller called a method, which the traceback names).
+_C_FUNCTION_PREFIX = re.compile(r"^metrale_[a-z0-9_]+: ")
+# C and C++ names inside the library's messages, as Python spells what they name. Only these
+# exact phrases: a compiler log may hold identifiers that merely start with "metrale_".
+_PYTHON_TERMS = (
+    ("(Runtime::prepare, metrale_op_prepare, rt.prepare)", "(Runtime.prepare)"),
+    ("call metrale_registry_build", "call Runtime.build()"),
+    ("(BackendChoice::kNone)", "(the runtime explains and compiles only)"),
+)
+# "RuntimeOptions::shapes[...]": a C++ option is the Runtime keyword of the same name (levers=, shapes=).
+_CPP_OPTION = re.compile(r"\bRuntimeOptions::(?=[a-z_])")
+
+
+def python_terms(message: str) -> str:
+    """The library's message as a Python caller reads it: no leading C function name, and the
+    C/C++ names of options and functions as the Python package names them."""
+    message = _C_FUNCTION_PREFIX.sub("", message, count=1)
+    for c_name, python_name in _PYTHON_TERMS:
+        message = message.replace(c_name, python_name)
+    return _CPP_OPTION.sub("", message)
+
+
 def from_status(status: int, message: str) -> Error:
-    """The exception for a failed C ABI call (an unknown status becomes InternalError)."""
-    return _BY_STATUS.get(status, InternalError)(message)
+    """The exception for a failed C ABI call (an unknown status becomes InternalError), its
+    message in Python's terms."""
+    return _BY_STATUS.get(status, InternalError)(python_terms(message))

@@ -1,6 +1,7 @@
 """What the package hands back: the pick of an op call (one shape for every op), an op call's
 result (its outputs with the pick), an explanation, a lever with its provenance, a build result.
 Invariant: plain immutable data, built from what the C ABI returned; no call into the library.
+Their reprs are for reading at a prompt: one headline, then one indented line per verdict or role.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ class Verdict:
     reason: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Pick:
     """Which kernel an op call ran (its role and kernel), whether the caller forced it, and the
     ordered verdicts that led there (the first guard first)."""
@@ -43,6 +44,17 @@ class Pick:
     def reason(self, role: str) -> str | None:
         """The verdict's reason on ``role`` (None when it was taken or no guard spoke of it)."""
         return next((v.reason for v in self.verdicts if v.role == role), None)
+
+    def lines(self) -> list[str]:
+        """The headline ("fp8_act_quant ran parent (kernel fp8_act_quant), the guards' pick"),
+        then one line per verdict."""
+        how = "forced by role=" if self.forced else "the guards' pick"
+        out = [f"{self.op} ran {self.role} (kernel {self.kernel}), {how}"]
+        out += [f"  {v.role}: {'taken' if v.reason is None else 'not taken: ' + v.reason}" for v in self.verdicts]
+        return out
+
+    def __repr__(self) -> str:
+        return "<Pick " + "\n".join(self.lines()) + ">"
 
 
 _PICKS: dict[tuple[Any, ...], Pick] = {}
@@ -76,11 +88,13 @@ class Result:
             raise AttributeError(f"this op has no output {name!r} (outputs: {', '.join(self.outputs)})") from None
 
     def __repr__(self) -> str:
-        shapes = ", ".join(f"{k}={getattr(v, 'shape', '?')}" for k, v in self.outputs.items())
-        return f"Result({shapes}, pick={self.pick!r})"
+        outputs = ", ".join(f"{k} {getattr(v, 'dtype', '?')} {tuple(getattr(v, 'shape', ()))}"
+                            for k, v in self.outputs.items())
+        pick = self.pick.lines()
+        return "\n".join([f"<Result {outputs}", f"  pick: {pick[0]}", *(f"  {line}" for line in pick[1:])]) + ">"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RoleExplanation:
     """One guarded role at a shape: present, whether it runs and why not, its lever and where
     that came from, and the smallest M it takes at the shape's other sizes (or why never)."""
@@ -97,8 +111,29 @@ class RoleExplanation:
     min_reason: str | None
     details: dict[str, int] = field(default_factory=dict)
 
+    def line(self) -> str:
+        """"twin (fp8_act_quant_hopper): not at this shape: <why>; smallest M 264; lever ... on (file)"."""
+        if not self.present:
+            state = "not built"
+        elif self.runs:
+            state = "runs"
+        else:
+            state = f"not at this shape: {self.reject}" if self.reject else "does not run"
+        parts = [f"{self.role} ({self.kernel}): {state}"]
+        if self.min_m is not None:
+            parts.append(f"smallest M {self.min_m}")
+        elif self.min_reason:
+            parts.append(f"never: {self.min_reason}")
+        if self.lever:
+            parts.append(f"lever {self.lever} {'on' if self.requested else 'off'} ({self.lever_origin})")
+        parts += [f"{k} {v}" for k, v in self.details.items()]
+        return "; ".join(parts)
 
-@dataclass(frozen=True)
+    def __repr__(self) -> str:
+        return f"<RoleExplanation {self.line()}>"
+
+
+@dataclass(frozen=True, repr=False)
 class Explanation:
     """What an op would run for a shape on this runtime (``kernel`` and ``role``, "" without m),
     the SM count the guards used, and each guarded role, the first guard first."""
@@ -122,6 +157,12 @@ class Explanation:
                 return r
         raise KeyError(f"{role!r}: no guard of {self.op} speaks of it (guarded roles: "
                        f"{', '.join(r.role for r in self.roles)})")
+
+    def __repr__(self) -> str:
+        head = (f"{self.op} runs {self.role} (kernel {self.kernel})" if self.kernel
+                else f"{self.op}: each guarded role's smallest M")
+        return "\n".join([f"<Explanation {head} at {self.sm_count} SMs",
+                          *(f"  {r.line()}" for r in self.roles)]) + ">"
 
 
 @dataclass(frozen=True)

@@ -18,15 +18,19 @@ import numpy as np
 
 from . import _alloc, _native
 from ._arrays import describe, torch_call_key
+from ._backend_choice import choose_backend, fallback_line
 from ._binding import Plan, bind, plan_key
 from ._declarations import OpSpec
-from ._errors import ArgumentError, ClosedError, NoDeviceError
+from ._errors import ArgumentError, ClosedError, NoDeviceError, python_terms
+from ._log import logger
+from ._registry import Declared, build_failures, compile_error, kernel_parameters, launch_dims, pack_args
 from ._op_functions import Ops
 from ._op_shapes import HOOKS
 from ._results import BuildResult, Explanation, Lever, Pick, Result
 
-#: Where a runtime runs: "auto" takes the CUDA device when there is one; "host" runs the same
-#: kernel templates on the CPU; "cuda" asks for the device (a runtime with no device without one).
+#: Where a runtime runs: "auto" takes the CUDA device when there is one, else the host backend
+#: (``rt.backend_reason`` says why); "host" runs the same kernel templates on the CPU; "cuda"
+#: asks for the device (NoDeviceError at open without one).
 Backend = Literal["auto", "host", "cuda"]
 #: The BA-gates op's roles and their aliases (rt.ssm_ba_gates(role=...)).
 BaGatesRole = Literal["parent", "twin", "tensor_core", "mma"]
@@ -47,7 +51,10 @@ def _count(name: str, value: Any) -> int:
 class Runtime:
     """One device (or the host backend), its target, levers, ops and kernels.
 
-    ``Runtime("host")`` runs on the CPU, anywhere; ``Runtime("cuda", device=1)`` on that GPU.
+    ``Runtime("host")`` runs on the CPU, anywhere; ``Runtime("cuda", device=1)`` on that GPU
+    (NoDeviceError without one); ``Runtime("auto")`` on the GPU when there is one, else on the
+    host backend, saying so (``rt.backend == "host"``, ``rt.backend_reason``, a warning on the
+    "metrale" logger).
     ``levers={"ssm_ba_gates_hopper": False}`` sets levers by their [defaults] key over the
     target file and the environment (``rt.levers`` lists them with their provenance). Close it
     (``close()`` or a ``with`` block) to free its kernels. ``verify=False`` uses the kernels
@@ -103,18 +110,34 @@ class Runtime:
             if isinstance(values, int) or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
                 raise ArgumentError(f"shapes[{key!r}]={values!r}: expected a list of positive integers")
             pins.append(f"{key}={','.join(str(v) for v in values)}")
-        #: The C ABI itself (pointers as ints), for engines that manage their own memory.
-        self.raw = _native.NativeRuntime(
-            _BACKENDS[backend], device, target, cache_dir, overrides, _count("host_sm_count", host_sm_count),
+        native_args = (
+            device, target, cache_dir, overrides, _count("host_sm_count", host_sm_count),
             _count("host_worker_threads", host_worker_threads), ":".join(bundle_dirs) if bundle_dirs else None,
             -1 if verify is None else int(verify),
             ";".join(pins) if pins else None,
             bundle_pubkey,
             remote_cache,
         )
-        self._on_host = backend == "host"
-        self._device = device
+        #: The C ABI itself (pointers as ints), for engines that manage their own memory.
+        self.raw = _native.NativeRuntime(_BACKENDS[backend], *native_args)
         info = self.raw.describe()
+        choice = choose_backend(backend, info["has_device"], info["no_device_reason"])
+        if choice.refusal is not None or choice.reopen_on_host:
+            self.raw.close()
+            if choice.refusal is not None:
+                raise NoDeviceError(choice.refusal)
+            self.raw = _native.NativeRuntime(_BACKENDS["host"], *native_args)
+            info = self.raw.describe()
+            logger.warning("%s", fallback_line(choice))
+        #: Why the runtime runs elsewhere than asked ("auto" on a machine with no GPU: "no CUDA
+        #: device: <the driver's reason>"); None when it runs where asked.
+        self.backend_reason: str | None = choice.reason
+        self._on_host = choice.backend == "host"
+        self._device = device
+        self._declared: list[Declared] = []  # declared through this Runtime since its last build()
+        self._expressions: dict[int, str] = {}  # variant id -> name expression, as declared
+        self._handle_variants: dict[int, int] = {}  # handle -> variant id, from handle()
+        self._parameter_types: dict[int, tuple[str, ...] | str] = {}  # handle -> types, or why unknown
         #: Whether ops can run (explain needs no device); when not, ``no_device_reason`` says why.
         self.has_device: bool = info["has_device"]
         self.no_device_reason: str = info["no_device_reason"]
@@ -302,16 +325,29 @@ class Runtime:
     def declare(self, kernel: str, source: str, name_expression: str, *, block: int = 0, lanes: int = 0,
                 groups: int = 0) -> int:
         """Declares a variant (kernel name and template parameters); returns its id (the same
-        kernel and parameters again give the same id)."""
+        kernel and parameters again give the same id). ``{block}``, ``{lanes}`` and ``{groups}``
+        in the name expression are filled in as for the library's kernels: ``"scale<{block}>"``
+        with ``block=128`` compiles ``scale<128>``; another placeholder, or one of a parameter
+        left 0, raises ArgumentError."""
         self._open()
-        return self.raw.registry_declare(kernel, source, name_expression, _count("block", block),
-                                         _count("lanes", lanes), _count("groups", groups))
+        counts = (_count("block", block), _count("lanes", lanes), _count("groups", groups))
+        variant = self.raw.registry_declare(kernel, source, name_expression, *counts)
+        if all(d.id != variant for d in self._declared):
+            self._declared.append(Declared(variant, kernel, name_expression, *counts))
+        self._expressions.setdefault(variant, name_expression)
+        return variant
 
     def build(self) -> None:
-        """Builds and loads every declared variant for this runtime's device; a variant that
-        fails stays absent with a reason (see handle())."""
+        """Builds and loads every declared variant for this runtime's device. Raises
+        metrale.CompileError when a variant declared through this Runtime since the last build()
+        failed, naming each (kernel, name expression) with the compiler's lines; the variants
+        that did build are loaded and usable (handle() gives them) all the same."""
         self._open()
         self.raw.registry_build()
+        declared, self._declared = self._declared, []
+        failures = build_failures(declared, self.raw.registry_handle)
+        if failures:
+            raise compile_error(failures, len(declared) - len(failures))
 
     def compile(self, variant: int, arch: str | None = None) -> BuildResult:
         """Compiles one variant with NVRTC for ``arch`` (default: the target's), no device needed."""
@@ -319,32 +355,34 @@ class Runtime:
         return BuildResult(*self.raw.registry_compile(_count("variant", variant), arch))
 
     def handle(self, variant: int) -> tuple[int, str | None]:
-        """The variant's handle (0 when absent) and, when absent, why."""
+        """The variant's handle (0 when absent) and, when absent, why (a failed compile: its
+        first error, then the compiler's log)."""
         self._open()
-        return self.raw.registry_handle(_count("variant", variant))
+        found, reason = self.raw.registry_handle(_count("variant", variant))
+        if found and variant in self._expressions:
+            self._handle_variants[found] = variant  # launch's Python ints and floats are typed by it
+        return found, None if reason is None else python_terms(reason)
 
-    def launch(self, handle: int, grid: Sequence[int], block: Sequence[int], args: Sequence[Any], *,
+    def launch(self, handle: int, grid: int | Sequence[int], block: int | Sequence[int], args: Sequence[Any], *,
                shared_bytes: int = 0, stream: int = 0) -> None:
-        """Launches ``handle``; each argument is bytes, a NumPy scalar, or an array (its address)."""
+        """Launches ``handle`` on ``grid`` blocks of ``block`` threads, each an int or a tuple of
+        1 to 3 ints (``grid=8``, ``block=(32, 4)``); each argument is bytes, a NumPy scalar, an
+        array (its address), or a Python int or float, packed as the kernel's parameter type
+        (read from the lowered name NVRTC gives; the handle must come from handle())."""
         self._open()
-        packed = []
-        for i, arg in enumerate(args):
-            if isinstance(arg, bytes):
-                packed.append(arg)
-            elif isinstance(arg, np.generic):
-                packed.append(arg.tobytes())
-            else:
-                try:
-                    packed.append(np.uint64(describe(arg, f"args[{i}]").ptr).tobytes())
-                except ArgumentError:
-                    raise ArgumentError(f"args[{i}]: expected bytes, a NumPy scalar or an array, got "
-                                        f"{type(arg).__name__}") from None
-        dims = []
-        for name, given in (("grid", tuple(grid)), ("block", tuple(block))):
-            if not 1 <= len(given) <= 3:
-                raise ArgumentError(f"{name}: expected 1 to 3 dimensions, got {given}")
-            dims.append(tuple(_count(name, g) for g in given) + (1,) * (3 - len(given)))
-        self.raw.launch(handle, dims[0], dims[1], packed, _count("shared_bytes", shared_bytes), stream)
+        packed = pack_args(args, lambda: self._parameters(handle))
+        self.raw.launch(handle, launch_dims("grid", grid), launch_dims("block", block), packed,
+                        _count("shared_bytes", shared_bytes), stream)
+
+    def _parameters(self, handle: int) -> tuple[str, ...] | str:
+        """The kernel's parameter types (or why unknown), read once per handle."""
+        known = self._parameter_types.get(handle)
+        if known is None:
+            variant = self._handle_variants.get(handle)
+            known = ("its handle did not come from handle()" if variant is None
+                     else kernel_parameters(self.raw, variant, self._expressions[variant]))
+            self._parameter_types[handle] = known
+        return known
 
     def synchronize(self, stream: int = 0) -> None:
         """Waits for ``stream`` (a CUstream as an int; 0 the default) on the runtime's device."""

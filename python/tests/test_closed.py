@@ -35,7 +35,7 @@ CALLS = {
     "synchronize": lambda rt: rt.synchronize(),
 }
 # Attributes that stay readable: state, not calls into the library.
-READABLE = {"backend", "close", "closed", "device_ordinal", "has_device", "no_device_reason", "last_pick", "ops", "raw",
+READABLE = {"backend", "backend_reason", "close", "closed", "device_ordinal", "has_device", "no_device_reason", "last_pick", "ops", "raw",
             "verify"}
 
 RAW_CALLS = {

@@ -21,9 +21,10 @@ torch = pytest.importorskip("torch")
 def cuda_rt():
     if not torch.cuda.is_available():
         pytest.skip("PyTorch sees no CUDA device")
-    rt = metrale.Runtime("cuda")
-    if not rt.has_device:
-        pytest.skip(f"metrale sees no device: {rt.no_device_reason}")
+    try:
+        rt = metrale.Runtime("cuda")
+    except metrale.NoDeviceError as error:
+        pytest.skip(f"metrale sees no device: {error}")
     yield rt
     rt.close()
 

@@ -17,7 +17,8 @@ def test_registry_names_a_failed_compile(rt):
     assert not result.ok
     assert result.reason.startswith("compile failed") and "undefined_name" in result.reason
     assert "undefined_name" in result.log
-    rt.build()
+    with pytest.raises(metrale.CompileError, match="py_broken \\(broken<1>, block=1\\): load failed"):
+        rt.build()
     handle, reason = rt.handle(variant)
     assert handle == 0 and reason.startswith("load failed")
     with pytest.raises(metrale.BackendError, match="absent"):

@@ -144,7 +144,7 @@ def test_torch_compile_fullgraph_matches_eager(ops, rng, backend):
 
 def test_a_wrong_dtype_is_refused_naming_the_argument(ops, rng):
     x = torch.from_numpy(rng.uniform(-1, 1, (4, 256)).astype(np.float16))
-    with pytest.raises(metrale.ArgumentError, match=r"fp8_act_quant: x: expected bf16"):
+    with pytest.raises(metrale.ArgumentError, match=r"fp8_act_quant: x: expected bfloat16"):
         ops.fp8_act_quant(x)
 
 

@@ -9,30 +9,14 @@
 
 #include "capi_call.hpp"
 #include "capi_runtime.hpp"
+#include "jit/compile_report.hpp"
 #include "jit/compiled_entry.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
 #include "metrale/jit/kernel_registry.hpp"
+#include "target/variant_expression.hpp"
 
 namespace metrale::capi {
 namespace {
-
-// The first line of a compiler log that names an error, else its first non-empty line.
-std::string first_error_line(const std::string& log) {
-  std::string first;
-  std::size_t start = 0;
-  while (start < log.size()) {
-    const std::size_t end = std::min(log.find('\n', start), log.size());
-    const std::string line = log.substr(start, end - start);
-    if (line.find("error") != std::string::npos) {
-      return line;
-    }
-    if (first.empty() && line.find_first_not_of(" \t\r") != std::string::npos) {
-      first = line;
-    }
-    start = end + 1;
-  }
-  return first.empty() ? std::string("(the compiler left no log)") : first;
-}
 
 std::string absent_reason(Runtime& runtime, KernelRegistry& registry, VariantId id) {
   const KernelVariant variant = registry.variant(id);  // an ArgumentError for an unknown id
@@ -54,7 +38,7 @@ std::string absent_reason(Runtime& runtime, KernelRegistry& registry, VariantId 
     return "load failed: " + record->load_error;
   }
   if (record->entry != nullptr && !record->entry->ok) {
-    return "compile failed: " + first_error_line(record->entry->log);
+    return compile_failure_reason(record->entry->log);
   }
   return fmt::format("{} ({}) built but not loaded on {}", variant.kernel, variant.params.tag(), backend.device_key());
 }
@@ -115,9 +99,11 @@ metrale_status metrale_registry_declare(metrale_runtime* runtime, const metrale_
     require_non_null(variant->kernel, "variant.kernel");
     require_non_null(variant->source, "variant.source");
     require_non_null(variant->name_expression, "variant.name_expression");
+    // Placeholders ({block}, {lanes}, {groups}) are filled in as for the library's own kernels.
+    const metrale::KernelParams params{variant->block, variant->lanes, variant->groups};
     const metrale::VariantId declared = registry_of(runtime).declare(
-        metrale::KernelVariant{variant->kernel, variant->source, variant->name_expression,
-                               metrale::KernelParams{variant->block, variant->lanes, variant->groups}, false});
+        metrale::KernelVariant{variant->kernel, variant->source,
+                               metrale::expand_variant_expression(variant->name_expression, params), params, false});
     *id = declared;
   });
 }
@@ -155,7 +141,7 @@ metrale_status metrale_registry_compile(metrale_runtime* runtime, uint32_t id, c
     const metrale::BuildRecord record = rt.registry().build(chosen, ids).at(0);
     CompileText& text = compile_text();
     text.log = record.entry != nullptr ? record.entry->log : std::string();
-    text.reason = record.ok() ? std::string() : "compile failed: " + first_error_line(text.log);
+    text.reason = record.ok() ? std::string() : "compile failed: " + metrale::first_error_line(text.log);
     metrale_build_result out;
     metrale_build_result_init(&out);
     out.struct_size = result->struct_size;

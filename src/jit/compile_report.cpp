@@ -5,6 +5,7 @@
 // comma-separated items varies between versions, so each item is matched by its words.
 #include "jit/compile_report.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <regex>
 
@@ -123,6 +124,32 @@ std::string annotated_log(std::string_view log, const std::vector<SourceDiagnost
     out += "\n  " + diagnostic.file + ":" + std::to_string(diagnostic.line) + ": " + diagnostic.quoted_line;
   }
   return out;
+}
+
+std::string first_error_line(std::string_view log) {
+  std::string_view first;
+  std::size_t start = 0;
+  while (start < log.size()) {
+    const std::size_t end = std::min(log.find('\n', start), log.size());
+    const std::string_view line = log.substr(start, end - start);
+    if (line.find("error") != std::string_view::npos) {
+      return std::string(line);
+    }
+    if (first.empty() && line.find_first_not_of(" \t\r") != std::string_view::npos) {
+      first = line;
+    }
+    start = end + 1;
+  }
+  return first.empty() ? std::string("(the compiler left no log)") : std::string(first);
+}
+
+std::string compile_failure_reason(std::string_view log) {
+  std::string reason = "compile failed: " + first_error_line(log);
+  if (log.find_first_not_of(" \t\r\n") != std::string_view::npos) {
+    reason += '\n';
+    reason.append(log);
+  }
+  return reason;
 }
 
 }  // namespace metrale

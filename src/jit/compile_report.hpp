@@ -41,4 +41,14 @@ std::vector<SourceDiagnostic> parse_diagnostics(std::string_view log, const Sour
 // The log followed by the quoted source lines of its errors, for humans (CLI, log once).
 std::string annotated_log(std::string_view log, const std::vector<SourceDiagnostic>& diagnostics);
 
+// The first line of a compiler log that names an error, else its first non-empty line, else
+// "(the compiler left no log)". Pure.
+std::string first_error_line(std::string_view log);
+
+// Why a variant whose compile failed is absent: "compile failed: <first error line>", then the
+// whole log on the lines after it (as the host backend's "load failed: ..." carries its
+// compiler's), so a caller reading only the reason (metrale_registry_handle, Python's
+// CompileError) sees every diagnostic. Pure.
+std::string compile_failure_reason(std::string_view log);
+
 }  // namespace metrale

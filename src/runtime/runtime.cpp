@@ -94,7 +94,7 @@ std::unique_ptr<Runtime> Runtime::open(RuntimeOptions options) {
       break;
     }
     case BackendChoice::kNone:
-      reason = "no device asked for (BackendChoice::kNone)";
+      reason = "no device asked for (the runtime explains and compiles only)";
       break;
     case BackendChoice::kAuto:
     case BackendChoice::kCuda: {

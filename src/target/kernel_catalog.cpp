@@ -10,6 +10,7 @@
 #include <array>
 
 #include "metrale/error.hpp"
+#include "target/variant_expression.hpp"
 
 namespace metrale {
 namespace {
@@ -80,6 +81,22 @@ std::string expand_kernel_expression(std::string_view pattern, const KernelParam
   }
   out.append(pattern.substr(from));
   return out;
+}
+
+std::string expand_variant_expression(std::string_view pattern, const KernelParams& params) {
+  for (const std::string& name : placeholders(pattern)) {
+    if (std::find(kParamNames.begin(), kParamNames.end(), name) == kParamNames.end()) {
+      throw ArgumentError(fmt::format(
+          "expression '{}': unknown placeholder {{{}}} (allowed: {{block}}, {{lanes}}, {{groups}})", pattern, name));
+    }
+    // 0 means "not taken" (and is part of the variant's key): a {block} of block 0 would
+    // instantiate the template at 0, never what was meant.
+    if (param_value(params, name) == 0) {
+      throw ArgumentError(fmt::format(
+          "expression '{}' uses {{{}}}, but the variant's {} is 0 (not taken): give it a value", pattern, name, name));
+    }
+  }
+  return expand_kernel_expression(pattern, params);
 }
 
 void KernelCatalog::add(KernelDeclaration declaration) {

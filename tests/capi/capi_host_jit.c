@@ -45,7 +45,9 @@ static uint64_t build_and_run(const metrale_runtime_options* options) {
   CHECK(metrale_registry_add_source(rt, "jit_mirror.cuh", kSource) == METRALE_OK, "%s", metrale_last_error());
   metrale_variant variant;
   metrale_variant_init(&variant);
-  variant.kernel = "capi_jit_mirror", variant.source = "jit_mirror.cuh", variant.name_expression = "jit_mirror<64>";
+  /* {block} is filled in by declare (BLOCK: 64), as for the library's own kernels. */
+  variant.kernel = "capi_jit_mirror", variant.source = "jit_mirror.cuh",
+  variant.name_expression = "jit_mirror<{block}>";
   variant.block = BLOCK;
   uint32_t id = 0;
   CHECK(metrale_registry_declare(rt, &variant, &id) == METRALE_OK, "%s", metrale_last_error());

@@ -107,3 +107,17 @@ TEST_CASE("only a source that includes a file outside its set gets the toolkit's
   REQUIRE(metrale::toolkit_for(sources, "metrale_arith.cuh", toolkit_fn) == nullptr);
   REQUIRE_FALSE(sources.reaches_outside("not_a_member.cuh"));
 }
+
+TEST_CASE("a failed compile's reason is its first error, then the whole log", "[jit][report]") {
+  const std::string log =
+      "nvrtcCompileProgram: NVRTC_ERROR_COMPILATION\n"
+      "k.cuh(3): error: identifier \"undefined_name\" is undefined\n"
+      "k.cuh(4): error: expected a \";\"\n"
+      "\n2 errors detected in the compilation of \"k.cuh\".\n";
+  const std::string reason = compile_failure_reason(log);
+  CHECK(reason.starts_with("compile failed: k.cuh(3): error: identifier \"undefined_name\" is undefined\n"));
+  CHECK(reason.ends_with(log));                                     // every diagnostic, the second error too
+  CHECK(first_error_line("warning: x\n  note\n") == "warning: x");  // no error line: the first line
+  CHECK(compile_failure_reason("") == "compile failed: (the compiler left no log)");
+  CHECK(compile_failure_reason(" \n") == "compile failed: (the compiler left no log)");
+}

@@ -9,6 +9,7 @@
 #include "ops/op_kernels.hpp"
 #include "target/hardware_loader.hpp"
 #include "target/kernel_catalog.hpp"
+#include "target/variant_expression.hpp"
 
 namespace {
 
@@ -145,4 +146,20 @@ TEST_CASE("catalog declarations are checked when added", "[target][catalog][engi
   CHECK_THROWS_AS(catalog.variant("nope", {}), metrale::ArgumentError);
   CHECK(metrale::expand_kernel_expression("a<{groups}, {lanes}, {block}>", {1, 2, 3}) == "a<3, 2, 1>");
   CHECK_THROWS_WITH(metrale::expand_kernel_expression("a<{x}>", {}), Catch::Contains("unknown placeholder {x}"));
+}
+
+TEST_CASE("registry variant expressions fill only the parameters the variant takes", "[target][catalog][engine]") {
+  // The C ABI's declare (and so Python's) fills these as the library's kernels are filled.
+  CHECK(metrale::expand_variant_expression("a<{block}, {lanes}, {groups}>", {128, 4, 2}) == "a<128, 4, 2>");
+  CHECK(metrale::expand_variant_expression("a<{block}>", {64, 0, 0}) == "a<64>");
+  CHECK(metrale::expand_variant_expression("a<7>", {}) == "a<7>");
+  CHECK(metrale::expand_variant_expression("a<{block}>", {64, 0, 0}) ==
+        metrale::expand_kernel_expression("a<{block}>", {64, 0, 0}));
+  CHECK_THROWS_WITH(metrale::expand_variant_expression("a<{lanes}>", {64, 0, 0}),
+                    Catch::Contains("uses {lanes}, but the variant's lanes is 0"));
+  CHECK_THROWS_WITH(metrale::expand_variant_expression("a<{shape}>", {64, 0, 0}),
+                    Catch::Contains("unknown placeholder {shape} (allowed: {block}, {lanes}, {groups})"));
+  CHECK_THROWS_WITH(metrale::expand_variant_expression("a<{warps}>", {64, 0, 0}),
+                    Catch::Contains("unknown placeholder {warps}"));
+  CHECK_THROWS_WITH(metrale::expand_variant_expression("a<{block>", {64, 0, 0}), Catch::Contains("never closed"));
 }
