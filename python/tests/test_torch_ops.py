@@ -9,6 +9,9 @@ Skips without torch: .ci/run installs it into a cached environment (tools/torch_
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from conftest import ba_gates_reference, bf16_bits, fp8_reference
@@ -163,3 +166,28 @@ def test_a_second_runtime_for_the_same_device_type_is_refused(ops):
 def test_a_namespace_that_is_no_identifier_is_refused(rt):
     with pytest.raises(metrale.ArgumentError, match=r"namespace 'no.such': must be a Python identifier"):
         metrale_torch.register(rt, namespace="no.such")
+
+
+# The README's PyTorch example, verbatim (tests/scripts/check_readme_examples.py), run in a new
+# interpreter: it registers the namespace "metrale", which this module's runtime holds here.
+README_EXAMPLE = """
+# README: PyTorch example
+import torch
+
+import metrale
+import metrale.torch
+
+rt = metrale.Runtime("host")  # CPU tensors; metrale.Runtime("cuda") serves CUDA tensors
+metrale.torch.register(rt)  # namespace="metrale"; register a "cuda" runtime too for both devices
+x = torch.randn(4, 256).to(torch.bfloat16)
+q, scales = torch.ops.metrale.fp8_act_quant(x)  # float8_e4m3fn [4, 256], float32 [4, 2]
+q, scales = torch.ops.metrale.fp8_act_quant(x, scale_layout=1, role="parent")  # column-major scales
+print(q.dtype, tuple(scales.shape), scales.stride(), rt.last_pick.role)
+# README: end
+"""
+
+
+def test_the_readme_example_runs():
+    done = subprocess.run([sys.executable, "-c", README_EXAMPLE], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "torch.float8_e4m3fn (4, 2) (1, 4) parent", done.stdout

@@ -9,6 +9,7 @@ EXAMPLES = [
     ("C++", "tests/consumer/main.cpp"),
     ("C", "tests/capi/capi_host_ops.c"),
     ("Python", "python/tests/test_host_ops.py"),
+    ("PyTorch", "python/tests/test_torch_ops.py"),
     ("Rust", "examples/rust-engine/tests/host_ops.rs"),
     ("C++ host CI", "tests/unit/corpus_cg_readme_test.cpp"),
 ]
