@@ -120,6 +120,11 @@ class KernelRegistry {
     // Where NVRTC compiles read METRALE_PCH (precompiled headers) and the PCH folder's cache root;
     // the runtime passes RuntimeOptions::env.
     EnvLookup env = process_environment();
+    // The most one NVRTC program may take before it is abandoned (its variants then fail with
+    // "compile exceeded N s"), and the longest wait for another process's compile of the same key.
+    // nullopt: METRALE_COMPILE_TIMEOUT_S through `env` (default 300). ConfigError (from the
+    // constructor) for a value that is not a positive number of seconds.
+    std::optional<double> compile_timeout_s;
   };
 
   explicit KernelRegistry(SourceSet sources);
