@@ -35,7 +35,7 @@ struct EntryStore {
   std::function<bool(const EntryKey&, const EntrySections&)> store;
   // Optional (empty: no lock): the machine-wide compile lock of a key (jit/compile_lock.hpp), waited
   // for at most the given seconds; held around look again -> compile -> store.
-  std::function<CompileLock(const EntryKey&, double wait_s)> lock;
+  std::function<CompileLock(const EntryKey&, double wait_s)> lock = {};
 
   [[nodiscard]] bool enabled() const { return load && store; }
 };
