@@ -1,8 +1,8 @@
 // tests/support/slow_compile.hpp: a kernel source that takes NVRTC and g++ a long time to compile
 // (seconds of constant evaluation, in chunks each under NVRTC's constexpr step limit), for the
-// compile-deadline tests. Measured on the 2-core box (BENCHMARKS.md, "Compile deadlines"): with 48
-// chunks NVRTC 13.0 takes about 7 s for one instantiation, g++ 12 -O2 far longer (its constant
-// evaluator is slower); both are cut at a 1 s limit in the tests.
+// compile-deadline tests. Measured on the 2-core box (BENCHMARKS.md, "Compile deadlines"): each
+// chunk costs NVRTC 13.0 about 45 ms on an idle machine (160 chunks: about 7 s; several times that
+// under load), g++ 12 more (its constant evaluator is slower); both are cut at a 1 s limit.
 #pragma once
 
 #include <string>
