@@ -294,6 +294,9 @@ BuildSummary build_variants(std::span<const BuildJob> jobs, const BuildContext& 
       std::vector<CompileLock> locks;
       if (context.store.lock) {
         // Another process may have compiled a key while this one waited for its lock: look again.
+        // What it stored is whole or absent: the disk cache publishes by temp file, fsync and
+        // rename (jit/cache_file_io.hpp), never in place; the locks are released once this
+        // group's entries are stored (compile_group stores before it returns).
         locks = lock_keys(group, context);
         std::vector<const BuildJob*> left;
         std::vector<std::promise<EntryPtr>*> left_promises;
