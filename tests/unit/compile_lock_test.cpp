@@ -6,14 +6,18 @@
 // is what the test would see if the lock did nothing); two host JITs on one folder compile once.
 #include "jit/compile_lock.hpp"
 
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <fstream>
 #include <latch>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "host/host_backend.hpp"
@@ -27,6 +31,8 @@
 #include "support/isolated_runtime.hpp"
 #include "support/jit_test_support.hpp"
 #include "support/temp_dir.hpp"
+
+extern char** environ;  // NOLINT(readability-redundant-declaration): the children's environment
 
 using namespace metrale;
 
@@ -62,14 +68,40 @@ EntryStore held_disk_store(const std::filesystem::path& dir, std::latch& both_mi
   return held;
 }
 
-// A kernel of the test set, its source salted so no earlier run's cache entry can answer.
-SourceSet salted_sources() {
-  SourceSet sources = jit_test_support::test_sources();
+std::string random_salt() {
   static std::mt19937_64 engine(std::random_device{}());
-  sources.add_source("lock_salted.cuh",
-                     "// salt " + std::to_string(engine()) + "\n#include \"jit_test_kernels.cuh\"\n");
+  return std::to_string(engine());
+}
+
+// A kernel of the test set, its source salted so no earlier run's cache entry can answer.
+SourceSet salted_sources(const std::string& salt = random_salt()) {
+  SourceSet sources = jit_test_support::test_sources();
+  sources.add_source("lock_salted.cuh", "// salt " + salt + "\n#include \"jit_test_kernels.cuh\"\n");
   return sources;
 }
+
+// Waits up to 60 s for `path` to exist.
+bool wait_for_file(const std::filesystem::path& path) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!std::filesystem::exists(path)) {
+    if (std::chrono::steady_clock::now() >= until) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// What the two-process test hands its children (this binary again, running the hidden case below).
+constexpr const char* kChildDir = "METRALE_LOCK_TEST_DIR";
+constexpr const char* kChildSalt = "METRALE_LOCK_TEST_SALT";
+constexpr const char* kChildOut = "METRALE_LOCK_TEST_OUT";
+constexpr const char* kChildNoLock = "METRALE_LOCK_TEST_NO_LOCK";  // the planted fault: no lock
 
 const KernelVariant kScale{"scale", "lock_salted.cuh", "jit_test::scale<128>", KernelParams{128, 0, 0}};
 
@@ -227,4 +259,110 @@ TEST_CASE("two host JITs on one cache folder compile a key once", "[deadline][ho
     REQUIRE(handles[b].present());
     test::check_runs(*backends[b], handles[b], 40 + b);
   }
+}
+
+// Run only by the test below, in a process of its own: builds kScale in the cache folder it is
+// given, its first disk lookup (a miss) followed by "<out>.ready" and a wait for "<dir>/go", so both
+// processes have missed the disk before either compiles; writes "<programs> <disk hits> <ok>" to <out>.
+TEST_CASE("compile lock child process", "[.][deadline-child]") {
+  const char* dir = std::getenv(kChildDir);
+  const char* salt = std::getenv(kChildSalt);
+  const char* out = std::getenv(kChildOut);
+  REQUIRE(dir != nullptr);
+  REQUIRE(salt != nullptr);
+  REQUIRE(out != nullptr);
+  EntryStore disk =
+      disk_entry_store(std::make_shared<DiskCache>(DiskCache::open_at(std::filesystem::path(dir) / "cache")));
+  EntryStore store = disk;
+  if (std::getenv(kChildNoLock) != nullptr) {
+    store.lock = nullptr;
+  }
+  auto first = std::make_shared<std::atomic<bool>>(true);
+  const std::string ready = std::string(out) + ".ready";
+  const std::filesystem::path go = std::filesystem::path(dir) / "go";
+  store.load = [disk, first, ready, go](const EntryKey& key) {
+    std::optional<EntrySections> found = disk.load(key);
+    if (first->exchange(false)) {
+      std::ofstream(ready) << "missed\n";
+      wait_for_file(go);
+    }
+    return found;
+  };
+  KernelRegistry registry(salted_sources(salt), lock_options(std::move(store)));
+  registry.declare(kScale);
+  const std::vector<BuildRecord> built = registry.build("sm_90");
+  REQUIRE(built.size() == 1);
+  const RegistryStats stats = registry.stats();
+  std::ofstream(out) << stats.nvrtc_programs << " " << stats.disk_hits << " " << (built[0].ok() ? 1 : 0) << "\n";
+}
+
+TEST_CASE("two processes on one cache folder that both missed the disk compile a key once", "[deadline][jit]") {
+  INFO(nvrtc_unavailable_reason());
+  REQUIRE(nvrtc_available());
+  std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::string filter = "[deadline-child]";
+  // The programs both children ran, and their disk hits.
+  auto race = [&](bool with_lock) {
+    test::TempDir dir("metrale-lock-processes");
+    const std::string salt = random_salt();
+    std::array<pid_t, 2> children{};
+    std::array<std::filesystem::path, 2> outs;
+    for (std::size_t c = 0; c < 2; ++c) {
+      outs[c] = dir.path() / ("child" + std::to_string(c));
+      std::vector<std::string> env_text;
+      for (char** entry = environ; *entry != nullptr; ++entry) {
+        env_text.emplace_back(*entry);
+      }
+      env_text.push_back(std::string(kChildDir) + "=" + dir.path().string());
+      env_text.push_back(std::string(kChildSalt) + "=" + salt);
+      env_text.push_back(std::string(kChildOut) + "=" + outs[c].string());
+      if (!with_lock) {
+        env_text.push_back(std::string(kChildNoLock) + "=1");
+      }
+      std::vector<char*> envp;
+      for (std::string& text : env_text) {
+        envp.push_back(text.data());
+      }
+      envp.push_back(nullptr);
+      std::array<char*, 3> argv{exe.data(), filter.data(), nullptr};
+      // The child's Catch report goes to a file (quoted below when something fails).
+      const std::string log = outs[c].string() + ".log";
+      posix_spawn_file_actions_t actions;
+      posix_spawn_file_actions_init(&actions);
+      posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+      const int spawned = ::posix_spawn(&children[c], exe.c_str(), &actions, nullptr, argv.data(), envp.data());
+      posix_spawn_file_actions_destroy(&actions);
+      REQUIRE(spawned == 0);
+    }
+    // Both have missed the disk: now let them compile.
+    for (const std::filesystem::path& out : outs) {
+      CHECK(wait_for_file(out.string() + ".ready"));
+    }
+    std::ofstream(dir.path() / "go") << "go\n";
+    for (const pid_t child : children) {
+      int status = 0;
+      REQUIRE(::waitpid(child, &status, 0) == child);
+      CHECK(WIFEXITED(status));
+      CHECK(WEXITSTATUS(status) == 0);
+    }
+    std::pair<int, int> totals{0, 0};
+    for (const std::filesystem::path& out : outs) {
+      const std::string text = read_text(out);
+      INFO(out << ": " << text << "\n" << read_text(out.string() + ".log"));
+      std::istringstream result(text);
+      int programs = -1;
+      int disk_hits = -1;
+      int ok = 0;
+      result >> programs >> disk_hits >> ok;
+      CHECK(ok == 1);
+      totals.first += programs;
+      totals.second += disk_hits;
+    }
+    return totals;
+  };
+  // One compiled; the other waited on the lock and found its entry on the disk.
+  CHECK(race(true) == std::pair<int, int>{1, 1});
+  // The planted fault: without the lock both compile.
+  CHECK(race(false) == std::pair<int, int>{2, 0});
 }
