@@ -107,7 +107,7 @@ const KernelVariant kScale{"scale", "lock_salted.cuh", "jit_test::scale<128>", K
 
 }  // namespace
 
-TEST_CASE("a compile lock has one holder at a time and is waited for at most its limit", "[deadline]") {
+TEST_CASE("a compile lock has one holder at a time and is waited for at most its limit", "[deadline][concurrency]") {
   test::TempDir dir("metrale-lock");
   CHECK(compile_lock_file_name("0123abcdef") == ".lock-0123abcdef");
   CHECK(compile_lock_file_name("../x/y\n") == ".lock-xy");
@@ -195,7 +195,8 @@ TEST_CASE("where no compile lock file can be made the kernel still compiles with
   CHECK(map.stores == 1);
 }
 
-TEST_CASE("two registries on one cache folder that both missed the disk compile a key once", "[deadline][jit]") {
+TEST_CASE("two registries on one cache folder that both missed the disk compile a key once",
+          "[deadline][jit][concurrency]") {
   INFO(nvrtc_unavailable_reason());
   REQUIRE(nvrtc_available());
   const SourceSet sources = salted_sources();
