@@ -34,9 +34,17 @@ if(NOT TARGET PkgConfig::METRALE_SODIUM)
                       "(apt-get install libsodium-dev pkg-config), or run 'make run' as root, which installs them.")
 endif()
 
+# hiredis (the Redis remote cache tier, src/jit/redis_client.hpp) also ships only a pkg-config file.
+pkg_check_modules(METRALE_HIREDIS QUIET IMPORTED_TARGET hiredis)
+if(NOT TARGET PkgConfig::METRALE_HIREDIS)
+  message(FATAL_ERROR "metrale-jit needs hiredis: install the Debian package 'libhiredis-dev' "
+                      "(apt-get install libhiredis-dev), or run 'make run' as root, which installs it.")
+endif()
+
 # xxHash is inlined (XXH_INLINE_ALL); the shared libraries of the others are bundled next to
 # the binaries by tools/device_check.sh for a device machine that lacks them.
 set(METRALE_PUBLIC_DEPS spdlog::spdlog fmt::fmt nlohmann_json::nlohmann_json)
-set(METRALE_PRIVATE_DEPS tomlplusplus::tomlplusplus Boost::context PkgConfig::METRALE_SODIUM Threads::Threads
+set(METRALE_PRIVATE_DEPS tomlplusplus::tomlplusplus Boost::context PkgConfig::METRALE_SODIUM PkgConfig::METRALE_HIREDIS
+                          Threads::Threads
                           ${CMAKE_DL_LIBS})
 include_directories(SYSTEM ${METRALE_XXHASH_INCLUDE_DIR})

@@ -6,7 +6,8 @@
 # and cargo for the Rust example (examples/rust-engine/) when it is not on the machine.
 set -euo pipefail
 packages=(cmake g++ make catch2 libtomlplusplus-dev libspdlog-dev libfmt-dev libcli11-dev patchelf
-          libboost-context-dev libxxhash-dev nlohmann-json3-dev clang libclang-rt-14-dev libsodium-dev pkg-config)
+          libboost-context-dev libxxhash-dev nlohmann-json3-dev clang libclang-rt-14-dev libsodium-dev pkg-config
+          libhiredis-dev redis-server)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -40,8 +40,9 @@ extern "C" {
  * 3: graph capture (metrale_op_prepare, METRALE_ERROR_CAPTURE) and the CUDA error of a failure
  * (metrale_last_error_info); verification (options.verify, verify_time_limit_ms, info.verify);
  * options.shapes. A version-2 options struct (without the new fields) is still accepted.
- * 4: metrale_runtime_shutdown and METRALE_ERROR_CLOSED (closing while other threads call). */
-#define METRALE_ABI_VERSION 4
+ * 4: metrale_runtime_shutdown and METRALE_ERROR_CLOSED (closing while other threads call).
+ * 5: options.remote_cache (the Redis remote cache tier), appended; a smaller struct still opens. */
+#define METRALE_ABI_VERSION 5
 
 typedef enum metrale_status {
   METRALE_OK = 0,
@@ -123,6 +124,12 @@ typedef struct metrale_runtime_options {
    * bundle is refused (a warning naming it and the rule). A file that is no public key fails the
    * open with METRALE_ERROR_CONFIG. NULL or "": the variable's, else bundles trusted by content. */
   const char* bundle_pubkey;
+  /* Since ABI 5 (appended; read only from a struct that holds it). The remote cache tier,
+   * "redis://HOST:PORT[/DB]", over METRALE_REMOTE_CACHE: asked after the disk cache and before
+   * NVRTC, and every compile published there; Redis down, slow or full never fails a call. NULL:
+   * the variable's; "": none, even when the variable names one. A malformed URL fails the open
+   * with METRALE_ERROR_CONFIG. */
+  const char* remote_cache;
 } metrale_runtime_options;
 
 /* One lever set by the caller: its [defaults] key ("ssm_ba_gates_hopper") and 1 on / 0 off. */

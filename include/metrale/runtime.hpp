@@ -92,6 +92,12 @@ struct RuntimeOptions {
   // The disk cache's directory instead of METRALE_CACHE_DIR / XDG_CACHE_HOME / ~/.cache/metrale
   // (an unusable one means memory only, with one warning); ignored when `registry` is given.
   std::optional<std::string> cache_dir;
+  // The remote cache tier, "redis://HOST:PORT[/DB]", over METRALE_REMOTE_CACHE: asked after the
+  // disk cache and before NVRTC under the same key, and every compile published there (README
+  // "Remote cache"). Redis down, slow or full never fails a call (one warning per runtime). An
+  // empty string: none, even when the variable names one. A malformed URL is a ConfigError.
+  // Ignored when `registry` is given (its Options::remote is used).
+  std::optional<std::string> remote_cache;
   // Ahead-of-time bundles (directories written by `metrale-jit build --bundle`), looked in
   // before the disk cache and NVRTC, followed by those of METRALE_BUNDLE_DIR (':'-separated).
   std::vector<std::string> bundle_dirs;

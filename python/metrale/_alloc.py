@@ -21,7 +21,7 @@ _NUMPY = {
     "i32": np.int32,
     "u32": np.uint32,
 }
-_TORCH = {"bf16": "bfloat16", "fp32": "float32", "e4m3": "uint8", "u8": "uint8", "u16": "uint16", "i32": "int32",
+_TORCH = {"bf16": "bfloat16", "fp32": "float32", "e4m3": "float8_e4m3fn", "u8": "uint8", "u16": "uint16", "i32": "int32",
           "u32": "uint32"}
 
 
@@ -30,10 +30,9 @@ def _library(like: Any) -> str:
 
 
 def empty(like: Any, on_host: bool, shape: tuple[int, ...], dtype: str, name: str) -> Any:
-    """A new uninitialised array of ``shape`` and declared ``dtype`` where ``like`` lives."""
-    if on_host:
-        return np.empty(shape, dtype=_NUMPY[dtype])
-    library = _library(like)
+    """A new uninitialised array of ``shape`` and declared ``dtype`` where ``like`` lives: a torch
+    tensor for torch inputs (on the host backend too: CPU tensors), else NumPy on the host."""
+    library = _library(like) if like is not None else "numpy"
     if library == "torch":
         import torch
 
@@ -41,6 +40,8 @@ def empty(like: Any, on_host: bool, shape: tuple[int, ...], dtype: str, name: st
         if torch_dtype is None:
             raise ArgumentError(f"{name}: this PyTorch has no {_TORCH[dtype]}: pass {name}=")
         return torch.empty(shape, dtype=torch_dtype, device=like.device)
+    if on_host:
+        return np.empty(shape, dtype=_NUMPY[dtype])
     if library == "cupy":
         import cupy
 

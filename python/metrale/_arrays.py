@@ -89,6 +89,68 @@ def _c_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+# torch dtypes by their name (torch imported only where a tensor is met).
+_TORCH_KINDS = {
+    "bfloat16": "bf16",
+    "float32": "fp32",
+    "float8_e4m3fn": "e4m3",
+    "uint8": "u8",
+    "uint16": "u16",
+    "int32": "i32",
+    "uint32": "u32",
+    "int16": "i16",
+}
+
+
+_TORCH_TENSOR: Any = None  # torch.Tensor, set when the first torch tensor is met
+
+
+def _describe_torch(obj: Any, name: str) -> Tensor:
+    """A torch.Tensor by its metadata (cheaper than a DLPack capsule, and it reads fake tensors:
+    a custom op's fake implementation binds them with address 0, which every alignment meets)."""
+    global _TORCH_TENSOR
+    if _TORCH_TENSOR is None:
+        import torch
+
+        _TORCH_TENSOR = torch.Tensor
+    device = obj.device
+    if device.type not in ("cpu", "cuda"):
+        raise ArgumentError(f"{name}: a torch tensor on {device} (expected the CPU or CUDA)")
+    dtype = str(obj.dtype).rpartition(".")[2]
+    itemsize = obj.element_size()
+    on_device = device.type == "cuda"
+    if type(obj) is _TORCH_TENSOR:
+        ptr = obj.data_ptr()
+    else:  # a subclass: a fake tensor (no storage) or a parameter, say
+        from torch._subclasses.fake_tensor import is_fake
+
+        ptr = 0 if is_fake(obj) else obj.data_ptr()
+    return Tensor(name, ptr, tuple(obj.shape), tuple(s * itemsize for s in obj.stride()),
+                  _TORCH_KINDS.get(dtype, f"torch.{dtype}"), on_device,
+                  (device.index or 0) if on_device else 0, True, None)
+
+
+def torch_call_key(given: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, int]] | None:
+    """For a call whose arrays are all plain torch tensors (sizes ints, bools or None): what its
+    Plan depends on (each tensor's dtype, shape, strides and device; each size) and the tensors'
+    addresses; None otherwise (fake tensors, other arrays: the full checks every time)."""
+    tensor_type = _TORCH_TENSOR
+    if tensor_type is None:
+        return None
+    parts: list[tuple[Any, ...]] = []
+    addresses: dict[str, int] = {}
+    for name, value in given.items():
+        kind = type(value)
+        if kind is tensor_type:
+            parts.append((name, value.dtype, value.shape, value.stride(), value.device))
+            addresses[name] = value.data_ptr()
+        elif value is None or kind is int or kind is bool:
+            parts.append((name, value))
+        else:
+            return None
+    return tuple(parts), addresses
+
+
 def describe(obj: Any, name: str) -> Tensor:
     """The Tensor behind ``obj``; ArgumentError when it is not an array this package reads."""
     if isinstance(obj, np.ndarray):
@@ -100,6 +162,8 @@ def describe(obj: Any, name: str) -> Tensor:
         if ptr is None:
             ptr = obj.__array_interface__["data"][0]
         return Tensor(name, ptr, obj.shape, obj.strides, kind, False, 0, obj.flags.writeable, None)
+    if type(obj).__module__.startswith("torch") and hasattr(obj, "untyped_storage"):
+        return _describe_torch(obj, name)
     if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
         device_type, device_id = obj.__dlpack_device__()
         if device_type not in (_DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED):

@@ -20,6 +20,10 @@ class NativeRuntime:
         host_sm_count: int,
         host_worker_threads: int,
         bundle_dirs: str | None = None,
+        verify: int = -1,
+        shapes: str | None = None,
+        bundle_pubkey: str | None = None,
+        remote_cache: str | None = None,
     ) -> None: ...
     def close(self) -> None: ...
     @property

@@ -17,7 +17,7 @@ from typing import Any, Literal, Mapping, Sequence
 import numpy as np
 
 from . import _alloc, _native
-from ._arrays import describe
+from ._arrays import describe, torch_call_key
 from ._binding import Plan, bind, plan_key
 from ._declarations import OpSpec
 from ._errors import ArgumentError, ClosedError, NoDeviceError
@@ -56,6 +56,9 @@ class Runtime:
     ``bundle_pubkey="signer.pub"`` (over METRALE_BUNDLE_PUBKEY) uses only bundles that key's owner
     signed (``metrale-jit build --bundle DIR --sign signer.key``); an unsigned or wrongly signed
     one is refused with a warning naming it, and a file that is no public key raises ConfigError.
+    ``remote_cache="redis://cache:6379/0"`` (over METRALE_REMOTE_CACHE; ``""``: none) shares compiled
+    kernels through Redis: a miss of the disk cache asks it before NVRTC, and each compile is
+    published there; Redis down, slow or full never fails a call; a malformed URL raises ConfigError.
     ``shapes={"ssm_ba_gates.n": [96]}``
     pins shape constants: open builds their specialised kernel variants in its one batch (a value
     first met by a call is built in the background instead).
@@ -75,6 +78,7 @@ class Runtime:
         verify: bool | None = None,
         shapes: Mapping[str, Sequence[int]] | None = None,
         bundle_pubkey: str | None = None,
+        remote_cache: str | None = None,
     ) -> None:
         if backend not in _BACKENDS:
             raise ArgumentError(f"backend={backend!r}: expected 'auto', 'host' or 'cuda'")
@@ -90,6 +94,8 @@ class Runtime:
             raise ArgumentError(f"bundle_dirs={bundle_dirs!r}: expected a list of directories, none with ':' in its name")
         if bundle_pubkey is not None and (not isinstance(bundle_pubkey, str) or not bundle_pubkey):
             raise ArgumentError(f"bundle_pubkey={bundle_pubkey!r}: expected the path of a public key file (metrale-jit keygen)")
+        if remote_cache is not None and not isinstance(remote_cache, str):
+            raise ArgumentError(f"remote_cache={remote_cache!r}: expected 'redis://HOST:PORT[/DB]', '' or None")
         pins = []
         for key, values in (shapes or {}).items():
             if not isinstance(key, str) or "." not in key or any(c in key for c in ";=,"):
@@ -104,6 +110,7 @@ class Runtime:
             -1 if verify is None else int(verify),
             ";".join(pins) if pins else None,
             bundle_pubkey,
+            remote_cache,
         )
         self._on_host = backend == "host"
         self._device = device
@@ -129,6 +136,16 @@ class Runtime:
     def _open(self) -> None:
         if self.raw.closed:
             raise ClosedError("this Runtime is closed")
+
+    @property
+    def backend(self) -> str:
+        """Where this runtime's ops run: ``"host"`` (the CPU: NumPy arrays, CPU tensors) or ``"cuda"``."""
+        return "host" if self._on_host else "cuda"
+
+    @property
+    def device_ordinal(self) -> int:
+        """The CUDA device ordinal asked for (``device=``); 0 on the host backend."""
+        return 0 if self._on_host else self._device
 
     @property
     def closed(self) -> bool:
@@ -199,6 +216,8 @@ class Runtime:
         # A call shaped like an earlier one (NumPy arrays of the same shapes, strides, dtypes and
         # flags; the same sizes) reuses its checked plan: only addresses and alignment are new.
         keyed = plan_key(args)
+        if keyed is None:
+            keyed = torch_call_key(args)  # torch tensors: the same reuse, keyed by their metadata
         key, addresses = ((spec.name, keyed[0]), keyed[1]) if keyed is not None else (None, None)
         plan = self._plans.get(key) if key is not None else None
         if plan is None:

@@ -157,7 +157,8 @@ class NativeRuntime {
   NativeRuntime(int backend, int device_ordinal, std::optional<std::string> target,
                 std::optional<std::string> cache_dir, const std::vector<std::pair<std::string, bool>>& levers,
                 std::uint32_t host_sm_count, std::uint32_t host_worker_threads, std::optional<std::string> bundle_dirs,
-                int verify, std::optional<std::string> shapes, std::optional<std::string> bundle_pubkey) {
+                int verify, std::optional<std::string> shapes, std::optional<std::string> bundle_pubkey,
+                std::optional<std::string> remote_cache) {
     std::vector<metrale_lever_override> overrides;
     for (const auto& [name, value] : levers) {
       overrides.push_back(metrale_lever_override{name.c_str(), value ? 1 : 0});
@@ -176,6 +177,7 @@ class NativeRuntime {
     options.verify = verify;  // -1: METRALE_VERIFY decides
     options.shapes = shapes ? shapes->c_str() : nullptr;
     options.bundle_pubkey = bundle_pubkey ? bundle_pubkey->c_str() : nullptr;
+    options.remote_cache = remote_cache ? remote_cache->c_str() : nullptr;  // None: METRALE_REMOTE_CACHE
     metrale_status status = METRALE_OK;
     {
       nb::gil_scoped_release unlocked;
@@ -588,11 +590,12 @@ NB_MODULE(_native, m) {
   nb::class_<NativeRuntime>(m, "NativeRuntime")
       .def(nb::init<int, int, std::optional<std::string>, std::optional<std::string>,
                     const std::vector<std::pair<std::string, bool>>&, std::uint32_t, std::uint32_t,
-                    std::optional<std::string>, int, std::optional<std::string>, std::optional<std::string>>(),
+                    std::optional<std::string>, int, std::optional<std::string>, std::optional<std::string>,
+                    std::optional<std::string>>(),
            nb::arg("backend"), nb::arg("device_ordinal"), nb::arg("target").none(), nb::arg("cache_dir").none(),
            nb::arg("levers"), nb::arg("host_sm_count"), nb::arg("host_worker_threads"),
            nb::arg("bundle_dirs").none() = nb::none(), nb::arg("verify") = -1, nb::arg("shapes").none() = nb::none(),
-           nb::arg("bundle_pubkey").none() = nb::none())
+           nb::arg("bundle_pubkey").none() = nb::none(), nb::arg("remote_cache").none() = nb::none())
       .def("close", &NativeRuntime::close)
       .def_prop_ro("closed", &NativeRuntime::closed)
       .def("describe", &NativeRuntime::describe)

@@ -1,6 +1,7 @@
 """Per-call cost of one op call from Python on the host backend (M = 1, K = 128 FP8 quant):
 rt.raw.run (the C ABI, names and values prepared), rt.run with outputs passed, rt.run that
-allocates them, rt.ops.NAME and the thin wrapper. Not a test (timings vary by machine): run
+allocates them, rt.ops.NAME and the thin wrapper; with torch importable, rt.run on CPU tensors and
+the torch custom op (metrale.torch.register). Not a test (timings vary by machine): run
   PYTHONPATH=build/python python3 python/tests/call_overhead.py [calls]
 """
 
@@ -30,6 +31,21 @@ def main() -> None:
             "rt.ops.fp8_act_quant": lambda: rt.ops.fp8_act_quant(x=x, q=q, scales=scales),
             "rt.fp8_act_quant (wrapper)": lambda: rt.fp8_act_quant(x, out=(q, scales)),
         }
+        try:
+            import torch
+
+            from metrale import torch as metrale_torch
+        except ImportError:
+            torch = None
+        if torch is not None:
+            metrale_torch.register(rt)
+            tx = torch.from_numpy(x.view(np.int16)).view(torch.bfloat16)
+            tq, tscales = torch.empty((1, 128), dtype=torch.float8_e4m3fn), torch.empty((1, 1))
+            op = torch.ops.metrale.fp8_act_quant
+            ways["rt.run, torch tensors passed"] = lambda: rt.run("fp8_act_quant", x=tx, q=tq, scales=tscales)
+            ways["rt.run, torch outputs allocated"] = lambda: rt.run("fp8_act_quant", x=tx)
+            ways["torch.ops.metrale.fp8_act_quant"] = lambda: op(tx)
+            ways["torch.ops...fp8_act_quant.default"] = lambda: op.default(tx)
         for way in ways.values():
             way()  # first calls: kernels loaded, log slots said
         base = None

@@ -35,7 +35,8 @@ CALLS = {
     "synchronize": lambda rt: rt.synchronize(),
 }
 # Attributes that stay readable: state, not calls into the library.
-READABLE = {"close", "closed", "has_device", "no_device_reason", "last_pick", "ops", "raw", "verify"}
+READABLE = {"backend", "close", "closed", "device_ordinal", "has_device", "no_device_reason", "last_pick", "ops", "raw",
+            "verify"}
 
 RAW_CALLS = {
     "describe": lambda raw: raw.describe(),

@@ -56,9 +56,9 @@ def test_torch_tensors_match_the_host_backend(cuda_rt, rt, rng):
 
     q, scales = cuda_rt.fp8_act_quant(tx)
     torch.cuda.current_stream().synchronize()
-    assert q.device.type == "cuda" and q.dtype == torch.uint8
+    assert q.device.type == "cuda" and q.dtype == torch.float8_e4m3fn  # e4m3 as itself, no bit view
     want_q, want_scales = rt.fp8_act_quant(x)
-    np.testing.assert_array_equal(q.cpu().numpy(), want_q)
+    np.testing.assert_array_equal(q.view(torch.uint8).cpu().numpy(), want_q)
     np.testing.assert_array_equal(scales.cpu().numpy(), want_scales)
 
 
@@ -87,3 +87,40 @@ def test_a_tensor_on_another_device_is_refused(cuda_rt, rng):
     with pytest.raises(metrale.ArgumentError, match=r"x: is on CUDA device 3 \(cuda:3\), but this runtime runs on "
                                                      r"CUDA device 0"):
         cuda_rt.run("fp8_act_quant", x=OtherDevice(x, 3))
+
+
+def test_custom_ops_serve_cuda_and_cpu_tensors_and_replay_in_a_cuda_graph(cuda_rt, rt, rng):
+    """metrale.torch with a host runtime and a CUDA one under one namespace: CPU tensors run on the
+    host backend, CUDA tensors on the device on torch's current stream, and a prepared op captured
+    into torch.cuda.graph replays on new inputs (the codes equal the host's exactly)."""
+    from metrale import torch as metrale_torch
+
+    metrale_torch.register(rt, namespace="metrale_cuda_test")
+    metrale_torch.register(cuda_rt, namespace="metrale_cuda_test")
+    op = torch.ops.metrale_cuda_test.fp8_act_quant
+    m, k = 7, 512
+    x = bf16_bits(rng.uniform(-3, 3, (m, k)))
+    want_q, want_scales = rt.fp8_act_quant(x)
+    host_q, host_scales = op(torch.from_numpy(x.view(np.int16)).view(torch.bfloat16))
+    assert host_q.device.type == "cpu"
+    np.testing.assert_array_equal(host_q.view(torch.uint8).numpy(), want_q)
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):  # torch's current stream is the one launched on
+        q, scales = op(on_device(x).view(torch.bfloat16))
+    side.synchronize()
+    assert q.device.type == "cuda" and q.dtype == torch.float8_e4m3fn
+    np.testing.assert_array_equal(q.view(torch.uint8).cpu().numpy(), want_q)
+    np.testing.assert_array_equal(scales.cpu().numpy(), want_scales)
+
+    cuda_rt.prepare("fp8_act_quant", m=m, k=k)
+    static_x = on_device(x).view(torch.bfloat16)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        graph_q, graph_scales = op(static_x)
+    x2 = bf16_bits(rng.uniform(-5, 5, (m, k)))
+    static_x.copy_(on_device(x2).view(torch.bfloat16))
+    graph.replay()
+    torch.cuda.synchronize()
+    want_q2, want_scales2 = rt.fp8_act_quant(x2)
+    np.testing.assert_array_equal(graph_q.view(torch.uint8).cpu().numpy(), want_q2)
+    np.testing.assert_array_equal(graph_scales.cpu().numpy(), want_scales2)

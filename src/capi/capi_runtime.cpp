@@ -131,6 +131,10 @@ RuntimeOptions runtime_options(const metrale_runtime_options& options) {
       options.bundle_pubkey != nullptr && *options.bundle_pubkey != '\0') {
     out.bundle_public_key = std::string(options.bundle_pubkey);
   }
+  if (has_field(options.struct_size, offsetof(metrale_runtime_options, remote_cache), sizeof(options.remote_cache)) &&
+      options.remote_cache != nullptr) {
+    out.remote_cache = std::string(options.remote_cache);  // "": none, over the variable
+  }
   if (has_field(options.struct_size, offsetof(metrale_runtime_options, shapes), sizeof(options.shapes)) &&
       options.shapes != nullptr) {
     out.shapes = shape_pins(options.shapes);

@@ -33,6 +33,8 @@ std::string_view to_string(BuildOrigin origin) {
       return "nvrtc";
     case BuildOrigin::kHost:
       return "host";
+    case BuildOrigin::kRemote:
+      return "remote";
   }
   return "?";
 }
@@ -189,6 +191,7 @@ std::vector<BuildRecord> KernelRegistry::build_ids(std::string_view arch, std::s
                                      options_.parallelism,
                                      options_.bundles.get(),
                                      &options_.env,
+                                     options_.remote.get(),
                                      *options_.compile_timeout_s};
   const detail::BuildSummary summary = detail::build_variants(jobs, context);
   counters_.nvrtc_programs += summary.programs;
@@ -204,6 +207,8 @@ std::vector<BuildRecord> KernelRegistry::build_ids(std::string_view arch, std::s
       ++counters_.bundle_hits;
     } else if (outcome.origin == BuildOrigin::kDisk) {
       ++counters_.disk_hits;
+    } else if (outcome.origin == BuildOrigin::kRemote) {
+      ++counters_.remote_hits;
     }
     if (!outcome.entry->ok) {
       ++counters_.failures;
@@ -439,7 +444,8 @@ RegistryStats KernelRegistry::stats() const {
                        counters_.nvrtc_compiles.load(),
                        counters_.nvrtc_programs.load(),
                        counters_.failures.load(),
-                       static_cast<double>(counters_.compile_us.load()) / 1000.0};
+                       static_cast<double>(counters_.compile_us.load()) / 1000.0,
+                       counters_.remote_hits.load()};
 }
 
 }  // namespace metrale

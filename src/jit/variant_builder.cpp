@@ -1,4 +1,4 @@
-// variant_builder.cpp: the three-level lookup and the batched, parallel NVRTC compiles.
+// variant_builder.cpp: the lookup (memory, bundles, disk, remote) and the batched, parallel NVRTC compiles.
 #include "variant_builder.hpp"
 
 #include <fmt/ranges.h>
@@ -126,19 +126,25 @@ GroupResult compile_group(std::span<const BuildJob* const> group, std::span<std:
       context.memory.forget(job.key.joined());
       continue;
     }
-    if (context.store.enabled() && !context.store.store(with_compiler(job.key), entry_to_sections(*entry))) {
+    const EntrySections sections = entry_to_sections(*entry);
+    if (context.store.enabled() && !context.store.store(with_compiler(job.key), sections)) {
       logger().debug("kernel {}: the compiled entry was not stored on disk", job.variant.kernel);
+    }
+    if (context.remote != nullptr && context.remote->enabled() &&
+        !context.remote->store(with_compiler(job.key), sections)) {
+      logger().debug("kernel {}: the compiled entry was not published to the remote cache", job.variant.kernel);
     }
     promises[i]->set_value(std::move(entry));
   }
   return totals;
 }
 
-EntryPtr load_from_store(const BuildJob& job, const BuildContext& context) {
-  if (!context.store.enabled()) {
+EntryPtr load_from_store(const BuildJob& job, const BuildContext& context, const EntryStore& store,
+                         EntrySections* loaded = nullptr) {
+  if (!store.enabled()) {
     return nullptr;
   }
-  std::optional<EntrySections> sections = context.store.load(with_compiler(job.key));
+  std::optional<EntrySections> sections = store.load(with_compiler(job.key));
   if (!sections) {
     return nullptr;
   }
@@ -147,7 +153,23 @@ EntryPtr load_from_store(const BuildJob& job, const BuildContext& context) {
     logger().debug("kernel {}: the stored entry is not valid; recompiling", job.variant.kernel);
     return nullptr;
   }
+  if (loaded != nullptr) {
+    *loaded = std::move(*sections);
+  }
   return std::make_shared<const CompiledEntry>(std::move(*entry));
+}
+
+// The remote tier's entry, kept on the local disk too (the next start of this machine reads it there).
+EntryPtr load_from_remote(const BuildJob& job, const BuildContext& context) {
+  if (context.remote == nullptr) {
+    return nullptr;
+  }
+  EntrySections sections;
+  EntryPtr fetched = load_from_store(job, context, *context.remote, &sections);
+  if (fetched != nullptr && context.store.enabled() && !context.store.store(with_compiler(job.key), sections)) {
+    logger().debug("kernel {}: the remote entry was not stored on disk", job.variant.kernel);
+  }
+  return fetched;
 }
 
 // The compile locks of a group's keys, taken in the keys' order (every process sorts the same way,
@@ -263,9 +285,14 @@ BuildSummary build_variants(std::span<const BuildJob> jobs, const BuildContext& 
         continue;
       }
     }
-    if (EntryPtr stored = load_from_store(jobs[i], context)) {
+    if (EntryPtr stored = load_from_store(jobs[i], context, context.store)) {
       summary.outcomes[i].origin = BuildOrigin::kDisk;
       owned[i]->set_value(std::move(stored));
+      continue;
+    }
+    if (EntryPtr fetched = load_from_remote(jobs[i], context)) {
+      summary.outcomes[i].origin = BuildOrigin::kRemote;
+      owned[i]->set_value(std::move(fetched));
       continue;
     }
     summary.outcomes[i].origin = BuildOrigin::kNvrtc;
@@ -302,7 +329,7 @@ BuildSummary build_variants(std::span<const BuildJob> jobs, const BuildContext& 
         std::vector<std::promise<EntryPtr>*> left_promises;
         for (std::size_t k = 0; k < group.size(); ++k) {
           const std::size_t i = groups[g][k];
-          if (EntryPtr stored = load_from_store(jobs[i], context)) {
+          if (EntryPtr stored = load_from_store(jobs[i], context, context.store)) {
             summary.outcomes[i].origin = BuildOrigin::kDisk;
             promises[k]->set_value(std::move(stored));
           } else {

@@ -1,4 +1,4 @@
-// variant_builder.hpp (private): memory cache -> bundles -> entry store -> NVRTC for a list
+// variant_builder.hpp (private): memory cache -> bundles -> entry store -> remote store -> NVRTC for a list
 // of variants. NVRTC is asked for nothing (not even its version, which keys the disk cache)
 // until a variant misses memory and the bundles, so a process served from bundles never
 // loads it (unless a source includes the toolkit's headers: which toolkit is the loaded
@@ -60,6 +60,9 @@ struct BuildContext {
   std::size_t parallelism = 1;
   const BundleSet* bundles = nullptr;  // null: none
   const EnvLookup* env = nullptr;      // METRALE_PCH for the compiles; null: the process environment
+  // The remote tier (Redis, remote_entry_store.hpp), asked after `store`; what it gives is also
+  // written to `store`, and what NVRTC compiles is published to it. Null: none.
+  const EntryStore* remote = nullptr;
   // Each NVRTC program's limit (jit/compile_deadline.hpp), and the longest wait for a key's compile
   // lock (jit/compile_lock.hpp, through store.lock).
   double compile_timeout_s = kDefaultCompileTimeoutS;

@@ -12,6 +12,7 @@
 #include "jit/cache_location.hpp"
 #include "jit/compile_deadline.hpp"
 #include "jit/disk_entry_store.hpp"
+#include "jit/remote_entry_store.hpp"
 #include "metrale/error.hpp"
 #include "ops/op_capture.hpp"
 #include "ops/op_kernels.hpp"
@@ -167,6 +168,10 @@ void Runtime::initialise(RuntimeOptions& options) {
   if (!given && options.cache_dir) {
     registry_options.store = std::make_shared<const EntryStore>(
         disk_entry_store(std::make_shared<DiskCache>(DiskCache::open_at(*options.cache_dir))));
+  }
+  // Read even with `registry` given: a malformed URL is an error, never ignored.
+  if (const auto remote = remote_tier_from(options.remote_cache, options.env); remote && !given) {
+    registry_options.remote = std::make_shared<const EntryStore>(remote_entry_store(remote));
   }
   std::vector<std::filesystem::path> bundle_dirs(options.bundle_dirs.begin(), options.bundle_dirs.end());
   if (const std::optional<std::string> listed = options.env("METRALE_BUNDLE_DIR")) {

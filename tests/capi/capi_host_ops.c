@@ -4,7 +4,8 @@
  * every refusal (unknown op, argument or role, a missing argument, a scalar out of range, a bad
  * shape, a NULL runtime) is named and writes nothing, and gets the named reason of a variant
  * that fails to compile; ABI 3's verification switch (options.verify) reaches runtime_info.verify,
- * a bad value is refused by name and an ABI 2 sized struct still opens. Exit 0 when every check holds; each failed
+ * a bad value is refused by name and an ABI 2 sized struct still opens; ABI 5's options.remote_cache
+ * (a malformed URL refused by name, an unreachable one harmless). Exit 0 when every check holds; each failed
  * check prints what differed. */
 #define _POSIX_C_SOURCE 200112L
 
@@ -438,6 +439,35 @@ static void check_shapes_option(void) {
   metrale_runtime_close(rt);
 }
 
+static void check_remote_cache_option(void) {
+  /* options.remote_cache (ABI 5): a malformed URL fails the open naming the option, the value and
+     the rule; a well-formed one to a port nothing listens on opens (Redis down never fails a
+     call); "" turns the variable off; a struct ending before the field (ABI 4's) still opens. */
+  metrale_runtime_options options;
+  metrale_runtime_options_init(&options);
+  options.backend = METRALE_BACKEND_HOST;
+  options.target = "hopper";
+  options.remote_cache = "redis://cache:port";
+  metrale_runtime* rt = NULL;
+  CHECK(metrale_runtime_open(&options, &rt) == METRALE_ERROR_CONFIG &&
+            contains(metrale_last_error(), "remote_cache='redis://cache:port'") &&
+            contains(metrale_last_error(), "redis://HOST:PORT[/DB]"),
+        "a malformed remote_cache: %s", metrale_last_error());
+  options.remote_cache = "redis://127.0.0.1:1";
+  CHECK(metrale_runtime_open(&options, &rt) == METRALE_OK, "an unreachable remote_cache: %s", metrale_last_error());
+  metrale_runtime_close(rt);
+  options.remote_cache = "";
+  CHECK(metrale_runtime_open(&options, &rt) == METRALE_OK, "remote_cache \"\": %s", metrale_last_error());
+  metrale_runtime_close(rt);
+  metrale_runtime_options old;
+  metrale_runtime_options_init(&old);
+  old.backend = METRALE_BACKEND_HOST;
+  old.remote_cache = "not read";
+  old.struct_size = offsetof(metrale_runtime_options, remote_cache);
+  CHECK(metrale_runtime_open(&old, &rt) == METRALE_OK, "an ABI 4 options struct: %s", metrale_last_error());
+  metrale_runtime_close(rt);
+}
+
 int main(void) {
   CHECK(strcmp(metrale_version(), "") != 0 && metrale_abi_version() == METRALE_ABI_VERSION, "versions");
   const metrale_lever_override levers[] = {{"fp8_act_quant_hopper", 0}};
@@ -462,6 +492,7 @@ int main(void) {
   check_prepare(rt);
   check_no_device();
   check_shapes_option();
+  check_remote_cache_option();
   check_registry(rt);
   check_verify_option();
   metrale_runtime_close(rt);

@@ -17,6 +17,13 @@ metrale_cli_test(targets_json 0 "\"fp8_act_quant_hopper\"" ARGS targets --json)
 metrale_cli_test(bad_usage_exits_2 2 "no-such-flag" ARGS targets --no-such-flag)
 metrale_cli_test(no_command_exits_2 2 "" ARGS)
 metrale_cli_test(bad_hardware_dir_exits_1 1 "METRALE_HARDWARE_DIR" ARGS targets ENV METRALE_HARDWARE_DIR=/nonexistent/metrale)
+# The remote tier's state (cache remote): not configured, unreachable (loopback port 1: nothing
+# listens), a malformed METRALE_REMOTE_CACHE named with its value.
+metrale_cli_test(cache_remote_not_configured 0 "remote cache: not configured" ARGS cache remote ENV METRALE_REMOTE_CACHE=)
+metrale_cli_test(cache_remote_unreachable 1 "redis://127.0.0.1:1/0: unreachable: cannot connect" ARGS cache remote --url
+                 redis://127.0.0.1:1)
+metrale_cli_test(cache_remote_malformed 1 "METRALE_REMOTE_CACHE='redis://x' is not a Redis URL" ARGS cache remote ENV
+                 METRALE_REMOTE_CACHE=redis://x)
 
 metrale_cli_test(explain_fp8_min_m_hopper_5120 0 "M >= 53" ARGS explain fp8-quant --target hopper --k 5120)
 metrale_cli_test(explain_ba_min_m_hopper 0 "M >= 264" ARGS explain ba-gates --target hopper --n 96 --k 5120)

@@ -21,3 +21,12 @@ add_test(NAME python_wheel_layout
          COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DBINARY_DIR=${PROJECT_BINARY_DIR}
                  -DWORK_DIR=${PROJECT_BINARY_DIR}/python-wheel-test -DPYTHON=${Python_EXECUTABLE} -P
                  ${PROJECT_SOURCE_DIR}/tests/python_wheel/run.cmake)
+
+# The PyTorch custom ops (metrale.torch) in the cached torch environment (tools/torch_env.sh):
+# skips (77) where none was made, fails there under METRALE_REQUIRE_TORCH=1 (.ci/run).
+add_test(NAME python_torch COMMAND bash ${PROJECT_SOURCE_DIR}/tests/torch/run.sh ${Python_EXECUTABLE}
+                                   ${PROJECT_SOURCE_DIR} WORKING_DIRECTORY ${PROJECT_BINARY_DIR})
+set_tests_properties(
+  python_torch
+  PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 ENVIRONMENT
+             "PYTHONPATH=${PROJECT_BINARY_DIR}/python;METRALE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache")

@@ -1,11 +1,11 @@
 // cmd_build.cpp: `metrale-jit build [--target NAME | --all-targets] [--out DIR] [--json]`:
 // compiles every kernel variant a target ships through the KernelRegistry (memory cache,
-// disk cache, then NVRTC, so a build also fills the cache), optionally writes
-// DIR/<target>/<kernel>.<params>.<arch>.ptx and .cubin, and prints one row per kernel with
-// the resources ptxas reported. --bundle writes an ahead-of-time bundle (bundle.hpp) that
-// a runtime reads through RuntimeOptions::bundle_dirs or METRALE_BUNDLE_DIR; a variant that
-// several targets ship is written once; --sign KEYFILE then signs it (bundle_signature.hpp). Exit 1
-// when a shipped kernel fails, with the compiler's log.
+// disk cache, the remote cache of METRALE_REMOTE_CACHE, then NVRTC, so a build also fills the
+// caches), optionally writes DIR/<target>/<kernel>.<params>.<arch>.ptx and .cubin, and prints one
+// row per kernel with the resources ptxas reported. --bundle writes an ahead-of-time bundle
+// (bundle.hpp) that a runtime reads through RuntimeOptions::bundle_dirs or METRALE_BUNDLE_DIR; a
+// variant that several targets ship is written once; --sign KEYFILE then signs it
+// (bundle_signature.hpp). Exit 1 when a shipped kernel fails, with the compiler's log.
 // Which targets at which arch is a pure decision (plan_builds); the device only informs it. A
 // target's [shapes] add their shape-specialised variants (ops/pinned_shapes.hpp) to its batch;
 // --pinned-only leaves their kernels' generic forms out, as Runtime::open with background variants
@@ -31,6 +31,7 @@
 #include "jit/bundle_signature.hpp"
 #include "jit/compiled_entry.hpp"
 #include "jit/nvrtc_compiler.hpp"
+#include "jit/remote_entry_store.hpp"
 #include "metrale/error.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 #include "ops/op_kernels.hpp"
@@ -273,7 +274,12 @@ int build(const BuildOptions& options) {
 
   SourceSet sources;
   sources.add_embedded_templates();
-  KernelRegistry registry(std::move(sources));
+  KernelRegistry::Options registry_options;
+  // METRALE_REMOTE_CACHE: fetch what another machine compiled, publish what this one compiles.
+  if (const auto remote = remote_tier_from(std::nullopt, process_environment())) {
+    registry_options.remote = std::make_shared<const EntryStore>(remote_entry_store(remote));
+  }
+  KernelRegistry registry(std::move(sources), std::move(registry_options));
   std::vector<KernelRow> rows;
   Progress progress;
   for (std::size_t i = 0; i < plans.size(); ++i) {
@@ -333,12 +339,13 @@ int build(const BuildOptions& options) {
   } else {
     const RegistryStats stats = registry.stats();
     std::fputs(rows_text(rows).c_str(), stdout);
-    std::fputs(fmt::format("{} kernels, {} failed: {} compiled by NVRTC, {} from bundles, {} from the disk cache, {} "
-                           "from memory{}\n",
-                           rows.size(), failed, stats.nvrtc_compiles, stats.bundle_hits, stats.disk_hits,
-                           stats.memory_hits, options.out.empty() ? "" : "; files under " + options.out)
-                   .c_str(),
-               stdout);
+    std::fputs(
+        fmt::format("{} kernels, {} failed: {} compiled by NVRTC, {} from bundles, {} from the disk cache, {} "
+                    "from the remote cache, {} from memory{}\n",
+                    rows.size(), failed, stats.nvrtc_compiles, stats.bundle_hits, stats.disk_hits, stats.remote_hits,
+                    stats.memory_hits, options.out.empty() ? "" : "; files under " + options.out)
+            .c_str(),
+        stdout);
     if (!options.bundle.empty()) {
       std::fputs(
           fmt::format("bundle {}: {} entries{}\n", options.bundle, bundled, signing_key ? ", signed (bundle.sig)" : "")

@@ -1,5 +1,7 @@
 // cmd_cache.cpp: `metrale-jit cache list | verify | clear [--dir DIR] [--json]`: inspect the
-// disk cache. verify re-checks every entry's checksum, key and ownership, and every host-JIT
+// disk cache; `metrale-jit cache remote [--url URL] [--json]`: the remote tier's state (the URL of
+// METRALE_REMOTE_CACHE, reachable or why not, the keys under the library's prefix; exit 1 when
+// configured and unreachable). verify re-checks every entry's checksum, key and ownership, and every host-JIT
 // object in its host/ folder as a load would (trailer, checksum, key, file type), and names each
 // bad one (exit 1 when any is bad); clear removes entries and host objects only, never other files.
 #include <fmt/format.h>
@@ -12,6 +14,7 @@
 #include "command.hpp"
 #include "host/host_object_file.hpp"
 #include "jit/disk_cache.hpp"
+#include "jit/remote_entry_store.hpp"
 #include "metrale/error.hpp"
 
 namespace metrale::cli {
@@ -85,8 +88,42 @@ int verify_entries(const CacheOptions& options) {
   return bad == 0 ? kDone : kFailed;
 }
 
+int show_remote(const std::string& url, bool json) {
+  const std::shared_ptr<RemoteEntryStore> tier =
+      remote_tier_from(url.empty() ? std::nullopt : std::optional<std::string>(url), process_environment(), "--url");
+  if (tier == nullptr) {
+    if (json) {
+      std::fputs((nlohmann::json{{"configured", false}}.dump(2) + "\n").c_str(), stdout);
+    } else {
+      std::fputs(fmt::format("remote cache: not configured ({} is unset)\n", kRemoteCacheVariable).c_str(), stdout);
+    }
+    return kDone;
+  }
+  const RemoteTierState state = tier->probe();
+  if (json) {
+    std::fputs((nlohmann::json{{"configured", true},
+                               {"url", state.url},
+                               {"reachable", state.reachable},
+                               {"error", state.error},
+                               {"prefix", tier->options().prefix},
+                               {"keys", state.keys}}
+                    .dump(2) +
+                "\n")
+                   .c_str(),
+               stdout);
+  } else if (state.reachable) {
+    std::fputs(fmt::format("remote cache {}: reachable, {} keys under {}{}\n", state.url, state.keys,
+                           tier->options().prefix, state.error.empty() ? "" : " (" + state.error + ")")
+                   .c_str(),
+               stdout);
+  } else {
+    std::fputs(fmt::format("remote cache {}: {}\n", state.url, state.error).c_str(), stdout);
+  }
+  return state.reachable ? kDone : kFailed;
+}
+
 void setup_cache(CLI::App& app, CommandContext& context) {
-  auto* cache = app.add_subcommand("cache", "Inspect, verify or clear the disk cache");
+  auto* cache = app.add_subcommand("cache", "Inspect, verify or clear the disk cache; the remote tier's state");
   cache->require_subcommand(1);
   auto options = std::make_shared<CacheOptions>();
   auto add_common = [&](CLI::App* command) {
@@ -99,6 +136,11 @@ void setup_cache(CLI::App& app, CommandContext& context) {
   auto* verify = cache->add_subcommand("verify", "Re-check every entry; name the bad ones (exit 1 if any)");
   add_common(verify);
   verify->callback([options, &context] { context.exit_code = verify_entries(*options); });
+  auto* remote = cache->add_subcommand("remote", "The remote (Redis) tier: URL, reachable or why not, keys");
+  auto remote_url = std::make_shared<std::string>();
+  remote->add_option("--url", *remote_url, "redis://HOST:PORT[/DB] (default: METRALE_REMOTE_CACHE)");
+  remote->add_flag("--json", options->json, "Print JSON");
+  remote->callback([options, remote_url, &context] { context.exit_code = show_remote(*remote_url, options->json); });
   auto* clear = cache->add_subcommand("clear", "Remove every entry and host-JIT object");
   add_common(clear);
   clear->callback([options] {

@@ -16,7 +16,7 @@ pub const METRALE_ERROR_VERSION: metrale_status = 5;
 pub const METRALE_ERROR_INTERNAL: metrale_status = 6;
 pub const METRALE_ERROR_CAPTURE: metrale_status = 7;
 pub const METRALE_ERROR_CLOSED: metrale_status = 8;
-pub const METRALE_ABI_VERSION: u32 = 4;
+pub const METRALE_ABI_VERSION: u32 = 5;
 pub const METRALE_BACKEND_HOST: i32 = 1;
 pub const METRALE_ARG_INPUT: i32 = 0;
 pub const METRALE_ARG_OUTPUT: i32 = 1;
@@ -63,6 +63,7 @@ pub struct metrale_runtime_options {
     pub verify_time_limit_ms: u32,
     pub shapes: *const c_char,
     pub bundle_pubkey: *const c_char,
+    pub remote_cache: *const c_char,
 }
 
 #[repr(C)]

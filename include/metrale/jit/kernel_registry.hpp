@@ -1,6 +1,7 @@
 // metrale/jit/kernel_registry.hpp: kernel variants -> compiled entries -> per-device handles.
 // Generic: a host engine declares its own sources and variants through the same API the
-// library's ops use. Building goes memory cache, then the entry store (disk), then NVRTC;
+// library's ops use. Building goes memory cache, then the entry store (disk), then the remote
+// tier (Redis) when there is one, then NVRTC;
 // the misses of one source share one NVRTC program (a shape-specialised variant has one of its
 // own), different sources compile in parallel,
 // each variant once per process however many threads ask.
@@ -57,7 +58,7 @@ struct KernelVariant {
 using VariantId = std::uint32_t;
 using DeviceIndex = std::uint32_t;
 
-enum class BuildOrigin { kMemory, kBundle, kDisk, kNvrtc, kHost };
+enum class BuildOrigin { kMemory, kBundle, kDisk, kNvrtc, kHost, kRemote };  // kRemote: the Redis tier
 std::string_view to_string(BuildOrigin origin);
 
 // One variant built for one arch (or loaded on the host), for the CLI's build table.
@@ -81,6 +82,7 @@ struct RegistryStats {
   std::uint64_t nvrtc_programs = 0;  // NVRTC programs run (a batch is one)
   std::uint64_t failures = 0;        // variants whose compile failed
   double compile_ms = 0.0;           // summed over programs
+  std::uint64_t remote_hits = 0;     // fetched from the remote tier (Options::remote)
 };
 
 // One variant loaded on a device, not yet visible to handle() (KernelRegistry::Options::publish_gate).
@@ -120,6 +122,10 @@ class KernelRegistry {
     // Where NVRTC compiles read METRALE_PCH (precompiled headers) and the PCH folder's cache root;
     // the runtime passes RuntimeOptions::env.
     EnvLookup env = process_environment();
+    // The remote tier (Redis: METRALE_REMOTE_CACHE, read by the runtime and the CLI, not here),
+    // asked after `store` and before NVRTC; what it gives is written to `store` too, and each
+    // compile is published to it. Null: none.
+    std::shared_ptr<const EntryStore> remote;
     // The most one NVRTC program may take before it is abandoned (its variants then fail with
     // "compile exceeded N s"), and the longest wait for another process's compile of the same key.
     // nullopt: METRALE_COMPILE_TIMEOUT_S through `env` (default 300). ConfigError (from the
@@ -219,6 +225,7 @@ class KernelRegistry {
     std::atomic<std::uint64_t> nvrtc_programs{0};
     std::atomic<std::uint64_t> failures{0};
     std::atomic<std::uint64_t> compile_us{0};
+    std::atomic<std::uint64_t> remote_hits{0};
   } counters_;
 
   std::mutex background_mutex_;
