@@ -125,6 +125,12 @@ struct RuntimeOptions {
   // pinned its shapes rarely meets it. true: built in the background batch too. kWaitForAll
   // always builds it (load() returns once every variant is built).
   bool generic_at_open = false;
+  // The most one compile may take (an NVRTC program is abandoned, a host-JIT compiler killed; the
+  // kernel is then absent with the reason "compile exceeded N s"), and the longest wait for another
+  // process compiling the same kernel. nullopt: METRALE_COMPILE_TIMEOUT_S (default 300 s). A value
+  // that is not a positive number of seconds is a ConfigError. Given with `registry`, the
+  // registry's own compile_timeout_s wins when set.
+  std::optional<double> compile_timeout_s;
 };
 
 // One shape constant of an op at one call's value: the template argument the rule chose (0:

@@ -17,6 +17,7 @@
 #include "host/builtin_source.hpp"
 #include "host/launch_limits.hpp"
 #include "jit/cache_location.hpp"
+#include "jit/compile_deadline.hpp"
 #include "launch_profiler.hpp"
 #include "metrale/error.hpp"
 
@@ -31,6 +32,8 @@ HostBackendOptions resolved(HostBackendOptions options) {
     throw BackendError(
         fmt::format("host backend: fiber stack of {} bytes is too small (at least 16 KiB)", options.fiber_stack_bytes));
   }
+  options.jit_compile_timeout_s =
+      compile_timeout_s(options.jit_env, options.jit_compile_timeout_s, "HostBackendOptions::jit_compile_timeout_s");
   return options;
 }
 
@@ -131,7 +134,7 @@ const HostKernelInfo* HostBackend::compile_at_run_time(const LoadRequest& reques
         dir = *chosen.dir / "host";
       }
     }
-    jit_ = std::make_unique<host::HostJit>(std::move(dir), options_.jit_env);
+    jit_ = std::make_unique<host::HostJit>(std::move(dir), options_.jit_env, *options_.jit_compile_timeout_s);
   }
   host::HostJitResult built = jit_->build(
       {request.kernel, request.params, request.name_expression, request.source, request.sources,

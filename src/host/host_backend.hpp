@@ -64,6 +64,10 @@ struct HostBackendOptions {
   // XDG_CACHE_HOME, ~/.cache/metrale), or a private temporary folder when there is none.
   std::optional<std::filesystem::path> jit_cache_dir;
   EnvLookup jit_env = process_environment();  // CXX, PATH, METRALE_INCLUDE_DIR, the cache folder
+  // The most one host-JIT compile may take before its compiler is killed ("compile exceeded N s").
+  // nullopt: METRALE_COMPILE_TIMEOUT_S through jit_env (default 300); not a positive number of
+  // seconds: ConfigError from the constructor.
+  std::optional<double> jit_compile_timeout_s;
 };
 
 // How much of a grid a profiled launch runs: the whole grid when budget_blocks is 0 or the grid

@@ -1,10 +1,12 @@
 // host/host_compiler.cpp: finding the system compiler and running it through posix_spawn, its
 // stdout and stderr read through one pipe (not a file: a full disk would lose the very message
-// that says so).
+// that says so), in a process group of its own that is killed whole at the compile deadline.
 #include "host/host_compiler.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <sstream>
 
@@ -84,7 +87,7 @@ CompilerSearch find_system_compiler(const EnvLookup& env) {
   return {SystemCompiler{std::move(command), first_line(ran.output)}, {}};
 }
 
-CompilerRun run_captured(const std::vector<std::string>& argv, const std::filesystem::path& work_dir) {
+CompilerRun run_captured(const std::vector<std::string>& argv, const std::filesystem::path& work_dir, double limit_s) {
   (void)work_dir;  // the child inherits this process's folder; every path it is given is absolute
   CompilerRun run;
   int ends[2] = {-1, -1};
@@ -97,6 +100,12 @@ CompilerRun run_captured(const std::vector<std::string>& argv, const std::filesy
   posix_spawn_file_actions_adddup2(&actions, ends[1], STDOUT_FILENO);  // dup2 drops O_CLOEXEC
   posix_spawn_file_actions_adddup2(&actions, ends[1], STDERR_FILENO);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  // A process group of its own (pgid = its pid), set before it runs: at the deadline one kill
+  // reaches the driver and every compiler pass it started.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   std::vector<char*> args;
   args.reserve(argv.size() + 1);
   for (const std::string& arg : argv) {
@@ -104,18 +113,38 @@ CompilerRun run_captured(const std::vector<std::string>& argv, const std::filesy
   }
   args.push_back(nullptr);
   pid_t child = 0;
-  const int spawned = ::posix_spawnp(&child, args.front(), &actions, nullptr, args.data(), environ);
+  const auto start = std::chrono::steady_clock::now();
+  const int spawned = ::posix_spawnp(&child, args.front(), &actions, &attributes, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   ::close(ends[1]);
   if (spawned != 0) {
     ::close(ends[0]);
     run.output = fmt::format("cannot start {}: {}", argv.front(), std::strerror(spawned));
     return run;
   }
-  // Read to the end (the child blocks on a full pipe otherwise), keeping the first part.
+  run.process_group = child;
+  // Read to the end (the child blocks on a full pipe otherwise), keeping the first part, until the
+  // deadline: then the group is killed and not read further (a process that left the group could
+  // keep the pipe open for ever).
   std::array<char, 4096> buffer{};
+  const auto deadline = start + limit_duration(limit_s);
   for (;;) {
-    const ssize_t got = ::read(ends[0], buffer.data(), buffer.size());
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      run.timed_out = true;
+      break;
+    }
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
+    pollfd readable{ends[0], POLLIN, 0};
+    const int ready = ::poll(&readable, 1, static_cast<int>(std::min<long long>(left, 60'000)));
+    if (ready < 0 && errno == EINTR) {
+      continue;
+    }
+    if (ready == 0) {
+      continue;  // the deadline is checked at the top
+    }
+    const ssize_t got = ready < 0 ? -1 : ::read(ends[0], buffer.data(), buffer.size());
     if (got < 0 && errno == EINTR) {
       continue;
     }
@@ -127,10 +156,17 @@ CompilerRun run_captured(const std::vector<std::string>& argv, const std::filesy
     run.output.append(buffer.data(), keep);
   }
   ::close(ends[0]);
+  if (run.timed_out) {
+    ::kill(-child, SIGKILL);
+    ::kill(child, SIGKILL);  // in case the group could not be made
+  }
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (run.timed_out) {
+    run.output = compile_exceeded_reason(limit_s) + (run.output.empty() ? "" : "; its output so far:\n" + run.output);
+  }
   return run;
 }
 

@@ -18,7 +18,9 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <span>
@@ -35,7 +37,8 @@
 #include "jit/cache_file_io.hpp"
 #include "jit/cache_key.hpp"
 #include "jit/cache_location.hpp"
-#include "jit/cache_trust.hpp"
+#include "jit/compile_deadline.hpp"
+#include "jit/compile_lock.hpp"
 #include "jit/compile_target.hpp"
 #include "metrale/jit/source_set.hpp"
 
@@ -235,38 +238,27 @@ std::vector<std::string> host_jit_flags(std::string_view compiler_identity, bool
   return flags;
 }
 
-HostJit::HostJit(std::optional<std::filesystem::path> cache_dir, EnvLookup env)
-    : requested_dir_(std::move(cache_dir)), env_(std::move(env)) {}
-
-HostJit::~HostJit() {
-  if (private_dir_ && object_dir_) {
-    std::error_code ignored;  // mapped objects stay valid once unlinked
-    std::filesystem::remove_all(*object_dir_, ignored);
-  }
+HostJit::HostJit(std::optional<std::filesystem::path> cache_dir, EnvLookup env, std::optional<double> compile_timeout_s)
+    : cache_(std::move(cache_dir)), env_(std::move(env)) {
+  compile_timeout_s_ = metrale::compile_timeout_s(env_, compile_timeout_s, "the host JIT's compile_timeout_s");
 }
 
-const std::filesystem::path& HostJit::object_dir() {
-  if (object_dir_) {
-    return *object_dir_;
+HostJit::~HostJit() = default;
+
+std::optional<HostJitResult> HostJit::load_cached(const std::filesystem::path& object, const std::string& object_key,
+                                                  const HostJitRequest& request) {
+  const std::optional<ReadBackFile> cached = cache_.find(object, object_key);
+  if (!cached) {
+    return std::nullopt;
   }
-  if (requested_dir_) {
-    // The folder is judged as a cache root of its own (the runtime's is <cache>/host, whose root
-    // is then one of the folders above it): itself 0700 and the user's, its chain unswappable.
-    const TrustedFolder trusted = trusted_cache_folder(*requested_dir_);
-    if (trusted.dir) {
-      object_dir_ = *trusted.dir;
-      return *object_dir_;
-    }
-    logger().warn(
-        "host JIT: refusing cache directory {}; its objects go to a private folder, not reused across "
-        "processes",
-        trusted.problem);
+  HostJitResult loaded = load_object(object, *cached, request);
+  if (!loaded.kernel) {
+    logger().warn("host JIT: {}; compiled again", loaded.reason);
+    return std::nullopt;
   }
-  std::string pattern = (std::filesystem::temp_directory_path() / "metrale-host-jit-XXXXXX").string();
-  object_dir_ =
-      ::mkdtemp(pattern.data()) != nullptr ? std::filesystem::path(pattern) : std::filesystem::temp_directory_path();
-  private_dir_ = object_dir_ != std::filesystem::temp_directory_path();
-  return *object_dir_;
+  ++stats_.cache_hits;
+  loaded.from_cache = true;
+  return loaded;
 }
 
 HostJitStats HostJit::stats() const {
@@ -329,28 +321,27 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
                      fmt::format("{}{}", request.profiled ? "profiled " : "", fmt::join(flags, " ")),
                      unit_digest(unit) + set.digest(request.source).value_or("") + headers_digest_ +
                          std::string(kCudaSourceRewriteVersion)};
-  const std::filesystem::path& dir = object_dir();
-  const std::filesystem::path object =
-      dir / fmt::format("{}.{}.{}.{}.so", sanitize_cache_name_part(key.kernel, 48),
-                        sanitize_cache_name_part(key.params_tag, 48), arch, key.digest().substr(0, 16));
+  const std::filesystem::path object = cache_.object_path(key.kernel, key.params_tag, arch, key.digest().substr(0, 16));
+  const std::filesystem::path& dir = cache_.dir();
   const std::string object_key = key.digest().substr(0, kHostObjectKeyChars);
   std::error_code error;
-  if (HostObjectRead cached = read_host_object(object, object_key); !cached.missing) {
-    if (!cached.problem.empty()) {
-      // Removed only while it is still the file judged, so another process's fresh one stays.
-      const bool removed = cached.file.info.st_ino != 0 && remove_if_same_file(object, cached.file.info);
-      logger().warn("host JIT: {}; not loaded, {}compiled again", cached.problem, removed ? "removed and " : "");
-    } else {
-      HostJitResult loaded = load_object(object, cached.file, request);
-      if (loaded.kernel) {
-        ++stats_.cache_hits;
-        loaded.from_cache = true;
-        return loaded;
-      }
-      logger().warn("host JIT: {}; compiled again", loaded.reason);
+  if (std::optional<HostJitResult> loaded = load_cached(object, object_key, request)) {
+    return std::move(*loaded);
+  }
+  // One compile of a key per machine: another process (or HostJit) compiling it holds the lock;
+  // once it is ours, the object it published is looked for again. Held until this compile has
+  // published (or failed), released on every return below.
+  const CompileLock key_lock = cache_.lock(key.digest(), compile_timeout_s_);
+  if (key_lock.state() != CompileLockState::kUnavailable) {
+    if (std::optional<HostJitResult> loaded = load_cached(object, object_key, request)) {
+      return std::move(*loaded);
     }
   }
-  const std::filesystem::path work = dir / fmt::format(".work-{}-{}", key.digest().substr(0, 16), ::getpid());
+  // Named by the process and a count: two HostJits of one process compiling one key (their lock
+  // timed out) each have their own.
+  static std::atomic<std::uint64_t> works{0};
+  const std::filesystem::path work =
+      dir / fmt::format(".work-{}-{}-{}", key.digest().substr(0, 16), ::getpid(), works++);
   std::filesystem::create_directories(work, error);
   if (error) {
     return refuse(fmt::format("cannot create {}: {}", work.string(), error.message()));
@@ -385,8 +376,17 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
   compile.insert(compile.end(), {(work / "unit.ii").string(), "-o", (work / "unit.so").string()});
   ++stats_.compiles;
   const std::string prefix = source_dir.string() + "/";
+  // One deadline over both compiler runs (and the rewrite between them).
+  const auto started = std::chrono::steady_clock::now();
+  auto left_s = [&] {
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return std::max(compile_timeout_s_ - spent, 1e-3);
+  };
   auto compiler_failed = [&](const CompilerRun& ran) {
     std::filesystem::remove_all(work, error);
+    if (ran.timed_out) {  // the compiler's process group is killed and reaped
+      return refuse(compile_exceeded_reason(compile_timeout_s_));
+    }
     // The work folder is gone: the log names the sources as the engine knows them (the unit's
     // own files keep their paths: a write that failed there names where).
     std::string log = ran.output;
@@ -394,7 +394,7 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
     return refuse(fmt::format("{} failed (exit {}):\n{}", search.compiler->identity, ran.exit_code,
                               log.empty() ? std::string("(it printed nothing)") : log));
   };
-  if (const CompilerRun ran = run_captured(argv, work); ran.exit_code != 0) {
+  if (const CompilerRun ran = run_captured(argv, work, left_s()); ran.exit_code != 0) {
     return compiler_failed(ran);
   }
   const CudaSourceRewrite rewritten =
@@ -412,26 +412,19 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
   if (std::string failed = write_work_file(work / "unit.ii", rewritten.text); !failed.empty()) {
     return write_failed(std::move(failed));
   }
-  if (const CompilerRun ran = run_captured(compile, work); ran.exit_code != 0) {
+  if (const CompilerRun ran = run_captured(compile, work, left_s()); ran.exit_code != 0) {
     return compiler_failed(ran);
   }
-  // Kept sealed (host/host_object_file.hpp: its size, checksum and key in a trailer), written to a
-  // temp file, fsync'ed and renamed (jit/cache_file_io.hpp), owner-only whatever the umask.
   const ReadBackFile built = read_back_file(work / "unit.so", ReadBackRules{kHostObjectMaxBytes, {}, {}});
   if (!built.ok()) {
     return write_failed(fmt::format("the compiler's object: {}", built.message));
   }
-  const CacheIoResult kept =
-      write_file_atomically(dir, object.filename().string(), seal_host_object(built.bytes, object_key));
+  const HostObjectPublish fresh = cache_.publish(object, object_key, built.bytes);
   std::filesystem::remove_all(work, error);
-  if (!kept.ok) {
-    return refuse(fmt::format("cannot keep the object as {}: {}", object.string(), kept.message));
-  }
-  HostObjectRead fresh = read_host_object(object, object_key);
-  if (!fresh.problem.empty()) {
+  if (!fresh.file) {
     return refuse(fresh.problem);
   }
-  HostJitResult loaded = load_object(object, fresh.file, request);
+  HostJitResult loaded = load_object(object, *fresh.file, request);
   if (!loaded.kernel) {
     ++stats_.failures;
   }

@@ -1,7 +1,9 @@
 // host/host_jit.hpp: the host backend's run-time compiler for a declared variant that has no
 // built-in host instantiation (an engine's kernel): the system C++ compiler builds the host
 // prelude, the variant's source and one `extern "C"` entry that names the instantiation by its
-// expression into a shared object, which is loaded (dlopen) and cached on disk.
+// expression into a shared object, which is loaded (dlopen) and cached on disk
+// (host/host_object_cache.hpp), compiled once per key per machine (its compile lock) and never for
+// longer than the compile deadline (the compiler's process group is then killed).
 // Invariants: the cache key follows the NVRTC rules (jit/cache_key.hpp: kernel, params, arch
 // "host", the compiler's identity in place of NVRTC's version, the options, and the digest of
 // the source with every set member it includes, plus the public headers the prelude reads), so
@@ -28,6 +30,7 @@
 
 #include "host/host_compiler.hpp"
 #include "host/host_include_dir.hpp"
+#include "host/host_object_cache.hpp"
 #include "jit/read_back_file.hpp"
 #include "metrale/environment.hpp"
 #include "metrale/host/host_kernel.hpp"
@@ -86,7 +89,13 @@ class HostJit {
   // current user's, writable by no one else, nor replaceable through a folder above), the folder
   // too, and so must an object before it is loaded; otherwise (and for nullopt) a private folder
   // (mkdtemp) is used, nothing reused across processes, and removed with the HostJit.
-  HostJit(std::optional<std::filesystem::path> cache_dir, EnvLookup env);
+  // `compile_timeout_s`: the most one compiler run may take before its process group is killed and
+  // the build fails with "compile exceeded N s" (nullopt: METRALE_COMPILE_TIMEOUT_S through `env`,
+  // default 300; ConfigError for a value that is not a positive number), and the longest wait for
+  // another process compiling the same key (jit/compile_lock.hpp): the object cache is looked in
+  // again once the key's lock is held, so a machine compiles each key once.
+  HostJit(std::optional<std::filesystem::path> cache_dir, EnvLookup env,
+          std::optional<double> compile_timeout_s = std::nullopt);
   HostJit(const HostJit&) = delete;
   HostJit& operator=(const HostJit&) = delete;
   ~HostJit();
@@ -97,14 +106,15 @@ class HostJit {
  private:
   HostJitResult load_object(const std::filesystem::path& object, const ReadBackFile& checked,
                             const HostJitRequest& request) const;
-  const std::filesystem::path& object_dir();  // chosen on first use; called with mutex_ held
+  // The cached object, loaded, when there is one that loads (called with mutex_ held).
+  std::optional<HostJitResult> load_cached(const std::filesystem::path& object, const std::string& object_key,
+                                           const HostJitRequest& request);
 
   std::optional<CompilerSearch> compiler_;  // found on first use
   std::string headers_digest_;              // of the include folder, with compiler_
-  std::optional<std::filesystem::path> requested_dir_;
-  std::optional<std::filesystem::path> object_dir_;
-  bool private_dir_ = false;
+  HostObjectCache cache_;                   // used with mutex_ held
   EnvLookup env_;
+  double compile_timeout_s_ = kDefaultCompileTimeoutS;
   mutable std::mutex mutex_;
   HostJitStats stats_;
 };

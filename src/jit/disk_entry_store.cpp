@@ -32,6 +32,11 @@ EntryStore disk_entry_store(const std::shared_ptr<DiskCache>& cache) {
                         logger().warn("kernel {}: entry not cached on disk: {}", key.kernel, error.what());
                         return false;
                       }
+                    },
+                    [cache](const EntryKey& key, double wait_s) {
+                      // A cache that stores nothing has nothing to wait for: compile without a lock.
+                      return cache->writable() ? CompileLock::acquire(cache->dir(), to_cache_key(key).digest(), wait_s)
+                                               : CompileLock{};
                     }};
 }
 

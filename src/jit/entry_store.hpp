@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "jit/compile_lock.hpp"
 #include "jit/compiled_entry.hpp"
 
 namespace metrale {
@@ -32,6 +33,9 @@ struct EntryKey {
 struct EntryStore {
   std::function<std::optional<EntrySections>(const EntryKey&)> load;
   std::function<bool(const EntryKey&, const EntrySections&)> store;
+  // Optional (empty: no lock): the machine-wide compile lock of a key (jit/compile_lock.hpp), waited
+  // for at most the given seconds; held around look again -> compile -> store.
+  std::function<CompileLock(const EntryKey&, double wait_s)> lock = {};
 
   [[nodiscard]] bool enabled() const { return load && store; }
 };

@@ -63,6 +63,8 @@ KernelRegistry::KernelRegistry(SourceSet sources, Options options)
   if (options_.parallelism == 0) {
     options_.parallelism = std::max(1U, std::thread::hardware_concurrency());
   }
+  options_.compile_timeout_s =
+      compile_timeout_s(options_.env, options_.compile_timeout_s, "KernelRegistry::Options::compile_timeout_s");
 }
 
 KernelRegistry::~KernelRegistry() {
@@ -189,7 +191,8 @@ std::vector<BuildRecord> KernelRegistry::build_ids(std::string_view arch, std::s
                                      options_.parallelism,
                                      options_.bundles.get(),
                                      &options_.env,
-                                     options_.remote.get()};
+                                     options_.remote.get(),
+                                     *options_.compile_timeout_s};
   const detail::BuildSummary summary = detail::build_variants(jobs, context);
   counters_.nvrtc_programs += summary.programs;
   counters_.nvrtc_compiles += summary.compiled_variants;

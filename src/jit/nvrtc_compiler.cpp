@@ -3,11 +3,13 @@
 // never leaks a program; without NVRTC a compile is a failure whose log says so.
 #include "jit/nvrtc_compiler.hpp"
 
+#include <array>
 #include <chrono>
 #include <memory>
 #include <shared_mutex>
 
 #include "ground/log.hpp"
+#include "jit/compile_deadline.hpp"
 #include "jit/compile_target.hpp"
 #include "jit/include_markers.hpp"
 #include "jit/nvrtc_library.hpp"
@@ -20,6 +22,11 @@ struct ProgramDeleter {
   void operator()(_nvrtcProgram* program) const { api->destroy_program(&program); }
 };
 using ProgramPtr = std::unique_ptr<_nvrtcProgram, ProgramDeleter>;
+
+// What a compile reads through CompileRequest::env (METRALE_PCH; the PCH folder's cache root,
+// jit/cache_location.hpp; the temporary folder it falls back to).
+constexpr std::array<const char*, 5> kNvrtcCompileVariables{"METRALE_PCH", "METRALE_CACHE_DIR", "XDG_CACHE_HOME",
+                                                            "HOME", "TMPDIR"};
 
 CompileResult failure(CompileResult result, std::string message) {
   result.ok = false;
@@ -189,6 +196,35 @@ CompileResult compile_with_nvrtc(const CompileRequest& request) {
   logger().debug("NVRTC compiled {} ({} name expression{}) for {} in {:.0f} ms, PCH {}", request.source_name,
                  request.name_expressions.size(), request.name_expressions.size() == 1 ? "" : "s", request.arch,
                  result.compile_ms, pch_use_name(result.pch));
+  return result;
+}
+
+CompileResult compile_with_nvrtc(const CompileRequest& request, double limit_s) {
+  if (request.sources == nullptr) {
+    return compile_with_nvrtc(request);  // answered at once: nothing to wait for
+  }
+  const auto start = std::chrono::steady_clock::now();
+  // Everything the worker reads is its own: the caller's source set and environment may be gone
+  // before an abandoned compile ends.
+  auto sources = std::make_shared<const SourceSet>(*request.sources);
+  CompileRequest owned = request;
+  owned.sources = nullptr;
+  owned.env = snapshot_env(request.env, kNvrtcCompileVariables);
+  std::optional<CompileResult> done = run_with_deadline<CompileResult>(
+      [owned = std::move(owned), sources]() mutable {
+        owned.sources = sources.get();
+        return compile_with_nvrtc(owned);
+      },
+      limit_s);
+  if (done) {
+    return std::move(*done);
+  }
+  CompileResult result;
+  result.timed_out = true;
+  result.lowered_names.assign(request.name_expressions.size(), std::string());
+  result.log = compile_exceeded_reason(limit_s);
+  result.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  logger().debug("NVRTC compile of {} for {} abandoned: {}", request.source_name, request.arch, result.log);
   return result;
 }
 

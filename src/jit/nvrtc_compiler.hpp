@@ -46,6 +46,7 @@ struct CompileResult {
   std::optional<std::vector<std::string>> included;
   double compile_ms = 0.0;
   PchUse pch = PchUse::kNone;  // what NVRTC did with precompiled headers (its options are not in `options`)
+  bool timed_out = false;      // abandoned at its deadline (jit/compile_deadline.hpp); `log` says so
 
   [[nodiscard]] const KernelResources* resources_for(std::string_view lowered_name) const;
 };
@@ -55,6 +56,11 @@ std::vector<std::string> nvrtc_options(std::string_view arch, std::span<const st
                                        const std::vector<std::string>& extra_options);
 
 CompileResult compile_with_nvrtc(const CompileRequest& request);
+// The same on a worker thread (jit/compile_deadline.hpp) that owns copies of the request, its source
+// set and the environment variables it reads; past `limit_s` the compile is abandoned (its result
+// discarded when it ends) and the answer is a failure with timed_out set and the log
+// compile_exceeded_reason(limit_s).
+CompileResult compile_with_nvrtc(const CompileRequest& request, double limit_s);
 
 // What a key says when no NVRTC was found.
 inline constexpr const char* kNoNvrtcVersion = "none";

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <iterator>
 #include <map>
@@ -73,11 +74,11 @@ GroupResult compile_group(std::span<const BuildJob* const> group, std::span<std:
   if (context.env != nullptr) {
     request.env = *context.env;
   }
-  const CompileResult result = compile_with_nvrtc(request);
+  const CompileResult result = compile_with_nvrtc(request, context.compile_timeout_s);
   ++totals.programs;
   totals.variants += group.size();
   totals.compile_ms += result.compile_ms;
-  if (!result.ok && group.size() > 1) {
+  if (!result.ok && !result.timed_out && group.size() > 1) {
     for (std::size_t i = 0; i < group.size(); ++i) {
       const GroupResult single = compile_group(group.subspan(i, 1), promises.subspan(i, 1), context);
       totals.programs += single.programs;
@@ -100,7 +101,9 @@ GroupResult compile_group(std::span<const BuildJob* const> group, std::span<std:
       logger().warn("kernel {} ({}) failed to compile for {}; its handle stays absent:\n{}", job.variant.kernel,
                     job.variant.name_expression, context.arch, result.log);
       promises[i]->set_value(failed_entry(context.arch, result.log, result.compile_ms, group.size()));
-      if (!unkeyed.empty()) {  // the failure memo is keyed by the scan too: a fixed header must retry
+      // The failure memo is keyed by the scan too: a fixed header must retry; a timeout says
+      // nothing of the key (a loaded machine), so a later build tries again.
+      if (!unkeyed.empty() || result.timed_out) {
         context.memory.forget(job.key.joined());
       }
       continue;
@@ -167,6 +170,22 @@ EntryPtr load_from_remote(const BuildJob& job, const BuildContext& context) {
     logger().debug("kernel {}: the remote entry was not stored on disk", job.variant.kernel);
   }
   return fetched;
+}
+
+// The compile locks of a group's keys, taken in the keys' order (every process sorts the same way,
+// so two builds of overlapping groups never wait on each other in a cycle), all within one
+// deadline: past it the rest are not waited for and the group compiles anyway.
+std::vector<CompileLock> lock_keys(std::span<const BuildJob* const> group, const BuildContext& context) {
+  std::vector<const BuildJob*> ordered(group.begin(), group.end());
+  std::sort(ordered.begin(), ordered.end(),
+            [](const BuildJob* a, const BuildJob* b) { return a->key.joined() < b->key.joined(); });
+  std::vector<CompileLock> locks;
+  const auto start = std::chrono::steady_clock::now();
+  for (const BuildJob* job : ordered) {
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    locks.push_back(context.store.lock(with_compiler(job->key), std::max(0.0, context.compile_timeout_s - waited)));
+  }
+  return locks;
 }
 
 }  // namespace
@@ -299,7 +318,31 @@ BuildSummary build_variants(std::span<const BuildJob> jobs, const BuildContext& 
       promises.push_back(owned[i].get());
     }
     try {
-      results[g] = compile_group(group, promises, context);
+      std::vector<CompileLock> locks;
+      if (context.store.lock) {
+        // Another process may have compiled a key while this one waited for its lock: look again.
+        // What it stored is whole or absent: the disk cache publishes by temp file, fsync and
+        // rename (jit/cache_file_io.hpp), never in place; the locks are released once this
+        // group's entries are stored (compile_group stores before it returns).
+        locks = lock_keys(group, context);
+        std::vector<const BuildJob*> left;
+        std::vector<std::promise<EntryPtr>*> left_promises;
+        for (std::size_t k = 0; k < group.size(); ++k) {
+          const std::size_t i = groups[g][k];
+          if (EntryPtr stored = load_from_store(jobs[i], context, context.store)) {
+            summary.outcomes[i].origin = BuildOrigin::kDisk;
+            promises[k]->set_value(std::move(stored));
+          } else {
+            left.push_back(group[k]);
+            left_promises.push_back(promises[k]);
+          }
+        }
+        if (!left.empty()) {
+          results[g] = compile_group(left, left_promises, context);
+        }
+      } else {
+        results[g] = compile_group(group, promises, context);
+      }
     } catch (const std::exception& error) {
       // Waiters in other threads must never hang on an unfulfilled key.
       for (std::promise<EntryPtr>* promise : promises) {

@@ -6,8 +6,11 @@
 // Invariants: every claimed memory-cache key is fulfilled, even when compiling throws; the
 // misses of one source share one NVRTC program, and when that program fails with several
 // name expressions each is retried alone, so one bad instantiation cannot take down its
-// siblings; a failed compile is logged here, once, by the one thread that compiled it; a
-// shape-specialised variant is a program of its own.
+// siblings (not after a timeout: each alone would take as long); a failed compile is logged here, once, by the one
+// thread that compiled it; a shape-specialised variant is a program of its own; a program past the compile deadline is
+// abandoned and its variants fail with "compile exceeded N s", a failure not remembered in the
+// memory cache (a later build tries again); with a store that locks, each group's keys are locked
+// (machine-wide) and looked up in the store again before the group compiles.
 #pragma once
 
 #include <functional>
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "jit/bundle.hpp"
+#include "jit/compile_deadline.hpp"
 #include "jit/compiled_entry.hpp"
 #include "jit/compiled_memory_cache.hpp"
 #include "jit/cuda_toolkit.hpp"
@@ -59,6 +63,9 @@ struct BuildContext {
   // The remote tier (Redis, remote_entry_store.hpp), asked after `store`; what it gives is also
   // written to `store`, and what NVRTC compiles is published to it. Null: none.
   const EntryStore* remote = nullptr;
+  // Each NVRTC program's limit (jit/compile_deadline.hpp), and the longest wait for a key's compile
+  // lock (jit/compile_lock.hpp, through store.lock).
+  double compile_timeout_s = kDefaultCompileTimeoutS;
 };
 
 // The sources a successful compile of `source` opened (its include markers) that the key's

@@ -10,6 +10,7 @@
 #include "host/host_backend.hpp"
 #include "jit/bundle.hpp"
 #include "jit/cache_location.hpp"
+#include "jit/compile_deadline.hpp"
 #include "jit/disk_entry_store.hpp"
 #include "jit/remote_entry_store.hpp"
 #include "metrale/error.hpp"
@@ -86,7 +87,9 @@ std::unique_ptr<Runtime> Runtime::open(RuntimeOptions options) {
           .jit_cache_dir = options.cache_dir ? std::optional<std::filesystem::path>(
                                                    std::filesystem::path(*options.cache_dir) / "host")
                                              : std::nullopt,
-          .jit_env = options.env});
+          .jit_env = options.env,
+          .jit_compile_timeout_s =
+              compile_timeout_s(options.env, options.compile_timeout_s, "RuntimeOptions::compile_timeout_s")});
       for (HostKernelInfo& kernel : options.host_kernels) {
         host->add_kernel(std::move(kernel));
       }
@@ -157,6 +160,10 @@ void Runtime::initialise(RuntimeOptions& options) {
   KernelRegistry::Options registry_options = given ? std::move(*options.registry) : KernelRegistry::Options{};
   if (!given) {
     registry_options.env = options.env;  // METRALE_PCH, as the other METRALE_* variables
+  }
+  if (!registry_options.compile_timeout_s) {
+    registry_options.compile_timeout_s =
+        compile_timeout_s(options.env, options.compile_timeout_s, "RuntimeOptions::compile_timeout_s");
   }
   if (!given && options.cache_dir) {
     registry_options.store = std::make_shared<const EntryStore>(

@@ -126,6 +126,11 @@ class KernelRegistry {
     // asked after `store` and before NVRTC; what it gives is written to `store` too, and each
     // compile is published to it. Null: none.
     std::shared_ptr<const EntryStore> remote;
+    // The most one NVRTC program may take before it is abandoned (its variants then fail with
+    // "compile exceeded N s"), and the longest wait for another process's compile of the same key.
+    // nullopt: METRALE_COMPILE_TIMEOUT_S through `env` (default 300). ConfigError (from the
+    // constructor) for a value that is not a positive number of seconds.
+    std::optional<double> compile_timeout_s;
   };
 
   explicit KernelRegistry(SourceSet sources);
