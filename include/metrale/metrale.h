@@ -41,7 +41,8 @@ extern "C" {
  * (metrale_last_error_info); verification (options.verify, verify_time_limit_ms, info.verify);
  * options.shapes. A version-2 options struct (without the new fields) is still accepted.
  * 4: metrale_runtime_shutdown and METRALE_ERROR_CLOSED (closing while other threads call).
- * 5: options.remote_cache (the Redis remote cache tier), appended; a smaller struct still opens. */
+ * 5: options.remote_cache (the Redis remote cache tier) and options.compile_timeout_s (compile
+ *    deadlines), appended; a smaller struct still opens. */
 #define METRALE_ABI_VERSION 5
 
 typedef enum metrale_status {
@@ -130,6 +131,11 @@ typedef struct metrale_runtime_options {
    * the variable's; "": none, even when the variable names one. A malformed URL fails the open
    * with METRALE_ERROR_CONFIG. */
   const char* remote_cache;
+  /* Since ABI 5 (appended; read only from a struct that holds it). The most seconds one compile
+   * (NVRTC or the host JIT) may take, over METRALE_COMPILE_TIMEOUT_S (default 300): an NVRTC
+   * compile past it is abandoned and its kernel absent ("compile exceeded N s"), a host compiler
+   * killed. 0: the variable's; negative, NaN or infinite: METRALE_ERROR_ARGUMENT. */
+  double compile_timeout_s;
 } metrale_runtime_options;
 
 /* One lever set by the caller: its [defaults] key ("ssm_ba_gates_hopper") and 1 on / 0 off. */

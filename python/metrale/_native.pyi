@@ -24,6 +24,7 @@ class NativeRuntime:
         shapes: str | None = None,
         bundle_pubkey: str | None = None,
         remote_cache: str | None = None,
+        compile_timeout_s: float = 0.0,
     ) -> None: ...
     def close(self) -> None: ...
     @property

@@ -66,6 +66,9 @@ class Runtime:
     ``remote_cache="redis://cache:6379/0"`` (over METRALE_REMOTE_CACHE; ``""``: none) shares compiled
     kernels through Redis: a miss of the disk cache asks it before NVRTC, and each compile is
     published there; Redis down, slow or full never fails a call; a malformed URL raises ConfigError.
+    ``compile_timeout_s=60`` (over METRALE_COMPILE_TIMEOUT_S, default 300) bounds one compile: an
+    NVRTC compile past it is abandoned and its kernel absent ("compile exceeded 60 s"), a host
+    compiler killed; the runtime stays usable.
     ``shapes={"ssm_ba_gates.n": [96]}``
     pins shape constants: open builds their specialised kernel variants in its one batch (a value
     first met by a call is built in the background instead).
@@ -86,6 +89,7 @@ class Runtime:
         shapes: Mapping[str, Sequence[int]] | None = None,
         bundle_pubkey: str | None = None,
         remote_cache: str | None = None,
+        compile_timeout_s: float | None = None,
     ) -> None:
         if backend not in _BACKENDS:
             raise ArgumentError(f"backend={backend!r}: expected 'auto', 'host' or 'cuda'")
@@ -103,6 +107,10 @@ class Runtime:
             raise ArgumentError(f"bundle_pubkey={bundle_pubkey!r}: expected the path of a public key file (metrale-jit keygen)")
         if remote_cache is not None and not isinstance(remote_cache, str):
             raise ArgumentError(f"remote_cache={remote_cache!r}: expected 'redis://HOST:PORT[/DB]', '' or None")
+        if compile_timeout_s is not None and (isinstance(compile_timeout_s, bool) or not isinstance(
+                compile_timeout_s, (int, float)) or not 0 < compile_timeout_s < float("inf")):
+            raise ArgumentError(f"compile_timeout_s={compile_timeout_s!r}: expected a positive number of seconds or None "
+                                f"(METRALE_COMPILE_TIMEOUT_S decides)")
         pins = []
         for key, values in (shapes or {}).items():
             if not isinstance(key, str) or "." not in key or any(c in key for c in ";=,"):
@@ -117,6 +125,7 @@ class Runtime:
             ";".join(pins) if pins else None,
             bundle_pubkey,
             remote_cache,
+            0.0 if compile_timeout_s is None else float(compile_timeout_s),
         )
         #: The C ABI itself (pointers as ints), for engines that manage their own memory.
         self.raw = _native.NativeRuntime(_BACKENDS[backend], *native_args)

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
@@ -134,6 +135,17 @@ RuntimeOptions runtime_options(const metrale_runtime_options& options) {
   if (has_field(options.struct_size, offsetof(metrale_runtime_options, remote_cache), sizeof(options.remote_cache)) &&
       options.remote_cache != nullptr) {
     out.remote_cache = std::string(options.remote_cache);  // "": none, over the variable
+  }
+  if (has_field(options.struct_size, offsetof(metrale_runtime_options, compile_timeout_s),
+                sizeof(options.compile_timeout_s)) &&
+      options.compile_timeout_s != 0.0) {
+    if (!std::isfinite(options.compile_timeout_s) || options.compile_timeout_s < 0.0) {
+      throw CapiError(METRALE_ERROR_ARGUMENT,
+                      fmt::format("options.compile_timeout_s is {}: 0 (METRALE_COMPILE_TIMEOUT_S decides) or a "
+                                  "positive number of seconds",
+                                  options.compile_timeout_s));
+    }
+    out.compile_timeout_s = options.compile_timeout_s;
   }
   if (has_field(options.struct_size, offsetof(metrale_runtime_options, shapes), sizeof(options.shapes)) &&
       options.shapes != nullptr) {

@@ -468,6 +468,34 @@ static void check_remote_cache_option(void) {
   metrale_runtime_close(rt);
 }
 
+static void check_compile_timeout_option(void) {
+  /* options.compile_timeout_s (ABI 5): negative, NaN or infinite fails the open naming the field
+     and the rule; a positive limit opens; a struct ending before the field is not read. */
+  metrale_runtime_options options;
+  metrale_runtime_options_init(&options);
+  options.backend = METRALE_BACKEND_HOST;
+  options.target = "hopper";
+  metrale_runtime* rt = NULL;
+  const double refused[] = {-1.0, NAN, INFINITY};
+  for (size_t i = 0; i < COUNT(refused); ++i) {
+    options.compile_timeout_s = refused[i];
+    CHECK(metrale_runtime_open(&options, &rt) == METRALE_ERROR_ARGUMENT &&
+              contains(metrale_last_error(), "options.compile_timeout_s is") &&
+              contains(metrale_last_error(), "a positive number of seconds"),
+          "compile_timeout_s %g: %s", refused[i], metrale_last_error());
+  }
+  options.compile_timeout_s = 30.0;
+  CHECK(metrale_runtime_open(&options, &rt) == METRALE_OK, "compile_timeout_s 30: %s", metrale_last_error());
+  metrale_runtime_close(rt);
+  metrale_runtime_options old;
+  metrale_runtime_options_init(&old);
+  old.backend = METRALE_BACKEND_HOST;
+  old.compile_timeout_s = -5.0;
+  old.struct_size = offsetof(metrale_runtime_options, compile_timeout_s);
+  CHECK(metrale_runtime_open(&old, &rt) == METRALE_OK, "a struct without compile_timeout_s: %s", metrale_last_error());
+  metrale_runtime_close(rt);
+}
+
 int main(void) {
   CHECK(strcmp(metrale_version(), "") != 0 && metrale_abi_version() == METRALE_ABI_VERSION, "versions");
   const metrale_lever_override levers[] = {{"fp8_act_quant_hopper", 0}};
@@ -493,6 +521,7 @@ int main(void) {
   check_no_device();
   check_shapes_option();
   check_remote_cache_option();
+  check_compile_timeout_option();
   check_registry(rt);
   check_verify_option();
   metrale_runtime_close(rt);

@@ -64,6 +64,7 @@ pub struct metrale_runtime_options {
     pub shapes: *const c_char,
     pub bundle_pubkey: *const c_char,
     pub remote_cache: *const c_char,
+    pub compile_timeout_s: f64,
 }
 
 #[repr(C)]
