@@ -26,12 +26,13 @@ test: build
 
 # The whole unit suite under AddressSanitizer + UndefinedBehaviorSanitizer (any report fails:
 # -fno-sanitize-recover), then the probe that shows ASan sees a host kernel reading past its input.
+# tools/run_sanitized_units.sh retries once only on LeakSanitizer's own tracer crash at exit.
 SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 sanitize: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DMETRALE_WERROR=ON -DMETRALE_SANITIZE=address,undefined \
 	  -DMETRALE_BUILD_TOOLS=OFF $(CMAKE_FLAGS)
 	cmake --build build-asan -j $(JOBS) --target metrale_unit_tests metrale_host_asan_probe
-	$(SANITIZER_ENV) build-asan/tests/metrale_unit_tests
+	$(SANITIZER_ENV) tools/run_sanitized_units.sh build-asan/tests/metrale_unit_tests
 	cd build-asan && ctest --output-on-failure -R '^host_asan_'
 
 # The concurrency tests (tagged [concurrency]; their files only: tests/CMakeLists.txt) under
