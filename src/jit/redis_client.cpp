@@ -210,6 +210,23 @@ Reply run_command(redisContext* context, std::initializer_list<std::string_view>
 
 std::string reply_text(const redisReply& reply) { return std::string(reply.str, reply.len); }
 
+// One command on a connected client: its reply, or null with `error` filled: an I/O failure (the
+// client is disconnected, as hiredis cannot use the context again) or an error reply (kRefused
+// with the server's text, the connection kept).
+Reply checked_command(RedisClient& client, redisContext* context, std::initializer_list<std::string_view> args,
+                      RedisResult& error) {
+  Reply reply = run_command(context, args, error);
+  if (reply == nullptr) {
+    client.disconnect();
+    return nullptr;
+  }
+  if (reply->type == REDIS_REPLY_ERROR) {
+    error = failure(RedisStatus::kRefused, reply_text(*reply));
+    return nullptr;
+  }
+  return reply;
+}
+
 }  // namespace
 
 RedisResult RedisClient::connect() {
@@ -255,13 +272,9 @@ RedisResult RedisClient::ping() {
     return connected;
   }
   RedisResult error;
-  Reply reply = run_command(context_, {"PING"}, error);
+  const Reply reply = checked_command(*this, context_, {"PING"}, error);
   if (reply == nullptr) {
-    disconnect();
     return error;
-  }
-  if (reply->type == REDIS_REPLY_ERROR) {
-    return failure(RedisStatus::kRefused, reply_text(*reply));
   }
   RedisResult out;
   out.value = reply->type == REDIS_REPLY_STATUS || reply->type == REDIS_REPLY_STRING ? reply_text(*reply) : "";
@@ -273,9 +286,8 @@ RedisResult RedisClient::get(std::string_view key, std::uint64_t max_bytes) {
     return connected;
   }
   RedisResult error;
-  Reply reply = run_command(context_, {"GET", key}, error);
+  const Reply reply = checked_command(*this, context_, {"GET", key}, error);
   if (reply == nullptr) {
-    disconnect();
     return error;
   }
   switch (reply->type) {
@@ -286,8 +298,6 @@ RedisResult RedisClient::get(std::string_view key, std::uint64_t max_bytes) {
         return failure(RedisStatus::kTooLarge, fmt::format("{} bytes, more than {}", reply->len, max_bytes));
       }
       return RedisResult{RedisStatus::kOk, reply_text(*reply), {}, 0};
-    case REDIS_REPLY_ERROR:
-      return failure(RedisStatus::kRefused, reply_text(*reply));
     default:
       return failure(RedisStatus::kRefused, fmt::format("GET answered with reply type {}", reply->type));
   }
@@ -299,16 +309,9 @@ RedisResult RedisClient::set(std::string_view key, std::string_view value, std::
   }
   RedisResult error;
   const std::string seconds = std::to_string(ttl.count());
-  Reply reply = ttl.count() > 0 ? run_command(context_, {"SET", key, value, "EX", seconds}, error)
-                                : run_command(context_, {"SET", key, value}, error);
-  if (reply == nullptr) {
-    disconnect();
-    return error;
-  }
-  if (reply->type == REDIS_REPLY_ERROR) {
-    return failure(RedisStatus::kRefused, reply_text(*reply));
-  }
-  return {};
+  const Reply reply = ttl.count() > 0 ? checked_command(*this, context_, {"SET", key, value, "EX", seconds}, error)
+                                      : checked_command(*this, context_, {"SET", key, value}, error);
+  return reply == nullptr ? error : RedisResult{};
 }
 
 RedisResult RedisClient::del(std::string_view key) {
@@ -316,13 +319,9 @@ RedisResult RedisClient::del(std::string_view key) {
     return connected;
   }
   RedisResult error;
-  Reply reply = run_command(context_, {"DEL", key}, error);
+  const Reply reply = checked_command(*this, context_, {"DEL", key}, error);
   if (reply == nullptr) {
-    disconnect();
     return error;
-  }
-  if (reply->type == REDIS_REPLY_ERROR) {
-    return failure(RedisStatus::kRefused, reply_text(*reply));
   }
   RedisResult out;
   out.count = reply->type == REDIS_REPLY_INTEGER ? static_cast<std::uint64_t>(reply->integer) : 0;
@@ -338,13 +337,9 @@ RedisResult RedisClient::count_prefix(std::string_view prefix) {
   RedisResult out;
   do {
     RedisResult error;
-    Reply reply = run_command(context_, {"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"}, error);
+    const Reply reply = checked_command(*this, context_, {"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"}, error);
     if (reply == nullptr) {
-      disconnect();
       return error;
-    }
-    if (reply->type == REDIS_REPLY_ERROR) {
-      return failure(RedisStatus::kRefused, reply_text(*reply));
     }
     if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 || reply->element[0]->type != REDIS_REPLY_STRING ||
         reply->element[1]->type != REDIS_REPLY_ARRAY) {
