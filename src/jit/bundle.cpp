@@ -214,7 +214,9 @@ BundleManifest manifest_from_json(const std::string& text, const std::string& wh
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& error) {
+  } catch (const nlohmann::json::exception& error) {
+    // parse_error, and out_of_range for a number no integer or double holds (406, found by
+    // fuzz_bundle_manifest): either is a ConfigError naming the file, never a json exception.
     throw ConfigError(fmt::format("{}: not JSON: {}", where, error.what()));
   }
   // A field of the wrong JSON type is a ConfigError naming the file, never a json exception.

@@ -179,12 +179,15 @@ TEST_CASE("read_back_file names the path and the rule", "[jit][readback]") {
 
 TEST_CASE("a manifest field of the wrong JSON type is a ConfigError naming the file", "[jit][bundle][readback]") {
   // Each used to escape as a nlohmann exception (the runtime catches ConfigError only).
-  for (const std::string text :
-       {R"({"format": 7, "version": 1, "entries": []})",
-        R"({"format": "metrale-bundle", "version": "1", "entries": []})",
-        R"({"format": "metrale-bundle", "version": 1, "library": [], "entries": []})",
-        R"({"format": "metrale-bundle", "version": 1, "entries": [7]})",
-        R"({"format": "metrale-bundle", "version": 1, "entries": [{"kernel": "k", "cubin_bytes": -1}]})"}) {
+  for (const std::string& text : std::vector<std::string>{
+           R"({"format": 7, "version": 1, "entries": []})",
+           R"({"format": "metrale-bundle", "version": "1", "entries": []})",
+           R"({"format": "metrale-bundle", "version": 1, "library": [], "entries": []})",
+           R"({"format": "metrale-bundle", "version": 1, "entries": [7]})",
+           R"({"format": "metrale-bundle", "version": 1, "entries": [{"kernel": "k", "cubin_bytes": -1}]})",
+           // A number past any double: nlohmann's parser throws out_of_range 406, not parse_error.
+           R"({"format": "metrale-bundle", "version": 1, "entries": [{"kernel": "k", "cubin_bytes": 6)" +
+               std::string(400, '6') + "}]}"}) {
     INFO(text);
     CHECK_THROWS_WITH(manifest_from_json(text, "m.json"), Catch::StartsWith("m.json: "));
     CHECK_THROWS_AS(manifest_from_json(text, "m.json"), ConfigError);
