@@ -6,8 +6,10 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "ground/log.hpp"
@@ -156,13 +158,38 @@ std::string manifest_to_json(const BundleManifest& manifest) {
 
 namespace {
 
+// A whole-number field within Int's range. nlohmann's get<int>() casts a double or a wider
+// integer unchecked (undefined for 1.2e79: found by fuzz_bundle_manifest), so the JSON number's
+// own kind and value are checked first. `what` names the field for the error.
+template <typename Int>
+Int whole_number(const nlohmann::json& value, const std::string& what) {
+  using Limits = std::numeric_limits<Int>;
+  if (value.is_number_unsigned()) {
+    const auto number = value.get<std::uint64_t>();
+    if (number <= static_cast<std::uint64_t>(Limits::max())) {
+      return static_cast<Int>(number);
+    }
+  } else if (value.is_number_integer()) {
+    const auto number = value.get<std::int64_t>();
+    const bool above_min = number >= static_cast<std::int64_t>(Limits::min());
+    const bool below_max =
+        number < 0 || static_cast<std::uint64_t>(number) <= static_cast<std::uint64_t>(Limits::max());
+    if (above_min && below_max) {
+      return static_cast<Int>(number);
+    }
+  }
+  throw ConfigError(
+      fmt::format("{} is {}: expected a whole number in [{}, {}]", what, value.dump(), Limits::min(), Limits::max()));
+}
+
 BundleManifest manifest_from_document(const nlohmann::json& doc, const std::string& where) {
   if (!doc.is_object() || doc.value("format", "") != kFormatName) {
     throw ConfigError(fmt::format("{}: not a metrale bundle manifest (\"format\" is not \"{}\")", where, kFormatName));
   }
-  if (doc.value("version", 0) != kBundleFormatVersion) {
-    throw ConfigError(fmt::format("{}: bundle format version {} (this library reads {})", where,
-                                  doc.value("version", 0), kBundleFormatVersion));
+  const nlohmann::json version = doc.contains("version") ? doc.at("version") : nlohmann::json(0);
+  if (!version.is_number_integer() || version.get<std::int64_t>() != kBundleFormatVersion) {
+    throw ConfigError(fmt::format("{}: bundle format version {} (this library reads {})", where, version.dump(),
+                                  kBundleFormatVersion));
   }
   BundleManifest manifest;
   manifest.library = doc.value("library", "");
@@ -184,20 +211,18 @@ BundleManifest manifest_from_document(const nlohmann::json& doc, const std::stri
       entry.cubin_file = row.value("cubin_file", "");
       entry.cubin_xxh3 = row.value("cubin_xxh3", "");
       entry.entry_xxh3 = row.value("entry_xxh3", "");
+      const std::string field = fmt::format("{}: entry {}: ", where, index);
       if (row.contains("cubin_bytes")) {
-        entry.cubin_bytes = row.at("cubin_bytes").get<std::uint64_t>();
+        entry.cubin_bytes = whole_number<std::uint64_t>(row.at("cubin_bytes"), field + "cubin_bytes");
       }
       if (row.contains("ptx_bytes")) {
-        entry.ptx_bytes = row.at("ptx_bytes").get<std::uint64_t>();
+        entry.ptx_bytes = whole_number<std::uint64_t>(row.at("ptx_bytes"), field + "ptx_bytes");
       }
       if (row.contains("resources")) {
         const nlohmann::json& r = row["resources"];
-        entry.resources = KernelResources{entry.lowered_name,
-                                          r.at("registers").get<int>(),
-                                          r.at("spill_stores").get<int>(),
-                                          r.at("spill_loads").get<int>(),
-                                          r.at("shared_bytes").get<int>(),
-                                          r.at("stack_bytes").get<int>()};
+        const auto resource = [&](const char* name) { return whole_number<int>(r.at(name), field + name); };
+        entry.resources = KernelResources{entry.lowered_name,      resource("registers"),    resource("spill_stores"),
+                                          resource("spill_loads"), resource("shared_bytes"), resource("stack_bytes")};
       }
       manifest.entries.push_back(std::move(entry));
     } catch (const nlohmann::json::exception& error) {

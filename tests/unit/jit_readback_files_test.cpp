@@ -177,6 +177,17 @@ TEST_CASE("read_back_file names the path and the rule", "[jit][readback]") {
   CHECK(read.bytes == bytes);
 }
 
+namespace {
+
+// A manifest of one entry with every string field, plus `extra` ("name": value).
+std::string full_entry(const std::string& extra) {
+  return R"({"format": "metrale-bundle", "version": 1, "entries": [{"kernel": "k", "params": "p", "arch": "sm_90", )"
+         R"("name_expression": "k", "options": "", "source_digest": "d", "key": "00", "lowered_name": "_Z1kv", )" +
+         extra + "}]}";
+}
+
+}  // namespace
+
 TEST_CASE("a manifest field of the wrong JSON type is a ConfigError naming the file", "[jit][bundle][readback]") {
   // Each used to escape as a nlohmann exception (the runtime catches ConfigError only).
   for (const std::string& text : std::vector<std::string>{
@@ -187,9 +198,27 @@ TEST_CASE("a manifest field of the wrong JSON type is a ConfigError naming the f
            R"({"format": "metrale-bundle", "version": 1, "entries": [{"kernel": "k", "cubin_bytes": -1}]})",
            // A number past any double: nlohmann's parser throws out_of_range 406, not parse_error.
            R"({"format": "metrale-bundle", "version": 1, "entries": [{"kernel": "k", "cubin_bytes": 6)" +
-               std::string(400, '6') + "}]}"}) {
+               std::string(400, '6') + "}]}",
+           // Numbers a field's type cannot hold (nlohmann's get<int>() casts them unchecked: UB).
+           R"({"format": "metrale-bundle", "version": 1.5, "entries": []})",
+           R"({"format": "metrale-bundle", "version": 1e300, "entries": []})", full_entry(R"("cubin_bytes": 1.5)"),
+           full_entry(R"("cubin_bytes": -3)"),
+           full_entry(R"("resources": {"registers": 1.2e79, "spill_stores": 0, "spill_loads": 0, )"
+                      R"("shared_bytes": 0, "stack_bytes": 0})"),
+           full_entry(R"("resources": {"registers": 3000000000, "spill_stores": 0, "spill_loads": 0, )"
+                      R"("shared_bytes": 0, "stack_bytes": 0})")}) {
     INFO(text);
     CHECK_THROWS_WITH(manifest_from_json(text, "m.json"), Catch::StartsWith("m.json: "));
     CHECK_THROWS_AS(manifest_from_json(text, "m.json"), ConfigError);
   }
+  // The same entry with numbers its fields hold is read as written.
+  const BundleManifest held = manifest_from_json(
+      full_entry(R"("cubin_bytes": 18446744073709551615, "resources": {"registers": 255, "spill_stores": 0, )"
+                 R"("spill_loads": 1, "shared_bytes": 49152, "stack_bytes": 0})"),
+      "m.json");
+  REQUIRE(held.entries.size() == 1);
+  CHECK(held.entries[0].cubin_bytes == 18446744073709551615ULL);
+  REQUIRE(held.entries[0].resources.has_value());
+  CHECK(held.entries[0].resources->registers == 255);
+  CHECK(held.entries[0].resources->shared_bytes == 49152);
 }
