@@ -136,10 +136,9 @@ def register(rt: Runtime, namespace: str = "metrale") -> dict[str, Any]:
         spec = rt.op(name)
         entry = _REGISTERED.get((namespace, name))
         if entry is None:
-            if any(a.kind == "output" for a in spec.args) is False:
+            if not any(a.kind == "output" for a in spec.args):
                 raise ArgumentError(f"{name}: declares no output, so it cannot be a functional custom op")
-            op = torch.library.custom_op(f"{namespace}::{name}", mutates_args=(), device_types=None,
-                                         schema=schema(spec))
+            op = torch.library.custom_op(f"{namespace}::{name}", mutates_args=(), schema=schema(spec))
             entry = _Registered(spec, None)
             entry.op = op(_real(entry))
             entry.op.register_fake(_fake(entry))
