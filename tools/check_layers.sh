@@ -16,7 +16,7 @@ layers=(
   "ground src/ground/ include/metrale/error.hpp include/metrale/environment.hpp"
   "gpu src/gpu/ include/metrale/gpu/"
   "jit src/jit/ include/metrale/jit/"
-  "target src/target/ include/metrale/target/"
+  "hardware src/hardware/ include/metrale/target/"
   "host src/host/ include/metrale/host/"
   "ref src/ref/"
   "ops src/ops/ include/metrale/ops/"

@@ -13,7 +13,7 @@
 #include "jit/compiled_entry.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
 #include "metrale/jit/kernel_registry.hpp"
-#include "target/variant_expression.hpp"
+#include "hardware/variant_expression.hpp"
 
 namespace metrale::capi {
 namespace {

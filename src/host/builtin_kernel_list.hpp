@@ -10,7 +10,7 @@
 #include <string>
 
 #include "metrale/host/host_kernel.hpp"
-#include "target/kernel_catalog.hpp"
+#include "hardware/kernel_catalog.hpp"
 
 // Adds every shipped variant to `table`; the kernel templates must be visible unqualified.
 #define METRALE_ADD_BUILTIN_HOST_KERNELS(table)                                                                      \

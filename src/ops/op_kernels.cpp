@@ -11,7 +11,7 @@
 #include "metrale/error.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "ops/core/library_ops.hpp"
-#include "target/kernel_catalog.hpp"
+#include "hardware/kernel_catalog.hpp"
 
 namespace metrale::ops {
 namespace {

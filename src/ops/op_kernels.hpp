@@ -13,7 +13,7 @@
 
 #include "metrale/jit/kernel_registry.hpp"
 #include "metrale/target/hardware_target.hpp"
-#include "target/kernel_catalog.hpp"
+#include "hardware/kernel_catalog.hpp"
 
 namespace metrale::ops {
 

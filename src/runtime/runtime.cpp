@@ -18,8 +18,8 @@
 #include "ops/op_kernels.hpp"
 #include "runtime/prepared_gpu.hpp"
 #include "runtime/verification_gate.hpp"
-#include "target/hardware_loader.hpp"
-#include "target/target_selection.hpp"
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 
 namespace metrale {
 

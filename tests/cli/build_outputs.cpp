@@ -22,7 +22,7 @@
 #include "ground/embedded_files.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/pinned_shapes.hpp"
-#include "target/hardware_loader.hpp"
+#include "hardware/hardware_loader.hpp"
 
 namespace fs = std::filesystem;
 using metrale::cli_test::Checks;

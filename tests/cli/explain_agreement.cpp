@@ -14,8 +14,8 @@
 #include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
-#include "target/hardware_loader.hpp"
-#include "target/target_selection.hpp"
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 
 namespace {
 

@@ -9,8 +9,8 @@
 
 #include "metrale/error.hpp"
 #include "ops/op_kernels.hpp"
-#include "target/hardware_loader.hpp"
-#include "target/kernel_catalog.hpp"
+#include "hardware/hardware_loader.hpp"
+#include "hardware/kernel_catalog.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

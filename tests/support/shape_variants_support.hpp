@@ -18,7 +18,7 @@
 #include "support/ba_gates_check.hpp"
 #include "support/kernels_support.hpp"
 #include "support/temp_dir.hpp"
-#include "target/hardware_loader.hpp"
+#include "hardware/hardware_loader.hpp"
 
 namespace metrale::shape_test {
 

@@ -14,7 +14,7 @@
 #include "metrale/jit/kernel_registry.hpp"
 #include "ops/op_kernels.hpp"
 #include "support/jit_test_support.hpp"
-#include "target/hardware_loader.hpp"
+#include "hardware/hardware_loader.hpp"
 
 using namespace metrale;
 

@@ -14,7 +14,7 @@
 #include "ops/op_kernels.hpp"
 #include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "support/isolated_runtime.hpp"
-#include "target/hardware_loader.hpp"
+#include "hardware/hardware_loader.hpp"
 
 using namespace metrale;
 

@@ -24,8 +24,8 @@
 #include "support/isolated_runtime.hpp"
 #include "support/profile_ba_args.hpp"
 #include "support/temp_dir.hpp"
-#include "target/hardware_loader.hpp"
-#include "target/target_selection.hpp"
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 
 namespace {
 

@@ -14,8 +14,8 @@
 #include "profile/cost_model.hpp"
 #include "profile/occupancy.hpp"
 #include "profile/target_resources.hpp"
-#include "target/hardware_loader.hpp"
-#include "target/target_selection.hpp"
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 
 namespace {
 

@@ -17,8 +17,8 @@
 #include "ref/bf16.hpp"
 #include "support/isolated_runtime.hpp"
 #include "support/profile_ba_args.hpp"
-#include "target/hardware_loader.hpp"
-#include "target/target_selection.hpp"
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 
 namespace {
 

@@ -20,8 +20,8 @@
 #include "profile/target_resources.hpp"
 #include "support/scoped_env.hpp"
 #include "support/temp_dir.hpp"
-#include "target/hardware_loader.hpp"
-#include "target/target_selection.hpp"
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 
 namespace {
 

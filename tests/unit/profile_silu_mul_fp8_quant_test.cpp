@@ -9,8 +9,8 @@
 
 #include "ops/op_kernels.hpp"
 #include "profile/silu_mul_fp8_quant_profile.hpp"
-#include "target/hardware_loader.hpp"
-#include "target/target_selection.hpp"
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 
 TEST_CASE("the SiLU-mul FP8 quant twin is predicted near its DRAM floor and 1.6x faster than the parent on hopper",
           "[profile][silu_mul]") {

@@ -22,8 +22,8 @@
 #include "metrale/jit/source_set.hpp"
 #include "ops/op_kernels.hpp"
 #include "support/target_test_support.hpp"
-#include "target/hardware_loader.hpp"
-#include "target/target_selection.hpp"
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 
 using namespace metrale;
 using metrale::test::ScopedEnv;

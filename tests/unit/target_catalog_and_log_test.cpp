@@ -5,7 +5,7 @@
 
 #include "ground/log.hpp"
 #include "ops/op_kernels.hpp"
-#include "target/kernel_catalog.hpp"
+#include "hardware/kernel_catalog.hpp"
 
 using metrale::KernelParams;
 using metrale::ops::kernel_params_violation;

@@ -7,9 +7,9 @@
 
 #include "metrale/error.hpp"
 #include "ops/op_kernels.hpp"
-#include "target/hardware_loader.hpp"
-#include "target/kernel_catalog.hpp"
-#include "target/variant_expression.hpp"
+#include "hardware/hardware_loader.hpp"
+#include "hardware/kernel_catalog.hpp"
+#include "hardware/variant_expression.hpp"
 
 namespace {
 

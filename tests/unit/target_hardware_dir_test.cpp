@@ -6,8 +6,8 @@
 #include "metrale/error.hpp"
 #include "ops/op_kernels.hpp"
 #include "support/target_test_support.hpp"
-#include "target/hardware_loader.hpp"
-#include "target/target_selection.hpp"
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 
 namespace {
 

@@ -1,11 +1,11 @@
 // Target selection by compute capability, over the shipped targets.
-#include "target/target_selection.hpp"
+#include "hardware/target_selection.hpp"
 
 #include <catch2/catch.hpp>
 
 #include "metrale/error.hpp"
 #include "ops/op_kernels.hpp"
-#include "target/hardware_loader.hpp"
+#include "hardware/hardware_loader.hpp"
 
 using metrale::ComputeCapability;
 

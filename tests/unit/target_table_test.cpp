@@ -4,9 +4,9 @@
 #include "metrale/target/levers.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
-#include "target/hardware_loader.hpp"
-#include "target/kernel_catalog.hpp"
-#include "target/target_selection.hpp"
+#include "hardware/hardware_loader.hpp"
+#include "hardware/kernel_catalog.hpp"
+#include "hardware/target_selection.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 
 #include "metrale/error.hpp"
 #include "ops/op_kernels.hpp"
-#include "target/hardware_loader.hpp"
+#include "hardware/hardware_loader.hpp"
 
 namespace {
 

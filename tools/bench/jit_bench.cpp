@@ -17,8 +17,8 @@
 #include "jit/nvrtc_compiler.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 #include "ops/op_kernels.hpp"
-#include "target/hardware_loader.hpp"
-#include "target/target_selection.hpp"
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "target/target_selection.hpp"
+#include "hardware/target_selection.hpp"
 
 namespace metrale::cli {
 

@@ -36,8 +36,8 @@
 #include "metrale/jit/kernel_registry.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/pinned_shapes.hpp"
-#include "target/hardware_loader.hpp"
-#include "target/target_selection.hpp"
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 
 namespace metrale::cli {
 namespace {

@@ -30,7 +30,7 @@
 #include "profile/shape_variants.hpp"
 #include "profile/target_resources.hpp"
 #include "profile/variant_override.hpp"
-#include "target/hardware_loader.hpp"
+#include "hardware/hardware_loader.hpp"
 
 namespace metrale::cli {
 namespace {

@@ -19,7 +19,7 @@
 #include "op_plugins.hpp"
 #include "op_runtime.hpp"
 #include "ops/op_kernels.hpp"
-#include "target/hardware_loader.hpp"
+#include "hardware/hardware_loader.hpp"
 
 namespace metrale::cli {
 namespace {

@@ -8,8 +8,8 @@
 #include "gpu/cuda_backend.hpp"
 #include "op_plugins.hpp"
 #include "ops/op_kernels.hpp"
-#include "target/hardware_loader.hpp"
-#include "target/target_selection.hpp"
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 
 namespace metrale::cli {
 KernelCatalog target_catalog(const RuntimeOptions& options) {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "metrale/ops/op_declaration.hpp"
-#include "target/kernel_catalog.hpp"
+#include "hardware/kernel_catalog.hpp"
 
 namespace metrale::ops {
 

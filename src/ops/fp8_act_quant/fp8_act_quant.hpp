@@ -23,7 +23,7 @@
 #include "ops/op_checks.hpp"
 #include "ops/op_guard_table.hpp"
 #include "ops/op_verdict.hpp"
-#include "target/kernel_catalog.hpp"
+#include "hardware/kernel_catalog.hpp"
 
 // ---- The kernels: their names, template name expressions and file ({LANES, GROUPS}), their
 // parameter rules and their catalog declarations.

@@ -24,7 +24,7 @@
 #include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ops/log_once.hpp"
 #include "ops/op_guard_table.hpp"
-#include "target/kernel_catalog.hpp"
+#include "hardware/kernel_catalog.hpp"
 
 // ---- The SiLU-and-mul FP8 quant op's kernels as catalog
 // declarations (template file, name expressions, parameters, rules), added to the library's

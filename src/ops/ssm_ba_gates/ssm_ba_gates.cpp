@@ -19,7 +19,7 @@
 #include "ops/op_kernel_rules.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/op_verdict.hpp"
-#include "target/kernel_catalog.hpp"
+#include "hardware/kernel_catalog.hpp"
 
 // ---- The SSM BA-gates op: argument checks, grids, launchers and the entry.
 namespace metrale::ops {

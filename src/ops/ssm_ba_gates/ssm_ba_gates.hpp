@@ -23,7 +23,7 @@
 #include "ops/log_once.hpp"
 #include "ops/op_guard_table.hpp"
 #include "ops/op_verdict.hpp"
-#include "target/kernel_catalog.hpp"
+#include "hardware/kernel_catalog.hpp"
 
 // ---- The kernels: their names, template name expressions and files ({BLOCK, LANES} and
 // {BLOCK, LANES, GROUPS}), their parameter rules and their catalog declarations.

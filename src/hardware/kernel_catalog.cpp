@@ -2,7 +2,7 @@
 // gets against it.
 // Why placeholders and not a callback: a target file must be able to declare a kernel in full
 // (the CLI has no engine code), so a name expression is data the loader can check and fill in.
-#include "target/kernel_catalog.hpp"
+#include "hardware/kernel_catalog.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include <array>
 
 #include "metrale/error.hpp"
-#include "target/variant_expression.hpp"
+#include "hardware/variant_expression.hpp"
 
 namespace metrale {
 namespace {

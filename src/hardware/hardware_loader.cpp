@@ -1,7 +1,7 @@
 // hardware_loader.cpp: every HARDWARE.toml of a folder or of the library, checked together.
 // Invariant: the returned set has unique names equal to their folders, unique compute
 // capabilities and exactly one generic target, sorted by name.
-#include "target/hardware_loader.hpp"
+#include "hardware/hardware_loader.hpp"
 
 #include <fmt/format.h>
 
@@ -13,7 +13,7 @@
 #include "ground/log.hpp"
 #include "hardware_toml.hpp"
 #include "metrale/error.hpp"
-#include "target/kernel_catalog.hpp"
+#include "hardware/kernel_catalog.hpp"
 
 namespace metrale {
 namespace {

@@ -1,5 +1,5 @@
 // target_selection.cpp: matching a device's compute capability to a target.
-#include "target/target_selection.hpp"
+#include "hardware/target_selection.hpp"
 
 #include <algorithm>
 
