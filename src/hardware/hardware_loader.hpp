@@ -1,4 +1,4 @@
-// target/hardware_loader.hpp: reads and validates HARDWARE.toml files.
+// hardware/hardware_loader.hpp: reads and validates HARDWARE.toml files.
 // Invariant: a returned target passed every check (schema, types, arch/CC agreement, and,
 // against `catalog` completed with the kernels the files declare in full, kernel names,
 // constraints and twin/parent shapes); anything else throws ConfigError naming the file, the

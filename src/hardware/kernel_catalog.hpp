@@ -1,4 +1,4 @@
-// target/kernel_catalog.hpp: the names of the library's own kernels, and checking a set of
+// hardware/kernel_catalog.hpp: the names of the library's own kernels, and checking a set of
 // loaded targets against a kernel catalog (metrale/target/hardware_target.hpp).
 // Invariant: the hardware layer knows no kernel's rules; the library's kernels are declared by
 // the ops layer (ops/op_kernels.hpp) through the same KernelCatalog an engine uses. The names

@@ -1,4 +1,4 @@
-// target/target_selection.hpp: which target serves a device.
+// hardware/target_selection.hpp: which target serves a device.
 // Invariant: exactly the target whose compute capability equals the device's, else the
 // generic one completed with the device's sm_XY; selection is by data, never by name.
 #pragma once

@@ -1,4 +1,4 @@
-// target/variant_expression.hpp: the name expression of a variant declared through the
+// hardware/variant_expression.hpp: the name expression of a variant declared through the
 // registry's C ABI (and so Python's declare()), its placeholders filled as the library's own
 // kernels' are (expand_kernel_expression).
 // Invariant: only {block}, {lanes} and {groups} of a parameter the variant takes (not 0); any
