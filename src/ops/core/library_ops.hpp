@@ -7,8 +7,8 @@
 #include <span>
 #include <vector>
 
-#include "metrale/ops/op_declaration.hpp"
 #include "hardware/kernel_catalog.hpp"
+#include "metrale/ops/op_declaration.hpp"
 
 namespace metrale::ops {
 

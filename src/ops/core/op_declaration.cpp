@@ -1,5 +1,5 @@
 // op_declaration.cpp: the checks every op declaration passes, the pick's verdict list, the op
-// context's lookups and forcing a role by name.
+// context's lookups and a role found by name or alias (calls: op_call.cpp; binding: op_arg_binding.cpp).
 #include "metrale/ops/op_declaration.hpp"
 
 #include <fmt/format.h>
@@ -333,79 +333,6 @@ void check_declaration(const OpDeclaration& op) {
   }
 }
 
-namespace {
-
-// bind_args and bind_shape: `shape_only` lets tensors and required scalars go unset (0).
-void bind(const OpDeclaration& op, std::span<const NamedArg> named, std::span<std::uint64_t> out, bool shape_only) {
-  if (out.size() != op.args.size()) {
-    throw ArgumentError(
-        fmt::format("{}: {} argument slots for {} declared arguments", op.name, out.size(), op.args.size()));
-  }
-  std::array<bool, kMaxArgs> given{};
-  if (op.args.size() > given.size()) {
-    throw ArgumentError(fmt::format("{}: more than {} arguments", op.name, given.size()));
-  }
-  // Callers mostly name the arguments in declaration order: the slot after the last one bound is
-  // tried first, so an in-order call compares one name per argument instead of searching.
-  std::size_t next = 0;
-  for (const NamedArg& arg : named) {
-    const std::optional<std::size_t> index = next < op.args.size() && op.args[next].name == arg.name
-                                                 ? std::optional<std::size_t>(next)
-                                                 : op.arg_index(arg.name);
-    next = index ? *index + 1 : next;
-    if (!index) {
-      std::string known;
-      for (const ArgDecl& decl : op.args) {
-        known += (known.empty() ? "" : ", ") + decl.name;
-      }
-      throw ArgumentError(fmt::format("{}: no argument named '{}' (arguments: {})", op.name, arg.name, known));
-    }
-    if (given[*index]) {
-      throw ArgumentError(fmt::format("{}: argument '{}' is given twice", op.name, arg.name));
-    }
-    given[*index] = true;
-    out[*index] = arg.value;
-  }
-  for (std::size_t i = 0; i < op.args.size(); ++i) {
-    const ArgDecl& decl = op.args[i];
-    if (!given[i]) {
-      if (shape_only || (!decl.tensor() && decl.fallback) || (decl.tensor() && decl.optional)) {
-        out[i] = decl.tensor() ? 0 : decl.fallback.value_or(0);
-        continue;
-      }
-      throw ArgumentError(fmt::format("{}: argument '{}' ({} {}) is missing", op.name, decl.name, to_string(decl.kind),
-                                      decl.tensor() ? to_string(decl.dtype) : "integer"));
-    }
-    if (!decl.tensor() && (out[i] < decl.min || out[i] > decl.max)) {
-      throw ArgumentError(fmt::format("{}: {}={} is outside [{}, {}]", op.name, decl.name, out[i], decl.min, decl.max));
-    }
-  }
-}
-
-}  // namespace
-
-void bind_args(const OpDeclaration& op, std::span<const NamedArg> named, std::span<std::uint64_t> out) {
-  bind(op, named, out, false);
-}
-
-void check_values(const OpDeclaration& op, OpArgValues values) {
-  if (values.size() != op.args.size()) {
-    throw ArgumentError(
-        fmt::format("{}: {} argument values for {} declared arguments", op.name, values.size(), op.args.size()));
-  }
-  for (std::size_t i = 0; i < op.args.size(); ++i) {
-    const ArgDecl& decl = op.args[i];
-    if (!decl.tensor() && (values[i] < decl.min || values[i] > decl.max)) {
-      throw ArgumentError(
-          fmt::format("{}: {}={} is outside [{}, {}]", op.name, decl.name, values[i], decl.min, decl.max));
-    }
-  }
-}
-
-void bind_shape(const OpDeclaration& op, std::span<const NamedArg> named, std::span<std::uint64_t> out) {
-  bind(op, named, out, true);
-}
-
 std::string_view resolve_role(const OpDeclaration& op, std::string_view role_or_alias, std::string_view hint) {
   if (role_or_alias.empty()) {
     return {};
@@ -416,83 +343,6 @@ std::string_view resolve_role(const OpDeclaration& op, std::string_view role_or_
         fmt::format("{}: no kernel role '{}' (roles: {}){}", op.name, role_or_alias, role_list(op), hint));
   }
   return op.roles[*index].role;
-}
-
-Pick run_op(const OpContext& context, const OpCall& call) {
-  if (context.op == nullptr) {
-    throw ArgumentError("an op call without an op");
-  }
-  const OpDeclaration& op = *context.op;
-  OpCall resolved = call;
-  resolved.forced_role = resolve_role(op, call.forced_role);
-  if (call.args.size() != op.args.size()) {
-    throw ArgumentError(
-        fmt::format("{}: {} argument values for {} declared arguments", op.name, call.args.size(), op.args.size()));
-  }
-  check_no_aliasing(op, call.args);
-  if (!resolved.forced_role.empty()) {
-    const OpKernel& forced = context.kernel(resolved.forced_role);
-    if (!forced.refusal.empty()) {
-      throw KernelChoiceError(fmt::format("{}: the {} kernel {} was refused by verification: {}", op.name, forced.role,
-                                          forced.kernel, forced.refusal));
-    }
-  }
-  Pick pick = op.run(context, resolved);
-  // A refused kernel reads as absent to the guards; its refusal is the better reason to report.
-  for (std::size_t i = 0; i < pick.verdict_count; ++i) {
-    Verdict& verdict = pick.verdicts[i];
-    for (std::size_t r = 0; verdict.reason && r < op.roles.size(); ++r) {
-      if (context.kernels[r].role == verdict.role && !context.kernels[r].refusal.empty()) {
-        verdict.reason = context.kernels[r].refusal;
-      }
-    }
-  }
-  return pick;
-}
-
-std::uint64_t given_mask(const OpDeclaration& op, std::span<const NamedArg> named) {
-  std::uint64_t mask = 0;
-  for (const NamedArg& arg : named) {
-    if (const auto index = op.arg_index(arg.name); index && *index < kMaxArgs) {
-      mask |= std::uint64_t{1} << *index;
-    }
-  }
-  return mask;
-}
-
-Explanation explain_op(const OpContext& context, const ExplainQuery& query) {
-  if (context.op == nullptr) {
-    throw ArgumentError("an explain without an op");
-  }
-  const OpDeclaration& op = *context.op;
-  if (!op.explain) {
-    throw ArgumentError(fmt::format("op {} has nothing to explain (its declaration has no explain)", op.name));
-  }
-  if (query.args.size() != op.args.size()) {
-    throw ArgumentError(
-        fmt::format("{}: {} argument values for {} declared arguments", op.name, query.args.size(), op.args.size()));
-  }
-  bool complete = true;
-  for (std::size_t i = 0; i < op.args.size() && i < kMaxArgs; ++i) {
-    const ArgDecl& arg = op.args[i];
-    if (!arg.tensor() && !arg.fallback && arg.name != "m" && (query.given & (std::uint64_t{1} << i)) == 0) {
-      complete = false;  // a required size left out: nothing to hold run's rules against
-    }
-  }
-  if (op.shape_rules && complete) {
-    // A shape names no memory: each tensor a stand-in address run's pointer rules accept (aligned,
-    // far apart, so no two overlap); a left-out optional tensor stays left out.
-    std::array<std::uint64_t, kMaxArgs> values{};
-    for (std::size_t i = 0; i < op.args.size(); ++i) {
-      const ArgDecl& arg = op.args[i];
-      values[i] = !arg.tensor() ? query.args[i] : arg.optional ? 0 : (std::uint64_t{i} + 1) << 40;
-    }
-    if (const auto m = op.arg_index("m"); m && !query.m_given && values[*m] == 0) {
-      values[*m] = 1;  // every M is asked: the rules are checked at the smallest
-    }
-    op.shape_rules(OpArgValues(values.data(), op.args.size()));
-  }
-  return op.explain(context, query);
 }
 
 }  // namespace metrale::ops
