@@ -31,7 +31,8 @@ list(APPEND CMAKE_PREFIX_PATH ${METRALE_NANOBIND_DIR})
 find_package(nanobind CONFIG REQUIRED)
 
 set(METRALE_PYTHON_DIR ${PROJECT_BINARY_DIR}/python/metrale)
-nanobind_add_module(metrale_python NB_STATIC ${PROJECT_SOURCE_DIR}/python/src/native.cpp)
+file(GLOB METRALE_PYTHON_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/python/src/*.cpp)
+nanobind_add_module(metrale_python NB_STATIC ${METRALE_PYTHON_SOURCES})
 set_target_properties(metrale_python PROPERTIES OUTPUT_NAME _native LIBRARY_OUTPUT_DIRECTORY ${METRALE_PYTHON_DIR}
                                                 INSTALL_RPATH "$ORIGIN")
 target_link_libraries(metrale_python PRIVATE metrale_c)

@@ -33,56 +33,26 @@
 #include <vector>
 
 #include "metrale/metrale.h"
+#include "native_convert.hpp"
+#include "native_parts.hpp"
 
 namespace nb = nanobind;
+using metrale_python::arg_dict;
+using metrale_python::check;
+using metrale_python::lever_dict;
+using metrale_python::pick_tuple;
+using metrale_python::raise_error;
+using metrale_python::role_dict;
+using metrale_python::role_explanation_dict;
+using metrale_python::split_list;
+using metrale_python::text;
+using metrale_python::text_or_none;
+using metrale_python::utf8;
 
 namespace {
 
 // The most arguments one op call passes (the library's own limit per declaration).
 constexpr std::size_t kMaxOpArgs = 64;
-
-[[noreturn]] void raise_error(metrale_status status, const std::string& message) {
-  const nb::object from_status = nb::module_::import_("metrale._errors").attr("from_status");
-  const nb::object error = from_status(static_cast<int>(status), message);
-  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
-  throw nb::python_error();
-}
-
-// Raises the Python exception of a failed status (a no-op for METRALE_OK).
-void check(metrale_status status) {
-  if (status != METRALE_OK) {
-    raise_error(status, metrale_last_error());
-  }
-}
-
-nb::object text_or_none(const char* text) { return text == nullptr ? nb::none() : nb::cast(std::string(text)); }
-std::string text(const char* value) { return value == nullptr ? std::string() : std::string(value); }
-
-// A comma-separated list of the C ABI ("a,b") as a Python list of its non-empty items.
-nb::list split_list(const char* list) {
-  nb::list out;
-  const std::string all = text(list);
-  std::size_t begin = 0;
-  while (begin <= all.size()) {
-    const std::size_t end = std::min(all.find(',', begin), all.size());
-    if (end > begin) {
-      out.append(all.substr(begin, end - begin));
-    }
-    begin = end + 1;
-  }
-  return out;
-}
-
-const char* utf8(nb::handle str, const char* what) {
-  if (!PyUnicode_Check(str.ptr())) {
-    raise_error(METRALE_ERROR_ARGUMENT, std::string(what) + ": expected a str");
-  }
-  const char* out = PyUnicode_AsUTF8(str.ptr());
-  if (out == nullptr) {
-    throw nb::python_error();
-  }
-  return out;
-}
 
 // Named arguments from parallel sequences of names (str) and values (non-negative int), into a
 // fixed array: an op call allocates nothing here. The strings stay owned by the Python objects,
@@ -113,44 +83,6 @@ struct NamedArgs {
     count = static_cast<std::size_t>(n);
   }
 };
-
-nb::tuple pick_tuple(const metrale_op_pick& pick) {
-  nb::list verdicts;
-  for (std::uint32_t i = 0; i < pick.verdict_count && i < METRALE_MAX_VERDICTS; ++i) {
-    verdicts.append(nb::make_tuple(text(pick.verdicts[i].role), text_or_none(pick.verdicts[i].reason)));
-  }
-  return nb::make_tuple(text(pick.op), text(pick.role), text(pick.kernel), pick.forced != 0, nb::tuple(verdicts));
-}
-
-nb::dict role_explanation_dict(const metrale_role_explanation& r) {
-  nb::dict out;
-  out["role"] = text(r.role);
-  out["kernel"] = text(r.kernel);
-  out["present"] = r.present != 0;
-  out["runs"] = r.runs != 0;
-  out["reject"] = text_or_none(r.reject);
-  out["lever"] = text(r.lever);
-  out["requested"] = r.requested != 0;
-  out["lever_origin"] = text(r.lever_origin);
-  out["min_m"] = r.has_min_m != 0 ? nb::cast(r.min_m) : nb::none();
-  out["min_reason"] = text_or_none(r.min_reason);
-  nb::dict details;
-  for (std::uint32_t i = 0; i < r.detail_count && i < METRALE_MAX_EXPLAIN_DETAILS; ++i) {
-    details[r.details[i].name] = r.details[i].value;
-  }
-  out["details"] = details;
-  return out;
-}
-
-nb::dict lever_dict(const metrale_lever_info& lever) {
-  nb::dict one;
-  one["name"] = text(lever.name);
-  one["value"] = lever.value != 0;
-  one["provenance"] = text(lever.provenance);
-  one["origin"] = text(lever.origin);
-  one["env_var"] = text(lever.env_var);
-  return one;
-}
 
 class NativeRuntime {
  public:
@@ -277,14 +209,7 @@ class NativeRuntime {
       metrale_role_info role;
       metrale_role_info_init(&role);
       call([&](metrale_runtime* rt) { return metrale_op_role(rt, info.name, i, &role); });
-      nb::dict one;
-      one["role"] = text(role.role);
-      one["kernel"] = text(role.kernel);
-      one["aliases"] = split_list(role.aliases);
-      one["lever"] = text(role.lever);
-      one["shipped"] = role.shipped != 0;
-      one["present"] = role.present != 0;
-      roles.append(one);
+      roles.append(role_dict(role));
     }
     out["roles"] = roles;
     nb::list args;
@@ -292,18 +217,7 @@ class NativeRuntime {
       metrale_arg_info arg;
       metrale_arg_info_init(&arg);
       call([&](metrale_runtime* rt) { return metrale_op_arg_get(rt, info.name, i, &arg); });
-      nb::dict one;
-      one["name"] = text(arg.name);
-      one["kind"] = arg.kind == METRALE_ARG_INPUT ? "input" : (arg.kind == METRALE_ARG_OUTPUT ? "output" : "scalar");
-      one["dtype"] = text(arg.dtype);
-      one["alignment"] = arg.alignment;
-      one["dims"] = split_list(arg.dims);
-      one["min"] = arg.min;
-      one["max"] = arg.max;
-      one["required"] = arg.required != 0;
-      one["fallback"] = arg.fallback;
-      one["doc"] = text(arg.doc);
-      args.append(one);
+      args.append(arg_dict(arg));
     }
     out["args"] = args;
     return out;
@@ -438,156 +352,14 @@ class NativeRuntime {
   bool closed_ = false;  // read and written with the GIL held
 };
 
-// What a DLPack producer (PyTorch, CuPy, JAX, NumPy) exports: (address, shape, strides in
-// elements, (type code, bits, lanes), (device type, device id)).
-nb::tuple dlpack_describe(nb::ndarray<nb::ro> array) {
-  std::vector<std::int64_t> shape;
-  std::vector<std::int64_t> strides;
-  for (std::size_t i = 0; i < array.ndim(); ++i) {
-    shape.push_back(static_cast<std::int64_t>(array.shape(i)));
-    strides.push_back(array.stride(i));
-  }
-  const nb::dlpack::dtype dtype = array.dtype();
-  return nb::make_tuple(reinterpret_cast<std::uintptr_t>(array.data()), nb::tuple(nb::cast(shape)),
-                        nb::tuple(nb::cast(strides)), nb::make_tuple(dtype.code, dtype.bits, dtype.lanes),
-                        nb::make_tuple(array.device_type(), array.device_id()));
-}
-
-// The address of an object's buffer (the buffer protocol: NumPy arrays), or None when it
-// exports none (a dtype the protocol cannot spell, such as ml_dtypes.bfloat16): one C call
-// instead of __array_interface__, which builds a dict per call.
-nb::object buffer_address(nb::handle obj) {
-  Py_buffer view;
-  if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_STRIDES) != 0) {
-    PyErr_Clear();
-    return nb::none();
-  }
-  const auto address = reinterpret_cast<std::uintptr_t>(view.buf);
-  PyBuffer_Release(&view);
-  return nb::int_(address);
-}
-
-// What a checked op call's plan depends on, for keyword arguments that are all buffer-protocol
-// arrays (NumPy), ints, bools or None: (key, addresses) with key the bytes of every name, array
-// format, shape, strides and writability and every size, and addresses the arrays' by name; None
-// for any other value (metrale/_binding.py then checks the call in full). One C call per op call.
-nb::object call_key(nb::handle kwargs) {
-  if (!PyDict_Check(kwargs.ptr())) {
-    return nb::none();
-  }
-  std::string key;
-  nb::dict addresses;
-  PyObject* name = nullptr;
-  PyObject* value = nullptr;
-  Py_ssize_t position = 0;
-  const auto put = [&key](const void* data, std::size_t size) { key.append(static_cast<const char*>(data), size); };
-  while (PyDict_Next(kwargs.ptr(), &position, &name, &value) != 0) {
-    Py_ssize_t length = 0;
-    const char* text = PyUnicode_AsUTF8AndSize(name, &length);
-    if (text == nullptr) {
-      PyErr_Clear();
-      return nb::none();
-    }
-    put(text, static_cast<std::size_t>(length) + 1);
-    if (value == Py_None || PyBool_Check(value) != 0) {
-      const char tag = value == Py_None ? 'n' : (value == Py_True ? 't' : 'f');
-      put(&tag, 1);
-    } else if (PyLong_CheckExact(value) != 0) {
-      const long long number = PyLong_AsLongLong(value);
-      if (number == -1 && PyErr_Occurred() != nullptr) {
-        PyErr_Clear();
-        return nb::none();
-      }
-      put("i", 1);
-      put(&number, sizeof number);
-    } else {
-      // An array with a dtype (NumPy): its type, dtype number and byte order, writability, shape
-      // and strides (the buffer is asked for no format string: that costs more than the rest).
-      static PyObject* const kDtype = PyUnicode_InternFromString("dtype");
-      static PyObject* const kNum = PyUnicode_InternFromString("num");
-      static PyObject* const kIsNative = PyUnicode_InternFromString("isnative");
-      nb::object dtype = nb::steal(PyObject_GetAttr(value, kDtype));
-      nb::object number = dtype.is_valid() ? nb::steal(PyObject_GetAttr(dtype.ptr(), kNum)) : nb::object();
-      nb::object native = dtype.is_valid() ? nb::steal(PyObject_GetAttr(dtype.ptr(), kIsNative)) : nb::object();
-      Py_buffer view;
-      if (!number.is_valid() || !PyLong_Check(number.ptr()) || !native.is_valid() ||
-          PyObject_GetBuffer(value, &view, PyBUF_STRIDES) != 0) {
-        PyErr_Clear();
-        return nb::none();
-      }
-      // The type number tells every dtype apart, user dtypes of one size too (ml_dtypes' float8
-      // kinds); byte order is not in it.
-      const long type_number = PyLong_AsLong(number.ptr());
-      put(&type_number, sizeof type_number);
-      const char byte_order = native.ptr() == Py_True ? '=' : 'x';
-      put(&byte_order, 1);
-      const PyTypeObject* type = Py_TYPE(value);
-      put(&type, sizeof type);
-      const char readonly = view.readonly != 0 ? 'r' : 'w';
-      put(&readonly, 1);
-      put(&view.ndim, sizeof view.ndim);
-      put(view.shape, sizeof(Py_ssize_t) * static_cast<std::size_t>(view.ndim));
-      put(view.strides, sizeof(Py_ssize_t) * static_cast<std::size_t>(view.ndim));
-      addresses[name] = nb::int_(reinterpret_cast<std::uintptr_t>(view.buf));
-      PyBuffer_Release(&view);
-    }
-  }
-  return nb::make_tuple(nb::bytes(key.data(), key.size()), addresses);
-}
-
-// ---- log lines into Python's logging ------------------------------------------------------
-
-// The Python callable (level, line) the library's log lines go to; owned here (a strong
-// reference), released when replaced.
-PyObject* g_log_handler = nullptr;
-
-// Called on whichever thread logs (background builds included): takes the GIL, hands the line
-// over, and never lets a Python exception escape into the library.
-void log_trampoline(void* /*user*/, int32_t level, const char* line) {
-  if (Py_IsInitialized() == 0) {
-    return;
-  }
-  const nb::gil_scoped_acquire locked;
-  PyObject* handler = g_log_handler;
-  if (handler == nullptr) {
-    return;
-  }
-  PyObject* result = PyObject_CallFunction(handler, "is", static_cast<int>(level), line == nullptr ? "" : line);
-  if (result == nullptr) {
-    PyErr_WriteUnraisable(handler);
-  } else {
-    Py_DECREF(result);
-  }
-}
-
-// Sends the library's log lines to `handler(level, line)`; None gives them back to stderr.
-void set_log_handler(nb::handle handler) {
-  PyObject* previous = g_log_handler;
-  if (handler.is_none()) {
-    {
-      nb::gil_scoped_release unlocked;
-      metrale_set_log_callback(nullptr, nullptr);
-    }
-    g_log_handler = nullptr;
-  } else {
-    Py_INCREF(handler.ptr());
-    g_log_handler = handler.ptr();
-    nb::gil_scoped_release unlocked;
-    metrale_set_log_callback(&log_trampoline, nullptr);
-  }
-  Py_XDECREF(previous);
-}
-
 }  // namespace
 
 NB_MODULE(_native, m) {
   m.doc() = "metrale-jit's C ABI (metrale/metrale.h), pointers as ints; use the metrale package instead";
   m.def("version", [] { return std::string(metrale_version()); });
   m.def("abi_version", [] { return metrale_abi_version(); });
-  m.def("dlpack_describe", &dlpack_describe, nb::arg("array"));
-  m.def("buffer_address", &buffer_address, nb::arg("obj"));
-  m.def("call_key", &call_key, nb::arg("kwargs"));
-  m.def("set_log_handler", &set_log_handler, nb::arg("handler").none());
+  metrale_python::add_array_functions(m);
+  metrale_python::add_log_functions(m);
   nb::class_<NativeRuntime>(m, "NativeRuntime")
       .def(nb::init<int, int, std::optional<std::string>, std::optional<std::string>,
                     const std::vector<std::pair<std::string, bool>>&, std::uint32_t, std::uint32_t,
