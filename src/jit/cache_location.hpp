@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <array>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -30,6 +31,10 @@ struct CacheDirChoice {
 // Why a path taken from an environment variable is unusable ("" when usable): it must be
 // absolute, free of NUL bytes and shorter than PATH_MAX. Pure.
 std::string env_path_problem(const char* variable, std::string_view value);
+
+// The variables choose_cache_dir reads, in the order it reads them (a compile on a deadline worker
+// gets a snapshot of exactly these: nvrtc_compile_variables).
+inline constexpr std::array<const char*, 3> kCacheDirVariables{"METRALE_CACHE_DIR", "XDG_CACHE_HOME", "HOME"};
 
 // METRALE_CACHE_DIR, else $XDG_CACHE_HOME/metrale, else $HOME/.cache/metrale; an empty value
 // means unset. A bad METRALE_CACHE_DIR is a problem (the user asked for that directory); a

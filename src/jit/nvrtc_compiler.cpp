@@ -3,12 +3,14 @@
 // never leaks a program; without NVRTC a compile is a failure whose log says so.
 #include "jit/nvrtc_compiler.hpp"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <memory>
 #include <shared_mutex>
 
 #include "ground/log.hpp"
+#include "jit/cache_location.hpp"
 #include "jit/compile_deadline.hpp"
 #include "jit/compile_target.hpp"
 #include "jit/include_markers.hpp"
@@ -23,10 +25,14 @@ struct ProgramDeleter {
 };
 using ProgramPtr = std::unique_ptr<_nvrtcProgram, ProgramDeleter>;
 
-// What a compile reads through CompileRequest::env (METRALE_PCH; the PCH folder's cache root,
-// jit/cache_location.hpp; the temporary folder it falls back to).
-constexpr std::array<const char*, 5> kNvrtcCompileVariables{"METRALE_PCH", "METRALE_CACHE_DIR", "XDG_CACHE_HOME",
-                                                            "HOME", "TMPDIR"};
+// What a compile reads through CompileRequest::env, from the lists of the code that reads them:
+// METRALE_PCH (nvrtc_pch.hpp) and the PCH folder's cache root (cache_location.hpp). The temporary
+// folder the PCH falls back to comes from the process's environment (temp_directory_path).
+constexpr std::array<const char*, 1 + kCacheDirVariables.size()> kNvrtcCompileVariables = [] {
+  std::array<const char*, 1 + kCacheDirVariables.size()> all{kPchVariable};
+  std::copy(kCacheDirVariables.begin(), kCacheDirVariables.end(), all.begin() + 1);
+  return all;
+}();
 
 CompileResult failure(CompileResult result, std::string message) {
   result.ok = false;
@@ -46,6 +52,8 @@ std::string program_log(const NvrtcApi& api, nvrtcProgram program) {
 }
 
 }  // namespace
+
+std::span<const char* const> nvrtc_compile_variables() { return kNvrtcCompileVariables; }
 
 const KernelResources* CompileResult::resources_for(std::string_view lowered_name) const {
   for (const KernelResources& entry : resources) {

@@ -56,6 +56,10 @@ std::vector<std::string> nvrtc_options(std::string_view arch, std::span<const st
                                        const std::vector<std::string>& extra_options);
 
 CompileResult compile_with_nvrtc(const CompileRequest& request);
+
+// The environment variables a compile reads through CompileRequest::env: the snapshot a compile
+// on a deadline worker owns holds these and no others.
+std::span<const char* const> nvrtc_compile_variables();
 // The same on a worker thread (jit/compile_deadline.hpp) that owns copies of the request, its source
 // set and the environment variables it reads; past `limit_s` the compile is abandoned (its result
 // discarded when it ends) and the answer is a failure with timed_out set and the log

@@ -71,7 +71,7 @@ std::string_view pch_use_name(PchUse use) {
 }
 
 bool pch_enabled(const EnvLookup& env) {
-  const std::optional<std::string> value = env("METRALE_PCH");
+  const std::optional<std::string> value = env(kPchVariable);
   if (!value || value->empty()) {
     return true;
   }

@@ -41,6 +41,9 @@ enum class PchChoice {
   kAll,   // METRALE_PCH, for every source (the library's own templates too; for measurements)
 };
 
+// The variable pch_enabled reads.
+inline constexpr const char* kPchVariable = "METRALE_PCH";
+
 // METRALE_PCH: unset, empty, on, 1, true, yes -> true; off, 0, false, no -> false (any case).
 // Another value is logged once at warn and counts as on (PCH never changes a result). Pure but
 // for that log line.

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +22,7 @@
 
 #include "host/host_backend.hpp"
 #include "host/host_compiler.hpp"
+#include "jit/cache_location.hpp"
 #include "jit/compiled_entry.hpp"
 #include "jit/compiled_memory_cache.hpp"
 #include "jit/nvrtc_compiler.hpp"
@@ -351,4 +353,27 @@ TEST_CASE("after a host-JIT compile cut at its deadline (its reason given and no
   REQUIRE(mirror.present());
   test::check_runs(next, mirror, 35);
   std::fprintf(stderr, "[deadline] host JIT: cut at %.2f s (limit 1 s)\n", cut_s);
+}
+
+TEST_CASE("a compile on a deadline worker sees every variable its PCH and cache-folder choices read", "[deadline]") {
+  // A spy environment with every variable set to a usable value records each name the readers ask
+  // for; a name missing from the snapshot list would read as unset inside the worker.
+  std::vector<std::string> asked;
+  const EnvLookup spy = [&asked](const char* name) -> std::optional<std::string> {
+    asked.emplace_back(name);
+    return std::string("/nonexistent-but-absolute");
+  };
+  const EnvLookup unset = [&asked](const char* name) -> std::optional<std::string> {
+    asked.emplace_back(name);
+    return std::nullopt;
+  };
+  (void)pch_enabled(spy);
+  (void)choose_cache_dir(spy);
+  (void)choose_cache_dir(unset);  // every fallback asked
+  REQUIRE(asked.size() >= 4);
+  const std::span<const char* const> snapshot = nvrtc_compile_variables();
+  for (const std::string& name : asked) {
+    INFO(name);
+    CHECK(std::any_of(snapshot.begin(), snapshot.end(), [&](const char* kept) { return name == kept; }));
+  }
 }
