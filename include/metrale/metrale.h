@@ -42,8 +42,10 @@ extern "C" {
  * options.shapes. A version-2 options struct (without the new fields) is still accepted.
  * 4: metrale_runtime_shutdown and METRALE_ERROR_CLOSED (closing while other threads call).
  * 5: options.remote_cache (the Redis remote cache tier) and options.compile_timeout_s (compile
- *    deadlines), appended; a smaller struct still opens. */
-#define METRALE_ABI_VERSION 5
+ *    deadlines), appended; a smaller struct still opens.
+ * 6: metrale_op_pick.shape (the shape-specialised variant that ran), appended; a version-5 pick
+ *    struct is still filled (without it). */
+#define METRALE_ABI_VERSION 6
 
 typedef enum metrale_status {
   METRALE_OK = 0,
@@ -281,6 +283,8 @@ typedef struct metrale_op_pick {
   int32_t forced;     /* 1 when the caller named the role */
   uint32_t verdict_count;
   metrale_verdict verdicts[METRALE_MAX_VERDICTS];
+  uint32_t shape; /* ABI 6: the shape constant of the specialised variant that ran ("s6": 6); 0: the
+                     kernel's generic form */
 } metrale_op_pick;
 
 METRALE_API void metrale_op_pick_init(metrale_op_pick* pick);

@@ -28,15 +28,18 @@ class Pick:
     kernel: str
     forced: bool
     verdicts: tuple[Verdict, ...]
+    shape: int = 0
+    """The shape constant of the specialised variant that ran (6 for the "s6" variant); 0: the
+    kernel's generic form."""
 
     @staticmethod
     def from_native(t: tuple[Any, ...]) -> Pick:
-        """The pick of NativeRuntime.run's (op, role, kernel, forced, verdicts) tuple."""
+        """The pick of NativeRuntime.run's (op, role, kernel, forced, verdicts, shape) tuple."""
         # Picks repeat (their strings are the declaration's): one object per distinct pick.
         pick = _PICKS.get(t)
         if pick is None:
-            op, role, kernel, forced, verdicts = t
-            pick = Pick(op, role, kernel, forced, tuple(Verdict(r, why) for r, why in verdicts))
+            op, role, kernel, forced, verdicts, shape = t
+            pick = Pick(op, role, kernel, forced, tuple(Verdict(r, why) for r, why in verdicts), shape)
             if len(_PICKS) < 1024:
                 _PICKS[t] = pick
         return pick
@@ -49,7 +52,8 @@ class Pick:
         """The headline ("fp8_act_quant ran parent (kernel fp8_act_quant), the guards' pick"),
         then one line per verdict."""
         how = "forced by role=" if self.forced else "the guards' pick"
-        out = [f"{self.op} ran {self.role} (kernel {self.kernel}), {how}"]
+        variant = f", specialised for shape {self.shape}" if self.shape else ""
+        out = [f"{self.op} ran {self.role} (kernel {self.kernel}{variant}), {how}"]
         out += [f"  {v.role}: {'taken' if v.reason is None else 'not taken: ' + v.reason}" for v in self.verdicts]
         return out
 

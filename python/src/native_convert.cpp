@@ -58,7 +58,8 @@ nb::tuple pick_tuple(const metrale_op_pick& pick) {
   for (std::uint32_t i = 0; i < pick.verdict_count && i < METRALE_MAX_VERDICTS; ++i) {
     verdicts.append(nb::make_tuple(text(pick.verdicts[i].role), text_or_none(pick.verdicts[i].reason)));
   }
-  return nb::make_tuple(text(pick.op), text(pick.role), text(pick.kernel), pick.forced != 0, nb::tuple(verdicts));
+  return nb::make_tuple(text(pick.op), text(pick.role), text(pick.kernel), pick.forced != 0, nb::tuple(verdicts),
+                        pick.shape);
 }
 
 nb::dict role_explanation_dict(const metrale_role_explanation& r) {

@@ -23,7 +23,7 @@ nanobind::list split_list(const char* list);
 // The UTF-8 of a Python str, or an ArgumentError naming `what` for anything else.
 const char* utf8(nanobind::handle str, const char* what);
 
-// (op, role, kernel, forced, ((role, reason or None), ...)).
+// (op, role, kernel, forced, ((role, reason or None), ...), shape).
 nanobind::tuple pick_tuple(const metrale_op_pick& pick);
 nanobind::dict role_explanation_dict(const metrale_role_explanation& r);
 nanobind::dict lever_dict(const metrale_lever_info& lever);

@@ -99,6 +99,23 @@ def test_forced_tensor_core_kernel_matches_the_reference(rt, rng):
     assert np.linalg.norm(out - want) / np.linalg.norm(want) < 1e-5
 
 
+def test_the_pick_names_the_shape_variant_that_ran(rng):
+    # N = 96 pinned: the tensor-core kernel's 6-tile variant is built at open and the pick says so;
+    # the twin has no shape constant, so its pick names the generic form.
+    m, n, k, vpg = 70, 96, 512, 2
+    x = bf16_bits(rng.standard_normal((m, k)))
+    w = bf16_bits(0.02 * rng.standard_normal((n, k)))
+    a_log, dt_bias = (rng.uniform(-1, 1, n // 2).astype(np.float32) for _ in range(2))
+    want = ba_gates_reference(x, w, a_log, dt_bias, vpg)
+    with metrale.Runtime("host", target="hopper", shapes={"ssm_ba_gates.n": [96]}) as pinned:
+        out = pinned.ssm_ba_gates(x, w, a_log, dt_bias, vheads_per_group=vpg, role="mma")
+        assert (pinned.last_pick.kernel, pinned.last_pick.shape) == ("ssm_ba_gates_mma", 6)
+        assert "specialised for shape 6" in pinned.last_pick.lines()[0]
+        assert np.linalg.norm(out - want) / np.linalg.norm(want) < 1e-5
+        pinned.ssm_ba_gates(x, w, a_log, dt_bias, vheads_per_group=vpg, role="twin")
+        assert (pinned.last_pick.role, pinned.last_pick.shape) == ("twin", 0)
+
+
 @pytest.mark.parametrize("pow2", [False, True])
 @pytest.mark.parametrize("column_major", [False, True])
 def test_fp8_matches_the_reference(rt, rng, pow2, column_major):

@@ -7,7 +7,10 @@
 // allocates nothing for the arguments (a fixed array of views).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
+#include <cstring>
 #include <vector>
 
 #include "capi_call.hpp"
@@ -18,10 +21,15 @@ namespace {
 
 static_assert(METRALE_MAX_VERDICTS == ops::kMaxVerdicts, "metrale_op_pick holds every verdict a Pick holds");
 
-metrale_op_pick c_pick(const ops::Pick& pick, std::size_t struct_size) {
+// A version-5 pick struct ends before `shape`: it is accepted and filled up to its size.
+constexpr std::size_t kFirstPickSize = offsetof(metrale_op_pick, shape);
+
+// Writes `pick` into the caller's struct, up to its struct_size (an older, smaller struct).
+void fill_pick(const ops::Pick& pick, metrale_op_pick* into) {
   metrale_op_pick out;
   metrale_op_pick_init(&out);
-  out.struct_size = struct_size;
+  out.struct_size = into->struct_size;
+  out.shape = pick.shape;
   out.op = intern(pick.op);
   out.role = intern(pick.role);
   out.kernel = intern(pick.kernel);
@@ -30,7 +38,7 @@ metrale_op_pick c_pick(const ops::Pick& pick, std::size_t struct_size) {
     out.verdicts[out.verdict_count++] =
         metrale_verdict{intern(verdict.role), verdict.reason ? intern(*verdict.reason) : nullptr};
   }
-  return out;
+  std::memcpy(into, &out, std::min(into->struct_size, sizeof(out)));
 }
 
 metrale_status run(const char* function, metrale_runtime* handle, const char* op, const char* role,
@@ -41,7 +49,7 @@ metrale_status run(const char* function, metrale_runtime* handle, const char* op
     const FoundOp found = find_op(handle, op);
     device_of(handle);  // no device: METRALE_ERROR_NO_DEVICE, before the arguments are read
     if (pick != nullptr) {
-      require_struct(pick, "pick");
+      require_struct_since(pick, "pick", kFirstPickSize);
     }
     if (arg_count > 0 && args == nullptr) {
       throw CapiError(METRALE_ERROR_ARGUMENT, fmt::format("args is NULL but arg_count is {}", arg_count));
@@ -60,7 +68,7 @@ metrale_status run(const char* function, metrale_runtime* handle, const char* op
     const std::string_view forced = role != nullptr ? std::string_view(role) : std::string_view();
     const ops::Pick ran = runtime.run(found.op->name, std::span(named.data(), arg_count), stream, forced);
     if (pick != nullptr) {
-      *pick = c_pick(ran, pick->struct_size);
+      fill_pick(ran, pick);
     }
   });
 }

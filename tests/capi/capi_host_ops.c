@@ -211,6 +211,19 @@ static void check_ba_gates(metrale_runtime* rt) {
   CHECK(metrale_op_run(rt, "ssm_ba_gates", args, COUNT(args), 0, &pick) == METRALE_ERROR_VERSION,
         "a short pick struct was not refused");
   CHECK(untouched(forced, GATES), "gate_out was written with a short pick struct");
+  /* ABI 6's field: the parent has no shape constant, so its pick names the generic form (0); an
+   * ABI 5 pick struct (ending before `shape`) is filled up to its size and no further. */
+  metrale_op_pick_init(&pick);
+  pick.shape = 77;
+  CHECK(metrale_op_run(rt, "ssm_ba_gates", args, COUNT(args), 0, &pick) == METRALE_OK, "%s", metrale_last_error());
+  CHECK(pick.shape == 0, "the parent's pick names shape %u", pick.shape);
+  metrale_op_pick_init(&pick);
+  pick.struct_size = offsetof(metrale_op_pick, shape);
+  pick.shape = 77;
+  CHECK(metrale_op_run(rt, "ssm_ba_gates", args, COUNT(args), 0, &pick) == METRALE_OK, "ABI 5 pick: %s",
+        metrale_last_error());
+  CHECK(strcmp(pick.role, "parent") == 0 && pick.shape == 77, "an ABI 5 pick: role %s, shape %u written past its size",
+        pick.role, pick.shape);
   /* The pick is optional. */
   CHECK(metrale_op_run(rt, "ssm_ba_gates", args, COUNT(args), 0, NULL) == METRALE_OK, "%s", metrale_last_error());
   CHECK(memcmp(out, forced, sizeof(float) * GATES) == 0, "a run without a pick differs");

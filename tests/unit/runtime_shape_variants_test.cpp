@@ -31,6 +31,7 @@ TEST_CASE("runtime shapes: a value first met is built in the background, the nex
   const Call first = run_ba(*runtime, c);
   CHECK(first.pick.kernel == kMma);
   CHECK(first.pick.handle.value == generic.value);  // the gate holds the build: the generic ran
+  CHECK(first.pick.shape == 0);                     // and the pick says it was the generic form
   REQUIRE(runtime->registry().find(kMma, kSix).has_value());
   const auto waiting = runtime->shape_variants(kOp, shape_of(kShape));
   REQUIRE(waiting.size() == 1);
@@ -46,6 +47,7 @@ TEST_CASE("runtime shapes: a value first met is built in the background, the nex
   CHECK(runtime->shape_variants(kOp, shape_of(kShape))[0].published);
   const Call second = run_ba(*runtime, c);
   CHECK(second.pick.handle.value == six.value);
+  CHECK(second.pick.shape == 6);  // the pick names the variant that ran
   check_output(c, second.out);
   CHECK(std::memcmp(first.out.data(), second.out.data(), first.out.size() * sizeof(float)) == 0);
 }
@@ -92,6 +94,7 @@ TEST_CASE("runtime shapes: a pinned shape is built at open and taken by the firs
     const BaCase c = BaCase::normal(kShape, 9700);
     const Call call = run_ba(*runtime, c);
     CHECK(call.pick.handle.value == variant_handle(*runtime, kSix).value);
+    CHECK(call.pick.shape == 6);
     check_output(c, call.out);
   }
   SECTION("from RuntimeOptions::shapes, by the op's alias") {

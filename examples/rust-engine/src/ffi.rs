@@ -16,7 +16,7 @@ pub const METRALE_ERROR_VERSION: metrale_status = 5;
 pub const METRALE_ERROR_INTERNAL: metrale_status = 6;
 pub const METRALE_ERROR_CAPTURE: metrale_status = 7;
 pub const METRALE_ERROR_CLOSED: metrale_status = 8;
-pub const METRALE_ABI_VERSION: u32 = 5;
+pub const METRALE_ABI_VERSION: u32 = 6;
 pub const METRALE_BACKEND_HOST: i32 = 1;
 pub const METRALE_ARG_INPUT: i32 = 0;
 pub const METRALE_ARG_OUTPUT: i32 = 1;
@@ -149,6 +149,7 @@ pub struct metrale_op_pick {
     pub forced: i32,
     pub verdict_count: u32,
     pub verdicts: [metrale_verdict; METRALE_MAX_VERDICTS],
+    pub shape: u32,
 }
 
 #[repr(C)]

@@ -80,6 +80,8 @@ pub struct Pick {
     pub kernel: String,
     pub forced: bool,
     pub verdicts: Vec<Verdict>,
+    /// The shape constant of the specialised variant that ran (6 for "s6"); 0: the generic form.
+    pub shape: u32,
 }
 
 impl Pick {
@@ -99,6 +101,7 @@ impl Pick {
                 .iter()
                 .map(|v| Verdict { role: text(v.role).unwrap_or_default(), reason: text(v.reason) })
                 .collect(),
+            shape: p.shape,
         }
     }
 }

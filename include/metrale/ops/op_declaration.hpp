@@ -130,6 +130,9 @@ struct Pick {
   std::string_view kernel;  // its kernel
   KernelHandle handle;
   bool forced = false;  // the caller named the role
+  // The shape constant of the specialised variant that ran (KernelParams::shape, "s6"); 0: the
+  // kernel's generic form. Filled by run_op from the context's kernel of that role and handle.
+  std::uint32_t shape = 0;
   std::array<Verdict, kMaxVerdicts> verdicts{};
   std::size_t verdict_count = 0;
 

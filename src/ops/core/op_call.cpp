@@ -28,6 +28,11 @@ Pick run_op(const OpContext& context, const OpCall& call) {
     }
   }
   Pick pick = op.run(context, resolved);
+  for (std::size_t r = 0; r < op.roles.size(); ++r) {
+    if (context.kernels[r].role == pick.role && context.kernels[r].handle == pick.handle) {
+      pick.shape = context.kernels[r].params.shape;
+    }
+  }
   // A refused kernel reads as absent to the guards; its refusal is the better reason to report.
   for (std::size_t i = 0; i < pick.verdict_count; ++i) {
     Verdict& verdict = pick.verdicts[i];
