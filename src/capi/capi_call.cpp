@@ -154,12 +154,7 @@ const char* metrale_status_name(metrale_status status) {
 
 const char* metrale_last_error(void) { return metrale::capi::last_error_text(); }
 
-void metrale_error_info_init(metrale_error_info* info) {
-  if (info != nullptr) {
-    *info = metrale_error_info{};
-    info->struct_size = sizeof(metrale_error_info);
-  }
-}
+void metrale_error_info_init(metrale_error_info* info) { metrale::capi::init_struct(info); }
 
 metrale_status metrale_last_error_info(metrale_error_info* info) {
   // Not through capi_call: reading the last error must not clear it.

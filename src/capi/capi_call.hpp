@@ -60,6 +60,18 @@ metrale_status capi_call(std::string_view function, Body&& body) noexcept {
 void require_non_null(const void* pointer, std::string_view what);
 
 // Throws METRALE_ERROR_VERSION when a caller's struct is smaller than this version's `Struct`.
+// A *_init function's body: the struct zeroed and its struct_size this library's; NULL ignored.
+// Returns whether there was a struct to fill (the caller then sets its non-zero defaults).
+template <typename Struct>
+bool init_struct(Struct* value) {
+  if (value == nullptr) {
+    return false;
+  }
+  *value = Struct{};
+  value->struct_size = sizeof(Struct);
+  return true;
+}
+
 template <typename Struct>
 void require_struct(const Struct* value, std::string_view what) {
   require_non_null(value, what);

@@ -79,12 +79,7 @@ metrale_op_explanation c_explanation(const ops::Explanation& explanation, std::s
 
 extern "C" {
 
-void metrale_op_explanation_init(metrale_op_explanation* explanation) {
-  if (explanation != nullptr) {
-    *explanation = metrale_op_explanation{};
-    explanation->struct_size = sizeof(metrale_op_explanation);
-  }
-}
+void metrale_op_explanation_init(metrale_op_explanation* explanation) { metrale::capi::init_struct(explanation); }
 
 metrale_status metrale_op_explain(const metrale_runtime* runtime, const char* op, const metrale_op_arg* shape,
                                   size_t arg_count, int32_t m_given, metrale_op_explanation* explanation) {

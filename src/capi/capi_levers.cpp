@@ -31,12 +31,7 @@ void write_lever(const metrale_runtime::Lever& lever, metrale_lever_info& info) 
 
 extern "C" {
 
-void metrale_lever_info_init(metrale_lever_info* info) {
-  if (info != nullptr) {
-    *info = metrale_lever_info{};
-    info->struct_size = sizeof(metrale_lever_info);
-  }
-}
+void metrale_lever_info_init(metrale_lever_info* info) { metrale::capi::init_struct(info); }
 
 metrale_status metrale_lever_get(const metrale_runtime* runtime, size_t index, metrale_lever_info* info) {
   using namespace metrale::capi;

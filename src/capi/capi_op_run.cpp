@@ -104,12 +104,7 @@ metrale_status prepare(const char* function, metrale_runtime* handle, const char
 
 extern "C" {
 
-void metrale_op_pick_init(metrale_op_pick* pick) {
-  if (pick != nullptr) {
-    *pick = metrale_op_pick{};
-    pick->struct_size = sizeof(metrale_op_pick);
-  }
-}
+void metrale_op_pick_init(metrale_op_pick* pick) { metrale::capi::init_struct(pick); }
 
 metrale_status metrale_op_run(metrale_runtime* runtime, const char* op, const metrale_op_arg* args, size_t arg_count,
                               uint64_t stream, metrale_op_pick* pick) {

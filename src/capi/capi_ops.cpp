@@ -49,12 +49,7 @@ metrale_arg_kind arg_kind(ops::ArgKind kind) {
 
 extern "C" {
 
-void metrale_op_info_init(metrale_op_info* info) {
-  if (info != nullptr) {
-    *info = metrale_op_info{};
-    info->struct_size = sizeof(metrale_op_info);
-  }
-}
+void metrale_op_info_init(metrale_op_info* info) { metrale::capi::init_struct(info); }
 
 metrale_status metrale_op_get(const metrale_runtime* runtime, size_t index, metrale_op_info* info) {
   using namespace metrale::capi;
@@ -80,12 +75,7 @@ metrale_status metrale_op_find(const metrale_runtime* runtime, const char* op, m
   });
 }
 
-void metrale_role_info_init(metrale_role_info* info) {
-  if (info != nullptr) {
-    *info = metrale_role_info{};
-    info->struct_size = sizeof(metrale_role_info);
-  }
-}
+void metrale_role_info_init(metrale_role_info* info) { metrale::capi::init_struct(info); }
 
 metrale_status metrale_op_role(const metrale_runtime* runtime, const char* op, size_t index, metrale_role_info* info) {
   using namespace metrale::capi;
@@ -109,12 +99,7 @@ metrale_status metrale_op_role(const metrale_runtime* runtime, const char* op, s
   });
 }
 
-void metrale_arg_info_init(metrale_arg_info* info) {
-  if (info != nullptr) {
-    *info = metrale_arg_info{};
-    info->struct_size = sizeof(metrale_arg_info);
-  }
-}
+void metrale_arg_info_init(metrale_arg_info* info) { metrale::capi::init_struct(info); }
 
 metrale_status metrale_op_arg_get(const metrale_runtime* runtime, const char* op, size_t index,
                                   metrale_arg_info* info) {

@@ -9,11 +9,11 @@
 
 #include "capi_call.hpp"
 #include "capi_runtime.hpp"
+#include "hardware/variant_expression.hpp"
 #include "jit/compile_report.hpp"
 #include "jit/compiled_entry.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
 #include "metrale/jit/kernel_registry.hpp"
-#include "hardware/variant_expression.hpp"
 
 namespace metrale::capi {
 namespace {
@@ -83,12 +83,7 @@ metrale_status metrale_registry_add_source(metrale_runtime* runtime, const char*
   });
 }
 
-void metrale_variant_init(metrale_variant* variant) {
-  if (variant != nullptr) {
-    *variant = metrale_variant{};
-    variant->struct_size = sizeof(metrale_variant);
-  }
-}
+void metrale_variant_init(metrale_variant* variant) { metrale::capi::init_struct(variant); }
 
 metrale_status metrale_registry_declare(metrale_runtime* runtime, const metrale_variant* variant, uint32_t* id) {
   using namespace metrale::capi;
@@ -117,12 +112,7 @@ metrale_status metrale_registry_build(metrale_runtime* runtime) {
   });
 }
 
-void metrale_build_result_init(metrale_build_result* result) {
-  if (result != nullptr) {
-    *result = metrale_build_result{};
-    result->struct_size = sizeof(metrale_build_result);
-  }
-}
+void metrale_build_result_init(metrale_build_result* result) { metrale::capi::init_struct(result); }
 
 metrale_status metrale_registry_compile(metrale_runtime* runtime, uint32_t id, const char* arch,
                                         metrale_build_result* result) {
@@ -178,9 +168,7 @@ metrale_status metrale_registry_handle(const metrale_runtime* runtime, uint32_t 
 }
 
 void metrale_launch_config_init(metrale_launch_config* config) {
-  if (config != nullptr) {
-    *config = metrale_launch_config{};
-    config->struct_size = sizeof(metrale_launch_config);
+  if (metrale::capi::init_struct(config)) {
     config->grid[0] = config->grid[1] = config->grid[2] = 1;
     config->block[0] = config->block[1] = config->block[2] = 1;
   }

@@ -240,9 +240,7 @@ FoundOp find_op(const metrale_runtime* handle, const char* name) {
 extern "C" {
 
 void metrale_runtime_options_init(metrale_runtime_options* options) {
-  if (options != nullptr) {
-    *options = metrale_runtime_options{};
-    options->struct_size = sizeof(metrale_runtime_options);
+  if (metrale::capi::init_struct(options)) {
     options->verify = -1;
   }
 }
@@ -289,12 +287,7 @@ void metrale_runtime_close(metrale_runtime* runtime) {
   delete runtime;
 }
 
-void metrale_runtime_info_init(metrale_runtime_info* info) {
-  if (info != nullptr) {
-    *info = metrale_runtime_info{};
-    info->struct_size = sizeof(metrale_runtime_info);
-  }
-}
+void metrale_runtime_info_init(metrale_runtime_info* info) { metrale::capi::init_struct(info); }
 
 metrale_status metrale_runtime_describe(const metrale_runtime* runtime, metrale_runtime_info* info) {
   using namespace metrale::capi;
