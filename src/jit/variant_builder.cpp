@@ -262,97 +262,121 @@ std::vector<std::vector<std::size_t>> group_by_source(std::span<const BuildJob> 
   return groups;
 }
 
-BuildSummary build_variants(std::span<const BuildJob> jobs, const BuildContext& context) {
-  BuildSummary summary;
-  summary.outcomes.resize(jobs.size());
-  std::vector<std::shared_future<EntryPtr>> futures(jobs.size());
-  std::vector<std::shared_ptr<std::promise<EntryPtr>>> owned(jobs.size());
+namespace {
+
+// The claims of one build: each job's future in the memory cache, and the promise of each key this
+// build claimed (nullptr: another build holds it, this one waits on its future).
+struct Claims {
+  std::vector<std::shared_future<EntryPtr>> futures;
+  std::vector<std::shared_ptr<std::promise<EntryPtr>>> owned;
+};
+
+// Memory, bundles, disk, the remote tier, in that order: each key this build claimed is fulfilled
+// from the first that holds it; the indices of those none holds (NVRTC's work) are returned.
+std::vector<std::size_t> look_up_stored(std::span<const BuildJob> jobs, const BuildContext& context, Claims& claims,
+                                        BuildSummary& summary) {
   std::vector<std::size_t> misses;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     summary.outcomes[i].id = jobs[i].id;
     CompiledMemoryCache::Claim claim = context.memory.claim(jobs[i].key.joined());
-    futures[i] = claim.future;
+    claims.futures[i] = claim.future;
     if (!claim.owned()) {
       summary.outcomes[i].origin = BuildOrigin::kMemory;
       continue;
     }
-    owned[i] = claim.promise;
+    claims.owned[i] = claim.promise;
+    std::promise<EntryPtr>& promise = *claims.owned[i];
     if (context.bundles != nullptr) {
       if (std::optional<CompiledEntry> bundled = context.bundles->find(
               make_bundle_key(jobs[i].variant, context.arch, context.sources, context.extra_options))) {
         summary.outcomes[i].origin = BuildOrigin::kBundle;
-        owned[i]->set_value(std::make_shared<const CompiledEntry>(std::move(*bundled)));
+        promise.set_value(std::make_shared<const CompiledEntry>(std::move(*bundled)));
         continue;
       }
     }
     if (EntryPtr stored = load_from_store(jobs[i], context, context.store)) {
       summary.outcomes[i].origin = BuildOrigin::kDisk;
-      owned[i]->set_value(std::move(stored));
+      promise.set_value(std::move(stored));
       continue;
     }
     if (EntryPtr fetched = load_from_remote(jobs[i], context)) {
       summary.outcomes[i].origin = BuildOrigin::kRemote;
-      owned[i]->set_value(std::move(fetched));
+      promise.set_value(std::move(fetched));
       continue;
     }
     summary.outcomes[i].origin = BuildOrigin::kNvrtc;
     misses.push_back(i);
   }
+  return misses;
+}
+
+// One group of misses compiled as one NVRTC program. With a disk store that locks, its keys are
+// locked first and the disk looked in again: another process may have compiled a key while this
+// one waited. What it stored is whole or absent: the disk cache publishes by temp file, fsync and
+// rename (jit/cache_file_io.hpp), never in place; the locks are released once this group's
+// entries are stored (compile_group stores before it returns).
+GroupResult compile_group_under_locks(std::span<const std::size_t> members, std::span<const BuildJob> jobs,
+                                      const Claims& claims, const BuildContext& context, BuildSummary& summary) {
+  std::vector<const BuildJob*> group;
+  std::vector<std::promise<EntryPtr>*> promises;
+  for (const std::size_t i : members) {
+    group.push_back(&jobs[i]);
+    promises.push_back(claims.owned[i].get());
+  }
+  try {
+    if (!context.store.lock) {
+      return compile_group(group, promises, context);
+    }
+    const std::vector<CompileLock> locks = lock_keys(group, context);
+    std::vector<const BuildJob*> left;
+    std::vector<std::promise<EntryPtr>*> left_promises;
+    for (std::size_t k = 0; k < group.size(); ++k) {
+      if (EntryPtr stored = load_from_store(*group[k], context, context.store)) {
+        summary.outcomes[members[k]].origin = BuildOrigin::kDisk;
+        promises[k]->set_value(std::move(stored));
+      } else {
+        left.push_back(group[k]);
+        left_promises.push_back(promises[k]);
+      }
+    }
+    return left.empty() ? GroupResult{} : compile_group(left, left_promises, context);
+  } catch (const std::exception& error) {
+    // Waiters in other threads must never hang on an unfulfilled key.
+    for (std::promise<EntryPtr>* promise : promises) {
+      try {
+        promise->set_value(failed_entry(context.arch, std::string("compile aborted: ") + error.what(), 0.0, 1));
+      } catch (const std::future_error&) {
+        // already fulfilled before the failure
+      }
+    }
+    return GroupResult{};
+  }
+}
+
+}  // namespace
+
+// The stages, top to bottom: the keys (the jobs'), memory, bundles, disk, remote, then NVRTC per
+// group of misses (loading, verifying and publishing handles are the registry's, after this).
+BuildSummary build_variants(std::span<const BuildJob> jobs, const BuildContext& context) {
+  BuildSummary summary;
+  summary.outcomes.resize(jobs.size());
+  Claims claims{std::vector<std::shared_future<EntryPtr>>(jobs.size()),
+                std::vector<std::shared_ptr<std::promise<EntryPtr>>>(jobs.size())};
+  std::vector<std::size_t> misses = look_up_stored(jobs, context, claims, summary);
 
   if (!misses.empty() && !nvrtc_available()) {
     // Nothing can compile: each miss is an absent handle whose record says why.
     for (const std::size_t i : misses) {
       logger().debug("kernel {} ({}) for {}: {}", jobs[i].variant.kernel, jobs[i].variant.params.tag(), context.arch,
                      nvrtc_unavailable_reason());
-      owned[i]->set_value(failed_entry(context.arch, nvrtc_unavailable_reason(), 0.0, 1));
+      claims.owned[i]->set_value(failed_entry(context.arch, nvrtc_unavailable_reason(), 0.0, 1));
     }
     misses.clear();
   }
   const std::vector<std::vector<std::size_t>> groups = group_by_source(jobs, misses);
   std::vector<GroupResult> results(groups.size());
   run_parallel(groups.size(), context.parallelism, [&](std::size_t g) {
-    std::vector<const BuildJob*> group;
-    std::vector<std::promise<EntryPtr>*> promises;
-    for (const std::size_t i : groups[g]) {
-      group.push_back(&jobs[i]);
-      promises.push_back(owned[i].get());
-    }
-    try {
-      std::vector<CompileLock> locks;
-      if (context.store.lock) {
-        // Another process may have compiled a key while this one waited for its lock: look again.
-        // What it stored is whole or absent: the disk cache publishes by temp file, fsync and
-        // rename (jit/cache_file_io.hpp), never in place; the locks are released once this
-        // group's entries are stored (compile_group stores before it returns).
-        locks = lock_keys(group, context);
-        std::vector<const BuildJob*> left;
-        std::vector<std::promise<EntryPtr>*> left_promises;
-        for (std::size_t k = 0; k < group.size(); ++k) {
-          const std::size_t i = groups[g][k];
-          if (EntryPtr stored = load_from_store(jobs[i], context, context.store)) {
-            summary.outcomes[i].origin = BuildOrigin::kDisk;
-            promises[k]->set_value(std::move(stored));
-          } else {
-            left.push_back(group[k]);
-            left_promises.push_back(promises[k]);
-          }
-        }
-        if (!left.empty()) {
-          results[g] = compile_group(left, left_promises, context);
-        }
-      } else {
-        results[g] = compile_group(group, promises, context);
-      }
-    } catch (const std::exception& error) {
-      // Waiters in other threads must never hang on an unfulfilled key.
-      for (std::promise<EntryPtr>* promise : promises) {
-        try {
-          promise->set_value(failed_entry(context.arch, std::string("compile aborted: ") + error.what(), 0.0, 1));
-        } catch (const std::future_error&) {
-          // already fulfilled before the failure
-        }
-      }
-    }
+    results[g] = compile_group_under_locks(groups[g], jobs, claims, context, summary);
   });
   for (const GroupResult& result : results) {
     summary.programs += result.programs;
@@ -360,7 +384,7 @@ BuildSummary build_variants(std::span<const BuildJob> jobs, const BuildContext& 
     summary.compile_ms += result.compile_ms;
   }
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    summary.outcomes[i].entry = futures[i].get();
+    summary.outcomes[i].entry = claims.futures[i].get();
   }
   return summary;
 }
