@@ -11,9 +11,9 @@
 #include <string>
 
 #include "ground/log.hpp"
+#include "hardware/kernel_catalog.hpp"
 #include "hardware_toml.hpp"
 #include "metrale/error.hpp"
-#include "hardware/kernel_catalog.hpp"
 
 namespace metrale {
 namespace {

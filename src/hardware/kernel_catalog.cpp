@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <array>
 
-#include "metrale/error.hpp"
 #include "hardware/variant_expression.hpp"
+#include "metrale/error.hpp"
 
 namespace metrale {
 namespace {

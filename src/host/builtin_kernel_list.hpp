@@ -9,8 +9,8 @@
 
 #include <string>
 
-#include "metrale/host/host_kernel.hpp"
 #include "hardware/kernel_catalog.hpp"
+#include "metrale/host/host_kernel.hpp"
 
 // Adds every shipped variant to `table`; the kernel templates must be visible unqualified.
 #define METRALE_ADD_BUILTIN_HOST_KERNELS(table)                                                                      \

@@ -8,10 +8,10 @@
 
 #include <array>
 
+#include "hardware/kernel_catalog.hpp"
 #include "metrale/error.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "ops/core/library_ops.hpp"
-#include "hardware/kernel_catalog.hpp"
 
 namespace metrale::ops {
 namespace {

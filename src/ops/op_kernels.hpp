@@ -11,9 +11,9 @@
 #include <string>
 #include <string_view>
 
+#include "hardware/kernel_catalog.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 #include "metrale/target/hardware_target.hpp"
-#include "hardware/kernel_catalog.hpp"
 
 namespace metrale::ops {
 

@@ -7,6 +7,8 @@
 
 #include "gpu/cuda_backend.hpp"
 #include "ground/log.hpp"
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 #include "host/host_backend.hpp"
 #include "jit/bundle.hpp"
 #include "jit/cache_location.hpp"
@@ -18,8 +20,6 @@
 #include "ops/op_kernels.hpp"
 #include "runtime/prepared_gpu.hpp"
 #include "runtime/verification_gate.hpp"
-#include "hardware/hardware_loader.hpp"
-#include "hardware/target_selection.hpp"
 
 namespace metrale {
 

@@ -20,9 +20,9 @@
 
 #include "cli_process.hpp"
 #include "ground/embedded_files.hpp"
+#include "hardware/hardware_loader.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/pinned_shapes.hpp"
-#include "hardware/hardware_loader.hpp"
 
 namespace fs = std::filesystem;
 using metrale::cli_test::Checks;

@@ -9,13 +9,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
-#include "hardware/hardware_loader.hpp"
-#include "hardware/target_selection.hpp"
 
 namespace {
 

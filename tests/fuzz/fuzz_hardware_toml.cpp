@@ -7,10 +7,10 @@
 #include <string>
 #include <string_view>
 
-#include "metrale/error.hpp"
-#include "ops/op_kernels.hpp"
 #include "hardware/hardware_loader.hpp"
 #include "hardware/kernel_catalog.hpp"
+#include "metrale/error.hpp"
+#include "ops/op_kernels.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

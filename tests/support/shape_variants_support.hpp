@@ -13,12 +13,12 @@
 #include <string_view>
 #include <vector>
 
+#include "hardware/hardware_loader.hpp"
 #include "host/host_backend.hpp"
 #include "metrale/runtime.hpp"
 #include "support/ba_gates_check.hpp"
 #include "support/kernels_support.hpp"
 #include "support/temp_dir.hpp"
-#include "hardware/hardware_loader.hpp"
 
 namespace metrale::shape_test {
 

@@ -9,12 +9,12 @@
 #include <map>
 #include <sstream>
 
+#include "hardware/hardware_loader.hpp"
 #include "jit/compiled_entry.hpp"
 #include "jit/compiled_memory_cache.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 #include "ops/op_kernels.hpp"
 #include "support/jit_test_support.hpp"
-#include "hardware/hardware_loader.hpp"
 
 using namespace metrale;
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "hardware/hardware_loader.hpp"
 #include "host/builtin_kernels.hpp"
 #include "host/host_kernel_table.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
@@ -14,7 +15,6 @@
 #include "ops/op_kernels.hpp"
 #include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "support/isolated_runtime.hpp"
-#include "hardware/hardware_loader.hpp"
 
 using namespace metrale;
 

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 #include "host/host_backend.hpp"
 #include "host/host_jit.hpp"
 #include "metrale/error.hpp"
@@ -24,8 +26,6 @@
 #include "support/isolated_runtime.hpp"
 #include "support/profile_ba_args.hpp"
 #include "support/temp_dir.hpp"
-#include "hardware/hardware_loader.hpp"
-#include "hardware/target_selection.hpp"
 
 namespace {
 

@@ -6,6 +6,8 @@
 #include <set>
 #include <string>
 
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 #include "host/builtin_kernels.hpp"
 #include "host/grid_sample.hpp"
 #include "host/host_kernel_table.hpp"
@@ -14,8 +16,6 @@
 #include "profile/cost_model.hpp"
 #include "profile/occupancy.hpp"
 #include "profile/target_resources.hpp"
-#include "hardware/hardware_loader.hpp"
-#include "hardware/target_selection.hpp"
 
 namespace {
 

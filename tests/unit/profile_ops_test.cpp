@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 #include "host/host_backend.hpp"
 #include "metrale/error.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
@@ -17,8 +19,6 @@
 #include "ref/bf16.hpp"
 #include "support/isolated_runtime.hpp"
 #include "support/profile_ba_args.hpp"
-#include "hardware/hardware_loader.hpp"
-#include "hardware/target_selection.hpp"
 
 namespace {
 

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 #include "metrale/error.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "ops/op_kernels.hpp"
@@ -20,8 +22,6 @@
 #include "profile/target_resources.hpp"
 #include "support/scoped_env.hpp"
 #include "support/temp_dir.hpp"
-#include "hardware/hardware_loader.hpp"
-#include "hardware/target_selection.hpp"
 
 namespace {
 

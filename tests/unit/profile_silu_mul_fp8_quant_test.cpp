@@ -7,10 +7,10 @@
 #include <iomanip>
 #include <iostream>
 
-#include "ops/op_kernels.hpp"
-#include "profile/silu_mul_fp8_quant_profile.hpp"
 #include "hardware/hardware_loader.hpp"
 #include "hardware/target_selection.hpp"
+#include "ops/op_kernels.hpp"
+#include "profile/silu_mul_fp8_quant_profile.hpp"
 
 TEST_CASE("the SiLU-mul FP8 quant twin is predicted near its DRAM floor and 1.6x faster than the parent on hopper",
           "[profile][silu_mul]") {

@@ -17,13 +17,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 #include "jit/disk_cache.hpp"
 #include "metrale/error.hpp"
 #include "metrale/jit/source_set.hpp"
 #include "ops/op_kernels.hpp"
 #include "support/target_test_support.hpp"
-#include "hardware/hardware_loader.hpp"
-#include "hardware/target_selection.hpp"
 
 using namespace metrale;
 using metrale::test::ScopedEnv;

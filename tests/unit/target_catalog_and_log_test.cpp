@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "ground/log.hpp"
-#include "ops/op_kernels.hpp"
 #include "hardware/kernel_catalog.hpp"
+#include "ops/op_kernels.hpp"
 
 using metrale::KernelParams;
 using metrale::ops::kernel_params_violation;

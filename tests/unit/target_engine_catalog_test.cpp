@@ -5,11 +5,11 @@
 #include <span>
 #include <string>
 
-#include "metrale/error.hpp"
-#include "ops/op_kernels.hpp"
 #include "hardware/hardware_loader.hpp"
 #include "hardware/kernel_catalog.hpp"
 #include "hardware/variant_expression.hpp"
+#include "metrale/error.hpp"
+#include "ops/op_kernels.hpp"
 
 namespace {
 

@@ -3,11 +3,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 #include "metrale/error.hpp"
 #include "ops/op_kernels.hpp"
 #include "support/target_test_support.hpp"
-#include "hardware/hardware_loader.hpp"
-#include "hardware/target_selection.hpp"
 
 namespace {
 

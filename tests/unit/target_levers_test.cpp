@@ -3,11 +3,11 @@
 #include <catch2/catch.hpp>
 #include <map>
 
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 #include "metrale/target/levers.hpp"
 #include "ops/op_kernels.hpp"
 #include "support/target_test_support.hpp"
-#include "hardware/hardware_loader.hpp"
-#include "hardware/target_selection.hpp"
 
 using metrale::Provenance;
 

@@ -3,9 +3,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "hardware/hardware_loader.hpp"
 #include "metrale/error.hpp"
 #include "ops/op_kernels.hpp"
-#include "hardware/hardware_loader.hpp"
 
 using metrale::ComputeCapability;
 

@@ -1,12 +1,12 @@
 // Every cell of DESIGN.md's target table, read from the files embedded in the library.
 #include <catch2/catch.hpp>
 
-#include "metrale/target/levers.hpp"
-#include "ops/op_kernels.hpp"
-#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "hardware/hardware_loader.hpp"
 #include "hardware/kernel_catalog.hpp"
 #include "hardware/target_selection.hpp"
+#include "metrale/target/levers.hpp"
+#include "ops/op_kernels.hpp"
+#include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 
 namespace {
 

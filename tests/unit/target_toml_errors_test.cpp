@@ -2,9 +2,9 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "hardware/hardware_loader.hpp"
 #include "metrale/error.hpp"
 #include "ops/op_kernels.hpp"
-#include "hardware/hardware_loader.hpp"
 
 namespace {
 

@@ -12,13 +12,13 @@
 #include <map>
 #include <vector>
 
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 #include "jit/compiled_memory_cache.hpp"
 #include "jit/disk_entry_store.hpp"
 #include "jit/nvrtc_compiler.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 #include "ops/op_kernels.hpp"
-#include "hardware/hardware_loader.hpp"
-#include "hardware/target_selection.hpp"
 
 namespace {
 

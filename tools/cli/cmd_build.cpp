@@ -27,6 +27,8 @@
 
 #include "cli_support.hpp"
 #include "gpu/cuda_backend.hpp"
+#include "hardware/hardware_loader.hpp"
+#include "hardware/target_selection.hpp"
 #include "jit/bundle.hpp"
 #include "jit/bundle_signature.hpp"
 #include "jit/compiled_entry.hpp"
@@ -36,8 +38,6 @@
 #include "metrale/jit/kernel_registry.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/pinned_shapes.hpp"
-#include "hardware/hardware_loader.hpp"
-#include "hardware/target_selection.hpp"
 
 namespace metrale::cli {
 namespace {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cli_support.hpp"
+#include "hardware/hardware_loader.hpp"
 #include "metrale/error.hpp"
 #include "op_plugins.hpp"
 #include "op_runtime.hpp"
@@ -30,7 +31,6 @@
 #include "profile/shape_variants.hpp"
 #include "profile/target_resources.hpp"
 #include "profile/variant_override.hpp"
-#include "hardware/hardware_loader.hpp"
 
 namespace metrale::cli {
 namespace {

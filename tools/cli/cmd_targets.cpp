@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "command.hpp"
+#include "hardware/hardware_loader.hpp"
 #include "jit/nvrtc_compiler.hpp"
 #include "metrale/target/levers.hpp"
 #include "op_plugins.hpp"
 #include "op_runtime.hpp"
 #include "ops/op_kernels.hpp"
-#include "hardware/hardware_loader.hpp"
 
 namespace metrale::cli {
 namespace {

@@ -6,10 +6,10 @@
 
 #include "cli_support.hpp"
 #include "gpu/cuda_backend.hpp"
-#include "op_plugins.hpp"
-#include "ops/op_kernels.hpp"
 #include "hardware/hardware_loader.hpp"
 #include "hardware/target_selection.hpp"
+#include "op_plugins.hpp"
+#include "ops/op_kernels.hpp"
 
 namespace metrale::cli {
 KernelCatalog target_catalog(const RuntimeOptions& options) {

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hardware/kernel_catalog.hpp"
 #include "metrale/gpu/kernel_handle.hpp"
 #include "metrale/gpu/kernel_params.hpp"
 #include "metrale/gpu/launch_config.hpp"
@@ -23,7 +24,6 @@
 #include "ops/op_checks.hpp"
 #include "ops/op_guard_table.hpp"
 #include "ops/op_verdict.hpp"
-#include "hardware/kernel_catalog.hpp"
 
 // ---- The kernels: their names, template name expressions and file ({LANES, GROUPS}), their
 // parameter rules and their catalog declarations.

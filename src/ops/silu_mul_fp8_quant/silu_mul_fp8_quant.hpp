@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hardware/kernel_catalog.hpp"
 #include "metrale/gpu/device_ptr.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
 #include "metrale/gpu/kernel_handle.hpp"
@@ -24,7 +25,6 @@
 #include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ops/log_once.hpp"
 #include "ops/op_guard_table.hpp"
-#include "hardware/kernel_catalog.hpp"
 
 // ---- The SiLU-and-mul FP8 quant op's kernels as catalog
 // declarations (template file, name expressions, parameters, rules), added to the library's

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "hardware/kernel_catalog.hpp"
 #include "metrale/error.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
 #include "metrale/gpu/launch_config.hpp"
@@ -19,7 +20,6 @@
 #include "ops/op_kernel_rules.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/op_verdict.hpp"
-#include "hardware/kernel_catalog.hpp"
 
 // ---- The SSM BA-gates op: argument checks, grids, launchers and the entry.
 namespace metrale::ops {

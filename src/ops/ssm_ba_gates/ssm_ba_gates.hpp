@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "hardware/kernel_catalog.hpp"
 #include "metrale/gpu/compute_capability.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
 #include "metrale/gpu/kernel_handle.hpp"
@@ -23,7 +24,6 @@
 #include "ops/log_once.hpp"
 #include "ops/op_guard_table.hpp"
 #include "ops/op_verdict.hpp"
-#include "hardware/kernel_catalog.hpp"
 
 // ---- The kernels: their names, template name expressions and files ({BLOCK, LANES} and
 // {BLOCK, LANES, GROUPS}), their parameter rules and their catalog declarations.
