@@ -121,12 +121,12 @@ std::optional<std::string_view> fused_add_rmsnorm_vec_reject(bool requested, boo
                                                              const FusedAddRmsnormArgs& a) {
   const bool aligned = vector_aligned(a.x) && vector_aligned(a.residual) && vector_aligned(a.weight) &&
                        vector_aligned(a.y) && vector_aligned(a.residual_out);
-  return first_failed({{kRmsnormRejects[1], twin_present},
-                       {kRmsnormRejects[0], !parent_present || requested},
-                       {kRmsnormRejects[2], a.hidden % kVectorElements == 0},
-                       {kRmsnormRejects[3], a.x_row_stride % kVectorElements == 0 &&
-                                                a.residual_row_stride % kVectorElements == 0},
-                       {kRmsnormRejects[4], aligned}});
+  return first_failed(
+      {{kRmsnormRejects[1], twin_present},
+       {kRmsnormRejects[0], !parent_present || requested},
+       {kRmsnormRejects[2], a.hidden % kVectorElements == 0},
+       {kRmsnormRejects[3], a.x_row_stride % kVectorElements == 0 && a.residual_row_stride % kVectorElements == 0},
+       {kRmsnormRejects[4], aligned}});
 }
 
 const GuardTable& rmsnorm_guard() {
@@ -134,8 +134,7 @@ const GuardTable& rmsnorm_guard() {
   return table;
 }
 
-std::optional<std::string> rmsnorm_log_line(const RmsnormPick& pick, const FusedAddRmsnormArgs& args,
-                                            OnceSlots& said) {
+std::optional<std::string> rmsnorm_log_line(const RmsnormPick& pick, const FusedAddRmsnormArgs& args, OnceSlots& said) {
   if (!rmsnorm_guard().claim(pick.reject, pick.requested, said)) {
     return std::nullopt;
   }
@@ -144,8 +143,8 @@ std::optional<std::string> rmsnorm_log_line(const RmsnormPick& pick, const Fused
         "fused add-RMSNorm: the vectorised twin is NOT running at M={} hidden={}: {} (METRALE_FUSED_ADD_RMSNORM_VEC)",
         args.m, args.hidden, *pick.reject);
   }
-  return fmt::format("fused add-RMSNorm: {} (METRALE_FUSED_ADD_RMSNORM_VEC) M={} hidden={}", kRmsnormTwinKernel,
-                     args.m, args.hidden);
+  return fmt::format("fused add-RMSNorm: {} (METRALE_FUSED_ADD_RMSNORM_VEC) M={} hidden={}", kRmsnormTwinKernel, args.m,
+                     args.hidden);
 }
 
 RmsnormPick fused_add_rmsnorm_pick(bool requested, const RmsnormKernels& kernels, const FusedAddRmsnormArgs& args) {

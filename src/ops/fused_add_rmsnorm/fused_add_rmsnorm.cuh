@@ -56,7 +56,8 @@ __device__ inline float rmsnorm_inv_rms(float total, unsigned int hidden, float 
 
 // bf16 bits of bf16(z * inv * w).
 __device__ inline unsigned int rmsnorm_out_bits(unsigned int z, float inv, unsigned int w) {
-  return bf16_bits_from_float(__fmul_rn(__fmul_rn(bf16_low_to_float(z & 0xffffu), inv), bf16_low_to_float(w & 0xffffu)));
+  return bf16_bits_from_float(
+      __fmul_rn(__fmul_rn(bf16_low_to_float(z & 0xffffu), inv), bf16_low_to_float(w & 0xffffu)));
 }
 
 // A 16-byte vector from its four words (no toolkit make_uint4: the host prelude has none).
@@ -185,8 +186,8 @@ __global__ void __launch_bounds__(BLOCK)
   for (unsigned int chunk = threadIdx.x; chunk < vectors; chunk += BLOCK) {
     const uint4 xv = x_row[chunk];
     const uint4 rv = r_row[chunk];
-    const uint4 z = rmsnorm_x4(rmsnorm_add_pair(xv.x, rv.x), rmsnorm_add_pair(xv.y, rv.y),
-                               rmsnorm_add_pair(xv.z, rv.z), rmsnorm_add_pair(xv.w, rv.w));
+    const uint4 z = rmsnorm_x4(rmsnorm_add_pair(xv.x, rv.x), rmsnorm_add_pair(xv.y, rv.y), rmsnorm_add_pair(xv.z, rv.z),
+                               rmsnorm_add_pair(xv.w, rv.w));
     z_row[chunk] = z;
     partial = rmsnorm_square_x8(partial, z);
   }

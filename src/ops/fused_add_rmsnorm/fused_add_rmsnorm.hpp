@@ -98,8 +98,7 @@ std::optional<std::string_view> fused_add_rmsnorm_vec_reject(bool requested, boo
                                                              const FusedAddRmsnormArgs& args);
 const GuardTable& rmsnorm_guard();
 // The line the verdict logs if its slot is unclaimed in `said` (claiming it); nullopt otherwise.
-std::optional<std::string> rmsnorm_log_line(const RmsnormPick& pick, const FusedAddRmsnormArgs& args,
-                                            OnceSlots& said);
+std::optional<std::string> rmsnorm_log_line(const RmsnormPick& pick, const FusedAddRmsnormArgs& args, OnceSlots& said);
 
 // The handles a target built (0 = absent) and their parameters.
 struct RmsnormKernels {

@@ -168,9 +168,9 @@ void check_shape(const OpContext& context, const CheckOptions& options, const Sh
   const bool want_parent = options.role.empty() || options.role == kParent;
   const bool want_twin = options.role.empty() || options.role == kTwin;
   std::optional<Outputs> parent;
-  CheckResult parent_row = check::result_for(context, kParent, shape_text(s),
-                                             s.quantised ? "residual_out ==, y within 1 ulp, bytes == FP8-ref(y)"
-                                                         : "residual_out ==, y within 1 ulp");
+  CheckResult parent_row = check::result_for(
+      context, kParent, shape_text(s),
+      s.quantised ? "residual_out ==, y within 1 ulp, bytes == FP8-ref(y)" : "residual_out ==, y within 1 ulp");
   static_assert(kYUlps == 1, "the check's text names the bound");
   if (const auto skipped = check::why_skipped(context, kParent)) {
     parent_row.worst = *skipped;
