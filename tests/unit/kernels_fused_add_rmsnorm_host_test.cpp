@@ -137,13 +137,13 @@ TEST_CASE("fused add-RMSNorm on the host: parent == reference, twin bytes == par
     bool in_place, quantised, pow2, twin;
   };
   const Shape shapes[] = {
-      {1, 5120, 0, true, true, false, true},     // decode, Qwen3.5-27B, in place, FP8
-      {3, 5120, 0, false, false, false, true},   // apart, no FP8
-      {17, 5120, 16, false, true, true, true},   // padded strides, UE8M0 scales
-      {3, 384, 8, true, false, false, true},     // a small hidden: 48 chunks < one block's 128
-      {17, 384, 0, false, true, false, true},    // small hidden with FP8 (3 groups)
-      {3, 204, 0, true, false, false, false},    // hidden % 8 != 0: the parent's short chunk, no twin
-      {1, 1024, 0, false, true, false, true},    // exactly 128 chunks: one per thread
+      {1, 5120, 0, true, true, false, true},    // decode, Qwen3.5-27B, in place, FP8
+      {3, 5120, 0, false, false, false, true},  // apart, no FP8
+      {17, 5120, 16, false, true, true, true},  // padded strides, UE8M0 scales
+      {3, 384, 8, true, false, false, true},    // a small hidden: 48 chunks < one block's 128
+      {17, 384, 0, false, true, false, true},   // small hidden with FP8 (3 groups)
+      {3, 204, 0, true, false, false, false},   // hidden % 8 != 0: the parent's short chunk, no twin
+      {1, 1024, 0, false, true, false, true},   // exactly 128 chunks: one per thread
   };
   std::uint64_t seed = 41000;
   for (const Shape& s : shapes) {
@@ -158,9 +158,9 @@ TEST_CASE("fused add-RMSNorm on the host: rows of zeros, large and tiny values, 
   auto runtime = Runtime::open(kernels_test::runtime_options(BackendChoice::kHost, 2));
   Case c = make_case(3, 1024, 0, true, true, 41500);
   for (std::size_t e = 0; e < c.hidden; ++e) {
-    c.residual[e] = c.x[e] ^ 0x8000;                          // row 0: x + residual = 0 (rsqrt(eps))
-    c.x[c.hidden + e] = ref::bf16_from_float(3.0e38F);        // row 1: z overflows to infinity
-    c.x[2 * c.hidden + e] = ref::bf16_from_float(1.0e-30F);   // row 2: tiny sums near eps
+    c.residual[e] = c.x[e] ^ 0x8000;                         // row 0: x + residual = 0 (rsqrt(eps))
+    c.x[c.hidden + e] = ref::bf16_from_float(3.0e38F);       // row 1: z overflows to infinity
+    c.x[2 * c.hidden + e] = ref::bf16_from_float(1.0e-30F);  // row 2: tiny sums near eps
     c.residual[2 * c.hidden + e] = ref::bf16_from_float(e % 2 == 0 ? 1.0e-30F : -3.0e-30F);
   }
   const Outputs parent = run(*runtime, c, "parent");

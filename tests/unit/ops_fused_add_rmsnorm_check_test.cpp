@@ -18,8 +18,8 @@
 #include "metrale/runtime.hpp"
 #include "ops/fused_add_rmsnorm/fused_add_rmsnorm.hpp"
 #include "support/edited_templates.hpp"
-#include "support/kernels_support.hpp"
 #include "support/isolated_runtime.hpp"
+#include "support/kernels_support.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace metrale;
@@ -51,9 +51,8 @@ std::vector<ops::CheckResult> planted_rows(const std::string& anchor, const std:
 }
 
 std::size_t count(const std::vector<ops::CheckResult>& rows, std::string_view role, ops::CheckVerdict verdict) {
-  return static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [&](const ops::CheckResult& r) {
-    return r.role == role && r.verdict == verdict;
-  }));
+  return static_cast<std::size_t>(std::count_if(
+      rows.begin(), rows.end(), [&](const ops::CheckResult& r) { return r.role == role && r.verdict == verdict; }));
 }
 
 }  // namespace
@@ -116,13 +115,10 @@ TEST_CASE("fused_add_rmsnorm: a twin that reduces in another order writes other 
   const auto y_of = [&](std::string_view role) {
     const kernels_test::DeviceBuffer y(gpu, std::vector<std::uint16_t>(count_elements, 0x7fa5));
     const kernels_test::DeviceBuffer residual_out(gpu, count_elements * 2);
-    const ops::NamedArg args[] = {{"x", x.ptr().address},
-                                  {"residual", residual.ptr().address},
-                                  {"weight", weight.ptr().address},
-                                  {"y", y.ptr().address},
-                                  {"residual_out", residual_out.ptr().address},
-                                  {"m", m},
-                                  {"hidden", hidden}};
+    const ops::NamedArg args[] = {
+        {"x", x.ptr().address}, {"residual", residual.ptr().address},         {"weight", weight.ptr().address},
+        {"y", y.ptr().address}, {"residual_out", residual_out.ptr().address}, {"m", m},
+        {"hidden", hidden}};
     runtime->run(kOp, args, 0, role);
     return y.read<std::uint16_t>(count_elements);
   };
@@ -137,9 +133,9 @@ TEST_CASE("fused_add_rmsnorm: a twin that reduces in another order writes other 
 }
 
 TEST_CASE("fused_add_rmsnorm check: a parent writing a wrong residual_out fails its rows", "[ops][rmsnorm][planted]") {
-  const auto rows = planted_rows("z_row[e] = static_cast<unsigned short>(z);",
-                                 "z_row[e] = static_cast<unsigned short>(e == 3u ? z ^ 1u : z);",
-                                 "rmsnorm-parent-residual");
+  const auto rows =
+      planted_rows("z_row[e] = static_cast<unsigned short>(z);",
+                   "z_row[e] = static_cast<unsigned short>(e == 3u ? z ^ 1u : z);", "rmsnorm-parent-residual");
   for (const auto& r : rows) {
     INFO(describe(r));
     if (r.role == "parent") {

@@ -121,9 +121,9 @@ TEST_CASE("the vectorised twin's guard: each rule at its edge, in table order", 
   a = good;
   a.residual_row_stride = 5121;
   CHECK(reject(true, true, true, a) == std::optional(kRmsnormRejects[3]));
-  for (DevicePtr FusedAddRmsnormArgs::*ptr : {&FusedAddRmsnormArgs::x, &FusedAddRmsnormArgs::residual,
-                                              &FusedAddRmsnormArgs::weight, &FusedAddRmsnormArgs::y,
-                                              &FusedAddRmsnormArgs::residual_out}) {
+  for (DevicePtr FusedAddRmsnormArgs::*ptr :
+       {&FusedAddRmsnormArgs::x, &FusedAddRmsnormArgs::residual, &FusedAddRmsnormArgs::weight, &FusedAddRmsnormArgs::y,
+        &FusedAddRmsnormArgs::residual_out}) {
     a = good;
     (a.*ptr).address += 8;  // 8-byte aligned, not 16
     CHECK(reject(true, true, true, a) == std::optional(kRmsnormRejects[4]));
@@ -161,13 +161,10 @@ TEST_CASE("fused_add_rmsnorm by name: residual_out in place of residual, not ove
   kernels_test::DeviceBuffer weight(gpu, ref::random_bf16(hidden, 9, 1.0F));
   kernels_test::DeviceBuffer y(gpu, std::size_t{m} * hidden * 2);
   const auto call = [&](std::uint64_t residual_out) {
-    const NamedArg args[] = {{"x", x.ptr().address},
-                             {"residual", residual.ptr().address},
-                             {"weight", weight.ptr().address},
-                             {"y", y.ptr().address},
-                             {"residual_out", residual_out},
-                             {"m", m},
-                             {"hidden", hidden}};
+    const NamedArg args[] = {
+        {"x", x.ptr().address}, {"residual", residual.ptr().address}, {"weight", weight.ptr().address},
+        {"y", y.ptr().address}, {"residual_out", residual_out},       {"m", m},
+        {"hidden", hidden}};
     return runtime->run("fused_add_rmsnorm", args);
   };
   CHECK(call(residual.ptr().address).kernel == kRmsnormTwinKernel);
