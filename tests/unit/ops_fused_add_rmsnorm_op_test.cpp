@@ -150,7 +150,7 @@ TEST_CASE("fused_add_rmsnorm with no kernel that can run is a BackendError namin
   CHECK(gpu.launches.empty());
 }
 
-TEST_CASE("fused_add_rmsnorm by name: residual_out in place of residual, not over x; explain agrees with run",
+TEST_CASE("fused_add_rmsnorm by name: residual_out in place of residual, not over x, explain agrees with run",
           "[ops][rmsnorm]") {
   auto runtime = Runtime::open(kernels_test::runtime_options(BackendChoice::kHost, 2));
   GpuBackend& gpu = *runtime->backend();
