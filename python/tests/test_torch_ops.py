@@ -118,6 +118,8 @@ def sample_calls(rng):
         "ssm_ba_gates": [((bf16_tensor(x), bf16_tensor(w), torch.from_numpy(a_log), torch.from_numpy(dt_bias)),
                           {"vheads_per_group": 4})],
         "silu_mul_fp8_quant": [((gate_up[:, :256], gate_up[:, 256:]), {})],
+        "fused_add_rmsnorm": [((gate_up[:, :256], gate_up[:, 256:], bf16_tensor(bf16_bits(rng.uniform(-2, 2, 256)))),
+                               {})],
     }
 
 

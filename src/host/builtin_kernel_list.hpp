@@ -35,4 +35,8 @@
                                                                  ::metrale::KernelParams{256, 0, 0}));               \
     (table).add(::metrale::make_host_kernel<&silu_mul_per_token_group_quant_fp8<4, 8>>(                              \
         std::string(::metrale::kSiluMulFp8QuantFused), ::metrale::KernelParams{0, 4, 8}));                           \
+    (table).add(::metrale::make_host_kernel<&fused_add_rmsnorm_bf16<128>>(std::string("fused_add_rmsnorm"),          \
+                                                                          ::metrale::KernelParams{128, 0, 0}));      \
+    (table).add(::metrale::make_host_kernel<&fused_add_rmsnorm_bf16_vec<128>>(std::string("fused_add_rmsnorm_vec"),  \
+                                                                              ::metrale::KernelParams{128, 0, 0}));  \
   } while (false)

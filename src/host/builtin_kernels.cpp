@@ -8,6 +8,7 @@
 // clang-format off
 #include "metrale/host/cuda_host_prelude.hpp"
 #include "fp8_act_quant.cuh"
+#include "fused_add_rmsnorm.cuh"
 #include "silu_mul_fp8_quant.cuh"
 #include "ssm_ba_gates.cuh"
 #include "ssm_ba_gates_mma.cuh"

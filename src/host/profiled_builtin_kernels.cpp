@@ -15,6 +15,7 @@
 #include "metrale/host/cuda_host_prelude.hpp"
 namespace metrale_profiled {
 #include "fp8_act_quant.cuh"
+#include "fused_add_rmsnorm.cuh"
 #include "silu_mul_fp8_quant.cuh"
 #include "ssm_ba_gates.cuh"
 #include "ssm_ba_gates_mma.cuh"

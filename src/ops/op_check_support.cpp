@@ -116,6 +116,8 @@ void compare_bytes(CheckResult& result, std::string_view name, std::span<const T
 
 template void compare_bytes<float>(CheckResult&, std::string_view, std::span<const float>, std::span<const float>,
                                    std::size_t, std::string_view);
+template void compare_bytes<std::uint16_t>(CheckResult&, std::string_view, std::span<const std::uint16_t>,
+                                           std::span<const std::uint16_t>, std::size_t, std::string_view);
 template void compare_bytes<std::uint8_t>(CheckResult&, std::string_view, std::span<const std::uint8_t>,
                                           std::span<const std::uint8_t>, std::size_t, std::string_view);
 

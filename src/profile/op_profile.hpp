@@ -26,7 +26,7 @@
 
 namespace metrale {
 
-enum class ProfiledOp { kBaGates, kFp8Quant, kSiluMulFp8Quant };
+enum class ProfiledOp { kBaGates, kFp8Quant, kSiluMulFp8Quant, kFusedAddRmsnorm };
 
 // One op the profile can price, found by its declared name (ops::OpDeclaration::name): a new
 // op's profile is its row in the table of profiled_ops.cpp and its case in op_profile.cpp's

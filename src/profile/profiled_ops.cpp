@@ -4,6 +4,7 @@
 #include <array>
 
 #include "metrale/ops/fp8_act_quant.hpp"
+#include "ops/fused_add_rmsnorm/fused_add_rmsnorm.hpp"
 #include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant.hpp"
 #include "profile/op_profile.hpp"
 
@@ -12,10 +13,11 @@ namespace metrale {
 namespace {
 
 // The ops the profile prices, by declared name (`metrale-jit profile NAME` dispatches here).
-constexpr std::array<ProfiledOpInfo, 3> kProfiledOps{{
+constexpr std::array<ProfiledOpInfo, 4> kProfiledOps{{
     {"ssm_ba_gates", "ba-gates", ProfiledOp::kBaGates, true},
     {"fp8_act_quant", "fp8-quant", ProfiledOp::kFp8Quant, false},
     {"silu_mul_fp8_quant", "silu-mul-fp8-quant", ProfiledOp::kSiluMulFp8Quant, false},
+    {"fused_add_rmsnorm", "fused-add-rmsnorm", ProfiledOp::kFusedAddRmsnorm, false},
 }};
 
 }  // namespace
@@ -52,6 +54,9 @@ double compulsory_bytes(ProfiledOp op, const ProfileShape& shape) {
   }
   if (op == ProfiledOp::kSiluMulFp8Quant) {
     return ops::silu_mul_fp8_quant_floor_bytes(shape.m, shape.k);
+  }
+  if (op == ProfiledOp::kFusedAddRmsnorm) {  // K is hidden; in place, with the FP8 output
+    return ops::fused_add_rmsnorm_floor_bytes(shape.m, shape.k, true);
   }
   // x in bf16, q in e4m3, one fp32 scale per 128-element group.
   return m * k * 2 + m * k + m * (k / ops::kFp8QuantGroupSize) * 4;

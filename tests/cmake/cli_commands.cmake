@@ -27,6 +27,11 @@ metrale_cli_test(selftest_passes 0 "0 failed" ARGS selftest ENV ${METRALE_CLI_CA
 metrale_cli_test(selftest_silu_mul 0
                  "parent +silu_mul_bf16 +M=16 K=17408 gate.up halves of .M..2K. +h within 1 ulp, bytes == FP8-ref.h. +PASS.*twin +silu_mul_fp8_quant_fused +M=16 K=17408.*PASS.*PASS.*PASS.*PASS.*PASS.*6 checks, 0 failed"
                  ARGS selftest --target hopper --op silu_mul_fp8_quant ENV ${METRALE_CLI_CACHE})
+# The fourth op's check hook at the full shapes (Qwen3.5-27B's hidden 5120, in place with the FP8 output at M 16, and
+# apart at M 7): the parent's residual_out and y the reference's, twin == parent, all four rows PASS.
+metrale_cli_test(selftest_fused_add_rmsnorm 0
+                 "parent +fused_add_rmsnorm +M=16 hidden=5120 in place .fp8 +residual_out ==, y within 1 ulp, bytes == FP8-ref.y. +PASS.*twin +fused_add_rmsnorm_vec +M=16.*PASS.*PASS.*PASS.*4 checks, 0 failed"
+                 ARGS selftest --target hopper --op fused_add_rmsnorm ENV ${METRALE_CLI_CACHE})
 # verify: every kernel's verdict on this device (here the host backend); the table, then the JSON's
 # exact keys (tests/scripts/verify_json.cmake).
 metrale_cli_test(verify_table 0 "fp8_act_quant_hopper +l4g8 +bytes == parent x3 +passed .* kernels, 0 failed" ARGS verify
@@ -35,14 +40,14 @@ add_test(NAME cli_verify_json COMMAND ${CMAKE_COMMAND} -DCLI=$<TARGET_FILE:metra
                                       ${PROJECT_SOURCE_DIR}/tests/scripts/verify_json.cmake)
 set_tests_properties(cli_verify_json PROPERTIES ENVIRONMENT "${METRALE_CLI_CACHE}")
 metrale_cli_test(build_hopper_table 0 "ssm_ba_gates_hopper.*sm_90" ARGS build --target hopper ENV ${METRALE_CLI_CACHE})
-# hopper pins N = 96: build compiles its 6-tile variant beside the generic tensor-core form (8
+# hopper pins N = 96: build compiles its 6-tile variant beside the generic tensor-core form (10
 # kernels); --pinned-only leaves the generic to first sight, as Runtime::open with background
-# variants does (7).
+# variants does (9).
 metrale_cli_test(build_hopper_pinned_only 0
-                 "note: hopper: ssm_ba_gates_mma b256l128g6 left to a call's first sight.*ssm_ba_gates_mma +b256l128g6s6 .*7 kernels, 0 failed"
+                 "note: hopper: ssm_ba_gates_mma b256l128g6 left to a call's first sight.*ssm_ba_gates_mma +b256l128g6s6 .*9 kernels, 0 failed"
                  ARGS build --target hopper --pinned-only ENV ${METRALE_CLI_CACHE})
 metrale_cli_test(build_hopper_with_generic 0
-                 "ssm_ba_gates_mma +b256l128g6 +sm_90.*ssm_ba_gates_mma +b256l128g6s6 .*8 kernels, 0 failed"
+                 "ssm_ba_gates_mma +b256l128g6 +sm_90.*ssm_ba_gates_mma +b256l128g6s6 .*10 kernels, 0 failed"
                  ARGS build --target hopper ENV ${METRALE_CLI_CACHE})
 # The start-up bench's first-op process (tools/bench/first_op.cpp) opens and finds the parents.
 if(TARGET metrale-first-op)

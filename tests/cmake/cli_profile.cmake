@@ -13,6 +13,10 @@ metrale_cli_test(profile_ba_table 0 "ssm_ba_gates_hopper .*launch.*16/16" ARGS p
 metrale_cli_test(profile_silu_mul_json 0
                  "\"kernel\": \"silu_mul_bf16\".*\"role\": \"parent\".*\"compulsory_bytes\": 82432.*\"kernel\": \"fp8_act_quant\".*\"role\": \"quant\".*\"kernel\": \"silu_mul_fp8_quant_fused\".*\"role\": \"twin\""
                  ARGS profile silu_mul_fp8_quant --target hopper --m 16 --k 1024 --json ENV ${METRALE_PROFILE_CACHE})
+# The fourth op by its declared name: parent then twin, at its floor (x, residual, weight, y, residual_out, q, scales).
+metrale_cli_test(profile_fused_add_rmsnorm_json 0
+                 "\"kernel\": \"fused_add_rmsnorm\".*\"role\": \"parent\".*\"compulsory_bytes\": 150016.*\"kernel\": \"fused_add_rmsnorm_vec\".*\"role\": \"twin\""
+                 ARGS profile fused_add_rmsnorm --target hopper --m 16 --k 1024 --json ENV ${METRALE_PROFILE_CACHE})
 metrale_cli_test(profile_unknown_op_exits_2 2 "unknown op" ARGS profile gemm --m 16 ENV ${METRALE_PROFILE_CACHE})
 metrale_cli_test(profile_fp8_parent_exits_2 2 "not a kernel of fp8-quant" ARGS profile fp8-quant --m 16 --kernel
                  parent ENV ${METRALE_PROFILE_CACHE})

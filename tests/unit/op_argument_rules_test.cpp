@@ -241,6 +241,8 @@ TEST_CASE("explain and run refuse the same shapes of every library op with the s
       {"ssm_ba_gates",
        {{"m", 5}, {"n", 8}, {"k", 64}, {"k_stride", 72}, {"gate_stride", 8}, {"nv", 4}, {"vheads_per_group", 2}}},
       {"ssm_ba_gates", {{"m", 3}, {"n", 12}, {"k", 40}, {"vheads_per_group", 3}}},
+      {"fused_add_rmsnorm", {{"m", 5}, {"hidden", 256}, {"x_row_stride", 264}, {"residual_row_stride", 256}}},
+      {"fused_add_rmsnorm", {{"m", 3}, {"hidden", 204}}},
   };
   constexpr std::uint64_t kMostBytes = std::uint64_t{64} << 20;  // what one shape may allocate here
   std::map<std::string, std::array<int, 3>> counts;              // accepted, refused, too big to run here

@@ -107,7 +107,8 @@ TEST_CASE("the library's ops run by name and alias with their references' bytes"
   auto runtime = Runtime::open(test::isolated_runtime_options(BackendChoice::kHost, 2));
   REQUIRE(runtime->has_device());
   GpuBackend& gpu = *runtime->backend();
-  CHECK(runtime->ops().names() == std::vector<std::string>{"ssm_ba_gates", "fp8_act_quant", "silu_mul_fp8_quant"});
+  CHECK(runtime->ops().names() ==
+        std::vector<std::string>{"ssm_ba_gates", "fp8_act_quant", "silu_mul_fp8_quant", "fused_add_rmsnorm"});
 
   constexpr std::uint32_t m = 3, k = 1024;
   const std::vector<std::uint16_t> x = ref::random_bf16(std::size_t{m} * k, 91, 3.0f);
@@ -224,7 +225,7 @@ TEST_CASE("levers are found by key and set by the caller's options with provenan
   CHECK_FALSE(fp8->value);
   CHECK(fp8->provenance == Provenance::kOptions);
   CHECK(runtime->levers().find("ssm_ba_gates_hopper")->provenance == Provenance::kFile);
-  CHECK(runtime->levers().size() == 4);
+  CHECK(runtime->levers().size() == 5);
   RuntimeOptions unknown = test::isolated_runtime_options(BackendChoice::kHost, 2);
   unknown.levers = {{"warp_speed", true}};
   CHECK(error_of([&] { Runtime::open(unknown); }).find("no op declares the lever 'warp_speed'") != std::string::npos);

@@ -95,6 +95,7 @@ std::vector<OpCase> cases(GpuBackend& gpu) {
   const auto buffer = [&](std::size_t bytes) { return gpu.alloc(bytes).address; };
   const std::uint64_t x = buffer(5120 * 2), w = buffer(96 * 5120 * 2), a = buffer(48 * 4), d = buffer(48 * 4);
   const std::uint64_t g = buffer(96 * 4), q = buffer(5120), s = buffer(5120 / 128 * 4), h = buffer(5120 * 2);
+  const std::uint64_t r = buffer(5120 * 2);
   return {
       {"ssm_ba_gates",
        {{"x", x},
@@ -110,6 +111,10 @@ std::vector<OpCase> cases(GpuBackend& gpu) {
       {"fp8_act_quant", {{"x", x}, {"q", q}, {"scales", s}, {"m", 1}, {"k", 5120}}, 3},
       {"silu_mul_fp8_quant",
        {{"gate", x}, {"up", x}, {"q", q}, {"scales", s}, {"scratch", h}, {"m", 1}, {"k", 5120}},
+       5},
+      // residual_out in place of residual (r), as vLLM calls it; y into h.
+      {"fused_add_rmsnorm",
+       {{"x", x}, {"residual", r}, {"weight", x}, {"y", h}, {"residual_out", r}, {"m", 1}, {"hidden", 5120}},
        5},
   };
 }

@@ -11,6 +11,8 @@ OpDeclaration fp8_act_quant_declaration();
 void add_fp8_act_quant_kernels(KernelCatalog& catalog);
 OpDeclaration silu_mul_fp8_quant_declaration();
 void add_silu_mul_fp8_quant_kernels(KernelCatalog& catalog);
+OpDeclaration fused_add_rmsnorm_declaration();
+void add_fused_add_rmsnorm_kernels(KernelCatalog& catalog);
 
 namespace {
 
@@ -18,6 +20,7 @@ constexpr LibraryOp kLibraryOps[] = {
     {ssm_ba_gates_declaration, add_ssm_ba_gates_kernels},
     {fp8_act_quant_declaration, add_fp8_act_quant_kernels},
     {silu_mul_fp8_quant_declaration, add_silu_mul_fp8_quant_kernels},
+    {fused_add_rmsnorm_declaration, add_fused_add_rmsnorm_kernels},
 };
 
 }  // namespace

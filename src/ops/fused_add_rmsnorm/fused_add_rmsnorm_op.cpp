@@ -1,0 +1,186 @@
+// ops/fused_add_rmsnorm/fused_add_rmsnorm_op.cpp: the fused residual-add + RMSNorm op as data
+// (ops/op_declaration.hpp): its two kernels by role (parent, twin), its lever, its arguments
+// (residual_out declared in place of residual, q and scales optional), its call and its
+// explanation, and its kernels' catalog declarations. The fourth op of the library.
+// Invariants: a forced role runs through the op's own pick with the other kernel blanked, so the
+// twin forced at a shape its guard refuses is a BackendError naming the guard's reason; explain
+// answers with the guard the call runs (the twin has no M floor: min M 1).
+#include <fmt/format.h>
+
+#include <bit>
+
+#include "metrale/error.hpp"
+#include "metrale/ops/op_declaration.hpp"
+#include "ops/fused_add_rmsnorm/fused_add_rmsnorm.hpp"
+#include "ops/op_explain_twin.hpp"
+
+namespace metrale::ops {
+namespace {
+
+constexpr std::string_view kOpName = "fused_add_rmsnorm";
+constexpr std::string_view kParentRole = "parent";
+constexpr std::string_view kTwinRole = "twin";
+constexpr std::string_view kTwinLever = "fused_add_rmsnorm_vec";
+
+enum Arg : std::size_t {
+  kX,
+  kResidual,
+  kWeight,
+  kY,
+  kResidualOut,
+  kQ,
+  kScales,
+  kM,
+  kHidden,
+  kXRowStride,
+  kResidualRowStride,
+  kEpsBits,
+  kPow2
+};
+
+FusedAddRmsnormArgs unpack(OpArgValues v) {
+  FusedAddRmsnormArgs a;
+  a.x = DevicePtr{v[kX]};
+  a.residual = DevicePtr{v[kResidual]};
+  a.weight = DevicePtr{v[kWeight]};
+  a.y = DevicePtr{v[kY]};
+  a.residual_out = DevicePtr{v[kResidualOut]};
+  a.q = DevicePtr{v[kQ]};
+  a.scales = DevicePtr{v[kScales]};
+  a.m = static_cast<std::uint32_t>(v[kM]);
+  a.hidden = static_cast<std::uint32_t>(v[kHidden]);
+  a.x_row_stride = v[kXRowStride] == 0 ? a.hidden : static_cast<std::uint32_t>(v[kXRowStride]);
+  a.residual_row_stride = v[kResidualRowStride] == 0 ? a.hidden : static_cast<std::uint32_t>(v[kResidualRowStride]);
+  a.eps = std::bit_cast<float>(static_cast<std::uint32_t>(v[kEpsBits]));
+  a.pow2_scale = v[kPow2] == 1;
+  return a;
+}
+
+RmsnormKernels kernels_of(const OpContext& context, bool for_explain) {
+  const auto handle = [&](const OpKernel& kernel) {
+    return for_explain ? context.handle_or_shipped(kernel) : kernel.handle;
+  };
+  const OpKernel& parent = context.kernel(kParentRole);
+  const OpKernel& twin = context.kernel(kTwinRole);
+  RmsnormKernels kernels;
+  kernels.parent = handle(parent);
+  kernels.twin = handle(twin);
+  if (parent.shipped) {
+    kernels.parent_params = parent.params;
+  }
+  if (twin.shipped) {
+    kernels.twin_params = twin.params;
+  }
+  return kernels;
+}
+
+Pick run(const OpContext& context, const OpCall& call) {
+  GpuBackend& gpu = context.device();
+  const FusedAddRmsnormArgs args = unpack(call.args);
+  RmsnormKernels kernels = kernels_of(context, false);
+  bool requested = context.lever(kTwinLever);
+  const bool forced = !call.forced_role.empty();
+  if (forced) {
+    const bool twin = call.forced_role == kTwinRole;
+    if (!(twin ? kernels.twin : kernels.parent).present()) {
+      throw KernelChoiceError(fmt::format("target {} does not ship {} (or it failed to build)", context.target,
+                                          twin ? kRmsnormTwinKernel : kRmsnormParentKernel));
+    }
+    (twin ? kernels.parent : kernels.twin) = KernelHandle{};
+    requested = twin;
+  }
+  const RmsnormPick typed = fused_add_rmsnorm(gpu, kernels, requested, args, call.stream);
+  Pick pick;
+  pick.op = kOpName;
+  pick.forced = forced;
+  pick.role = typed.twin ? kTwinRole : kParentRole;
+  pick.kernel = typed.twin ? kRmsnormTwinKernel : kRmsnormParentKernel;
+  pick.handle = typed.twin ? kernels.twin : kernels.parent;
+  pick.add_verdict(forced ? pick.role : kTwinRole,
+                   forced && !typed.twin ? std::optional<std::string_view>(kForcedKernelReason) : typed.reject);
+  return pick;
+}
+
+Explanation explain(const OpContext& context, const ExplainQuery& query) {
+  const FusedAddRmsnormArgs shape = unpack(query.args);
+  const RmsnormKernels kernels = kernels_of(context, true);
+  const TwinExplainSpec spec{.parent_role = kParentRole,
+                             .twin_role = kTwinRole,
+                             .twin_lever = kTwinLever,
+                             .min_m = 1,
+                             .reject_at = [&](bool requested, std::uint32_t m) {
+                               FusedAddRmsnormArgs at = shape;
+                               at.m = m;
+                               return fused_add_rmsnorm_pick(requested, kernels, at).reject;
+                             }};
+  return explain_twin_over_parent(context, query, shape.m, spec);
+}
+
+}  // namespace
+
+OpDeclaration fused_add_rmsnorm_declaration() {
+  OpDeclaration op;
+  op.name = std::string(kOpName);
+  op.aliases = {"fused-add-rmsnorm"};
+  op.summary =
+      "residual_out = bf16(x + residual), y = bf16(residual_out * rsqrt(mean(residual_out^2) + eps) * weight), "
+      "optionally FP8 e4m3 per-token-group q, scales of y";
+  op.roles = {
+      RoleDecl{std::string(kParentRole), std::string(kRmsnormParentKernel), {}, "one CTA per row, 2-byte loads", ""},
+      RoleDecl{std::string(kTwinRole),
+               std::string(kRmsnormTwinKernel),
+               {"vec"},
+               "16-byte loads, the same bytes",
+               std::string(kTwinLever)},
+  };
+  op.guards = {GuardDecl{std::string(kTwinRole), rmsnorm_guard().declared_reasons()}};
+  op.levers = {LeverSpec{std::string(kTwinLever), "METRALE_FUSED_ADD_RMSNORM_VEC", false, "the vectorised twin"}};
+  op.args = {
+      tensor_arg("x", ArgKind::kInput, DType::kBf16, 2, {"m", "x_row_stride"}, "the layer's output rows"),
+      tensor_arg("residual", ArgKind::kInput, DType::kBf16, 2, {"m", "residual_row_stride"}, "the residual rows"),
+      tensor_arg("weight", ArgKind::kInput, DType::kBf16, 2, {"hidden"}, "the RMSNorm weight"),
+      tensor_arg("y", ArgKind::kOutput, DType::kBf16, 2, {"m", "hidden"}, "the normalised rows"),
+      tensor_arg("residual_out", ArgKind::kOutput, DType::kBf16, 2, {"m", "residual_row_stride"},
+                 "x + residual (may be residual itself: vLLM updates it in place)"),
+      tensor_arg("q", ArgKind::kOutput, DType::kE4m3, 8, {"m", "hidden"}, "FP8 codes of y (optional)"),
+      tensor_arg("scales", ArgKind::kOutput, DType::kFp32, 4, {"m", "hidden/128"},
+                 "[m][hidden/128] fp32 scales (with q)"),
+      scalar_arg("m", std::nullopt, UINT32_MAX, "tokens"),
+      scalar_arg("hidden", std::nullopt, UINT32_MAX, "row length (5120 for Qwen3.5-27B)"),
+      scalar_arg("x_row_stride", 0, UINT32_MAX, "x's row stride in elements (0: hidden)").with_zero_means("hidden"),
+      scalar_arg("residual_row_stride", 0, UINT32_MAX, "residual's and residual_out's row stride (0: hidden)")
+          .with_zero_means("hidden"),
+      scalar_arg("eps_bits", kRmsnormEpsBits, UINT32_MAX, "epsilon as IEEE float32 bits (default 1e-6)"),
+      scalar_arg("pow2_scales", 0, 1, "1: power-of-two (UE8M0) scales"),
+  };
+  op.args[kResidualOut].in_place_of = "residual";
+  op.args[kQ].optional = true;
+  op.args[kScales].optional = true;
+  op.run = run;
+  op.explain = explain;
+  op.shape_rules = [](OpArgValues values) { validate_fused_add_rmsnorm_args(unpack(values)); };
+  op.check = fused_add_rmsnorm_check;
+  return op;
+}
+
+void add_fused_add_rmsnorm_kernels(KernelCatalog& catalog) {
+  catalog.add({.kernel = std::string(kRmsnormParentKernel),
+               .source = std::string(kRmsnormTemplateFile),
+               .expression = fmt::format("{}<{{block}}>", kRmsnormParentTemplate),
+               .params = {"block"},
+               .twin_of = {},
+               .same_shape = false,
+               .background = false,
+               .rule = check_fused_add_rmsnorm});
+  // same_shape: the reduction tree is a function of BLOCK, so the twin's block must be the parent's.
+  catalog.add({.kernel = std::string(kRmsnormTwinKernel),
+               .source = std::string(kRmsnormTemplateFile),
+               .expression = fmt::format("{}<{{block}}>", kRmsnormTwinTemplate),
+               .params = {"block"},
+               .twin_of = std::string(kRmsnormParentKernel),
+               .same_shape = true,
+               .background = true,
+               .rule = check_fused_add_rmsnorm});
+}
+
+}  // namespace metrale::ops
