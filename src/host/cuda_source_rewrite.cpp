@@ -239,6 +239,10 @@ class Rewriter {
         i = extern_shared(i);
       } else if (word == "printf" && is(i + 1, "(")) {
         call_printf(i);
+      } else if (word == "template" && is(i + 1, "inline")) {
+        // An explicit instantiation (`template __global__ void k<float>(...);`, also after
+        // `extern`): the prelude spells __global__ `inline`, which C++ forbids there.
+        edits_.push_back({tokens_[i + 1].begin, tokens_[i + 1].end, ""});
       } else if (word == "__assert_fail" && is(i + 1, "(")) {
         edits_.push_back({tokens_[i].begin, tokens_[i].end, "::metrale::host::detail::kernel_assert_fail"});
       } else {

@@ -14,6 +14,8 @@
 //   refresh_extern_shared), so several such declarations alias one buffer as on a GPU;
 // - a call of printf (also ::printf, std::printf) becomes kernel_printf, one line of the launch's log;
 // - glibc's __assert_fail (what assert expands to) becomes kernel_assert_fail, a failed launch;
+// - `template inline` (an explicit instantiation of a __global__ or __forceinline__ template,
+//   which the prelude spells `inline`) loses its `inline`, as C++ requires;
 // - inline PTX (asm), textures, surfaces, warp matrix functions (nvcuda::wmma) and kernel launches
 //   from a kernel are a refusal naming each construct with its file and line.
 // Invariants: pure; a rewrite keeps every newline where it was, so line markers, the compiler's
@@ -30,7 +32,7 @@
 namespace metrale::host {
 
 // Bumped whenever what rewrite_cuda_source() writes changes: part of every host JIT key.
-inline constexpr std::string_view kCudaSourceRewriteVersion = "cuda-source-rewrite-2";
+inline constexpr std::string_view kCudaSourceRewriteVersion = "cuda-source-rewrite-3";
 
 struct CudaSourceRewrite {
   std::string text;     // the preprocessed unit, rewritten (meaningful when refusal is empty)

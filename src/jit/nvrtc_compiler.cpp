@@ -14,6 +14,7 @@
 #include "jit/compile_deadline.hpp"
 #include "jit/compile_target.hpp"
 #include "jit/include_markers.hpp"
+#include "jit/nvrtc_c_headers.hpp"
 #include "jit/nvrtc_library.hpp"
 
 namespace metrale {
@@ -109,12 +110,24 @@ CompileResult compile_with_nvrtc(const CompileRequest& request) {
       marked.push_back(markers ? with_include_marker(header_names.size() - 1, text) : text);
     }
   }
+  const std::size_t set_headers = header_names.size();  // the main source's marker index
   // A #line among the main file's leading directives stops NVRTC creating a PCH: its marker goes last.
   const std::string main_marked = !markers       ? *main_text
                                   : pch.active() ? with_trailing_include_marker(header_names.size(), *main_text)
                                                  : with_include_marker(header_names.size(), *main_text);
   for (const std::string& text : marked) {
     header_texts.push_back(text.c_str());
+  }
+  // The C headers NVRTC lacks, after the set's (unmarked: they are keyed apart, c_headers_key_part).
+  const std::vector<const NvrtcCHeader*> c_headers = nvrtc_c_headers_for(*request.sources, request.source_name);
+  std::vector<std::string> c_header_strings;
+  for (const NvrtcCHeader* header : c_headers) {
+    c_header_strings.emplace_back(header->name);
+    c_header_strings.emplace_back(header->text);
+  }
+  for (std::size_t i = 0; i < c_header_strings.size(); i += 2) {
+    header_names.push_back(c_header_strings[i].c_str());
+    header_texts.push_back(c_header_strings[i + 1].c_str());
   }
   nvrtcProgram raw = nullptr;
   nvrtcResult status =
@@ -157,10 +170,10 @@ CompileResult compile_with_nvrtc(const CompileRequest& request) {
   MarkedLog marked_log = read_include_markers(log_text);
   const std::string& raw_log = marked_log.log;
   // The main source's own marker proves the markers were read; without it nothing is known.
-  if (markers && marked_log.opened.contains(header_names.size())) {
+  if (markers && marked_log.opened.contains(set_headers)) {
     std::vector<std::string> opened;
     for (const std::size_t index : marked_log.opened) {
-      if (index < header_names.size()) {
+      if (index < set_headers) {
         opened.emplace_back(header_names[index]);
       }
     }

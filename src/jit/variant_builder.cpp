@@ -13,6 +13,7 @@
 
 #include "ground/log.hpp"
 #include "jit/compile_target.hpp"
+#include "jit/nvrtc_c_headers.hpp"
 #include "jit/nvrtc_compiler.hpp"
 
 namespace metrale::detail {
@@ -212,6 +213,7 @@ EntryKey make_entry_key(const KernelVariant& variant, std::string_view arch, con
   if (used != nullptr) {
     digest += "+" + used->identity;  // the toolkit's headers are part of what the source includes
   }
+  digest += c_headers_key_part(sources, variant.source);  // the built-in C headers it is given
   return EntryKey{variant.kernel,
                   variant.params.tag(),
                   std::string(arch),

@@ -39,6 +39,8 @@ const std::vector<CorpusVariant>& cg_variants() {
       {"cg_multi_warp.cuh", "cg_warp_scans", "corpus_cg::warp_scans"},
       {"cg_memcpy_async.cuh", "cg_staged_mirror", "corpus_cg::staged_mirror<64>"},
       {"warp_shuffle_wide.cuh", "shfl_wide", "corpus_shfl::wide_shuffles"},
+      // C headers NVRTC lacks (stdio.h, assert.h, string.h, stdint.h, cstdint): jit/nvrtc_c_headers
+      {"mixed_includes.cuh", "mixed_axpy_half_scale", "corpus_mixed::axpy_half_scale"},
   };
   return variants;
 }
@@ -52,7 +54,7 @@ TEST_CASE(
   metrale::SourceSet sources;
   for (const char* file : {"cg_block_reduce.cuh", "cg_ladder_tile16.cuh", "cg_warp_aggregated.cuh", "cg_tile_vote.cuh",
                            "cg_grid_sync.cuh", "cg_group_tour.cuh", "arch_guarded.cu", "cg_labeled_partition.cuh",
-                           "cg_multi_warp.cuh", "cg_memcpy_async.cuh", "warp_shuffle_wide.cuh"}) {
+                           "cg_multi_warp.cuh", "cg_memcpy_async.cuh", "warp_shuffle_wide.cuh", "mixed_includes.cuh"}) {
     sources.add_source(file, corpus_cg_test::corpus_text(file));
   }
   metrale::KernelRegistry registry(std::move(sources), corpus_cg_test::private_registry_options(/*disk_store=*/true));

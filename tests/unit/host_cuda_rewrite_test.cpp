@@ -77,6 +77,24 @@ TEST_CASE("printf and assert in the engine's lines become the prelude's", "[host
   CHECK_THAT(out.text, Catch::Contains("int y = printf(\"theirs\");"));
 }
 
+TEST_CASE("an explicit instantiation of a __global__ template loses the prelude's inline, a template keeps it",
+          "[host][jit][rewrite]") {
+  const std::string in =
+      "# 1 \"/work/k.cu\"\n"
+      "template <class T> inline void k(T* p) { *p = T(1); }\n"
+      "template inline void k<float>(float* p);\n"
+      "extern template\n  inline void k<int>(int* p);\n"
+      "# 1 \"/usr/include/c++/12/bits/theirs.h\" 3\n"
+      "template inline void theirs<int>(int*);\n";
+  const metrale::host::CudaSourceRewrite out = rewrite(in);
+  REQUIRE(out.refusal == "");
+  CHECK(lines(out.text) == lines(in));
+  CHECK_THAT(out.text, Catch::Contains("template <class T> inline void k(T* p)"));
+  CHECK_THAT(out.text, Catch::Contains("template  void k<float>(float* p);"));
+  CHECK_THAT(out.text, Catch::Contains("extern template\n   void k<int>(int* p);"));
+  CHECK_THAT(out.text, Catch::Contains("template inline void theirs<int>(int*);"));
+}
+
 TEST_CASE("what the host cannot run is refused by name, file and line, only in the engine's lines",
           "[host][jit][rewrite]") {
   const std::string in =

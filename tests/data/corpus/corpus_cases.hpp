@@ -1008,6 +1008,12 @@ inline const std::vector<CorpusCase>& corpus_cases() {
                      false, 20000, 1U << 22U, "double", [](CaseRun& r, std::size_t n, std::uint32_t s) {
                        return run_shared_reverse<double>(r, "corpus_smem_reverse_struct_double", n, s, 1.0);
                      }});
+    table.push_back(
+        {"smem_reverse_struct_float_explicit",
+         one("smem_reverse_struct_float_explicit", "shared_templates.cu", "corpus_smem::reverse_struct<float>"), false,
+         20000, 1U << 22U, "float", [](CaseRun& r, std::size_t n, std::uint32_t s) {
+           return run_shared_reverse<float>(r, "corpus_smem_reverse_struct_float_explicit", n, s, 1.0F);
+         }});
     return table;
   }();
   return cases;

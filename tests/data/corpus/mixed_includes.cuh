@@ -1,7 +1,8 @@
 // tests/data/corpus/mixed_includes.cuh: a kernel with the includes a .cu file written for nvcc
 // keeps at its top: <cuda_runtime.h> (whose declarations name `dim3 gridDim` parameters), C and
-// C++ library headers, and __half arithmetic from <cuda_fp16.h>. (NVRTC finds no <stdio.h> or
-// <assert.h> of its own: this file is for the host backend.)
+// C++ library headers, and __half arithmetic from <cuda_fp16.h>. NVRTC has no <stdio.h>,
+// <assert.h>, <string.h>, <stdint.h> or <cstdint> of its own: the registry gives it minimal ones
+// (jit/nvrtc_c_headers), as Jitify does; the host backend reads the system's.
 #include <assert.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>

@@ -2,8 +2,9 @@
 // the forms CUDA's samples use: a namespace-scope `extern __shared__` array a template writes, an
 // aligned `extern __shared__ __align__(16)` byte array inside a function template (and one with
 // the alignment before __shared__), and the samples' SharedMemory<T> struct (an `extern
-// __shared__` array in a member of a class template). Each kernel reverses its block's values
-// through the buffer.
+// __shared__` array in a member of a class template), instantiated explicitly as .cu files do
+// (`template __global__ void reverse_struct<float>(...);`, which nvcc and NVRTC accept). Each
+// kernel reverses its block's values through the buffer.
 namespace corpus_smem {
 
 extern __shared__ float smem[];
@@ -66,5 +67,9 @@ __global__ void reverse_struct(const T* in, T* out) {
   __syncthreads();
   out[i] = s[blockDim.x - 1 - threadIdx.x];
 }
+
+template __global__ void reverse_struct<float>(const float* in, float* out);
+extern template __global__ void reverse_struct<int>(const int* in, int* out);
+template __global__ void reverse_struct<int>(const int* in, int* out);
 
 }  // namespace corpus_smem
