@@ -5,7 +5,8 @@
 // Invariants: the inputs are random (seeded by CheckOptions::seed and the shape), never all zeros;
 // each run gets fresh output buffers poisoned with kPoisonFloatBits (fp32) or kPoisonByte, so an
 // element one kernel leaves unwritten differs from the other's; a role or parent that cannot run
-// here is a skipped row naming why. The parent is the reference: it has no row of its own.
+// here is a skipped row naming why; one that throws (a launch its shape cannot make) a failed row
+// naming the error. The parent is the reference: it has no row of its own.
 #include <fmt/format.h>
 
 #include <cstring>
@@ -184,8 +185,17 @@ std::vector<CheckResult> spec_check(const std::shared_ptr<const SpecProgram>& pr
         }
       }
       double parent_ms = 0;
-      const Outputs want = run_role(*program, context, parent, problem, inputs, options.stream, parent_ms);
-      const Outputs got = run_role(*program, context, role.role, problem, inputs, options.stream, row.ms);
+      Outputs want;
+      Outputs got;
+      try {
+        want = run_role(*program, context, parent, problem, inputs, options.stream, parent_ms);
+        got = run_role(*program, context, role.role, problem, inputs, options.stream, row.ms);
+      } catch (const Error& error) {  // a declaration its shapes cannot launch fails, naming why
+        row.verdict = CheckVerdict::kFailed;
+        row.worst = error.what();
+        rows.push_back(std::move(row));
+        continue;
+      }
       std::string passed;
       row.verdict = CheckVerdict::kPassed;
       for (std::size_t i = 0; i < program->args.size() && row.verdict == CheckVerdict::kPassed; ++i) {
