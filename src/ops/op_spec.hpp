@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "metrale/error.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "metrale/target/hardware_target.hpp"
 
@@ -92,6 +93,18 @@ struct BuiltOp {
   OpDeclaration op;
   std::vector<KernelDeclaration> kernels;
   std::map<std::string, std::string> sources;  // file name -> text, for the kernels that bring theirs
+};
+
+// What build_op refuses a spec with: the message, and the spec's key it is about, as a TOML op file
+// spells it ("roles[1].guard[2].holds", "args[2].dims[1]", "shape_rules[0].reason"), so a reader
+// of a file can name the file and line.
+class SpecError : public ArgumentError {
+ public:
+  SpecError(const std::string& message, std::string key) : ArgumentError(message), key_(std::move(key)) {}
+  [[nodiscard]] const std::string& key() const { return key_; }
+
+ private:
+  std::string key_;
 };
 
 // The declaration of `spec`. ArgumentError naming the op, the role and the rule for a spec that

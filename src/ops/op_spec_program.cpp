@@ -17,19 +17,30 @@ namespace {
 constexpr std::array<std::string_view, 4> kRoleSlotNames = {"block", "lanes", "groups", "present"};
 constexpr std::array<std::string_view, 3> kAxes = {"x", "y", "z"};
 
-[[noreturn]] void spec_error(std::string_view op, std::string_view what) {
-  throw ArgumentError(fmt::format("op spec '{}': {}", op.empty() ? "<unnamed>" : op, what));
+[[noreturn]] void spec_error(std::string_view op, std::string key, std::string_view what) {
+  throw SpecError(fmt::format("op spec '{}': {}", op.empty() ? "<unnamed>" : op, what), std::move(key));
+}
+
+// Expr::compile, its refusal a SpecError naming the spec's key.
+Expr compile_at(std::string_view text, const ExprNames& names, std::string_view where, std::string key) {
+  try {
+    return Expr::compile(text, names, where);
+  } catch (const SpecError&) {
+    throw;
+  } catch (const ArgumentError& error) {
+    throw SpecError(error.what(), std::move(key));
+  }
 }
 
 std::vector<CompiledRule> compile_rules(const std::vector<SpecRule>& rules, const ExprNames& names,
-                                        std::string_view where) {
+                                        std::string_view where, std::string_view key) {
   std::vector<CompiledRule> out;
   for (std::size_t i = 0; i < rules.size(); ++i) {
     const std::string at = fmt::format("{} rule {} ('{}')", where, i + 1, rules[i].reason);
     if (rules[i].reason.empty()) {
-      throw ArgumentError(fmt::format("{}: a rule needs a reason", at));
+      throw SpecError(fmt::format("{}: a rule needs a reason", at), fmt::format("{}[{}].reason", key, i));
     }
-    out.push_back({rules[i].reason, Expr::compile(rules[i].holds, names, at)});
+    out.push_back({rules[i].reason, compile_at(rules[i].holds, names, at, fmt::format("{}[{}].holds", key, i))});
   }
   return out;
 }
@@ -37,22 +48,25 @@ std::vector<CompiledRule> compile_rules(const std::vector<SpecRule>& rules, cons
 std::unique_ptr<CompiledRole> compile_role(const OpSpec& spec, const SpecProgram& program, std::size_t index) {
   const SpecRole& role = spec.roles[index];
   const std::string where = fmt::format("op spec '{}': role '{}'", spec.name, role.role);
+  const std::string key = fmt::format("roles[{}]", index);
   auto out = std::make_unique<CompiledRole>();
   out->role = role.role;
   out->index = index;
   if (index == 0 && (!role.guard.empty() || !role.lever.empty())) {
-    spec_error(spec.name,
+    spec_error(spec.name, key + (role.guard.empty() ? ".lever" : ".guard"),
                fmt::format("the parent '{}' has a guard or a lever: it is the kernel that always runs", role.role));
   }
-  out->guard = compile_rules(role.guard, program.names, where + ": guard");
+  out->guard = compile_rules(role.guard, program.names, where + ": guard", key + ".guard");
   for (const CompiledRule& rule : out->guard) {
     out->reasons.push_back(rule.reason);
   }
   out->reasons.push_back(kSpecKernelAbsent);
   out->table = std::make_unique<GuardTable>(out->reasons);
   for (std::size_t axis = 0; axis < 3; ++axis) {
-    out->grid[axis] = Expr::compile(role.grid[axis], program.names, fmt::format("{}: grid.{}", where, kAxes[axis]));
-    out->block[axis] = Expr::compile(role.block[axis], program.names, fmt::format("{}: block.{}", where, kAxes[axis]));
+    out->grid[axis] = compile_at(role.grid[axis], program.names, fmt::format("{}: grid.{}", where, kAxes[axis]),
+                                 fmt::format("{}.grid[{}]", key, axis));
+    out->block[axis] = compile_at(role.block[axis], program.names, fmt::format("{}: block.{}", where, kAxes[axis]),
+                                  fmt::format("{}.block[{}]", key, axis));
   }
   for (std::size_t i = 0; i < role.kernel_args.size(); ++i) {
     const std::string& text = role.kernel_args[i];
@@ -61,11 +75,12 @@ std::unique_ptr<CompiledRole> compile_role(const OpSpec& spec, const SpecProgram
       out->args.push_back({*arg, std::nullopt});
     } else {
       out->args.push_back(
-          {std::nullopt, Expr::compile(text, program.names, fmt::format("{}: kernel argument {}", where, i + 1))});
+          {std::nullopt, compile_at(text, program.names, fmt::format("{}: kernel argument {}", where, i + 1),
+                                    fmt::format("{}.kernel_args[{}]", key, i))});
     }
   }
   if (role.kernel_args.empty()) {
-    spec_error(spec.name, fmt::format("role '{}' names no kernel arguments", role.role));
+    spec_error(spec.name, key + ".kernel_args", fmt::format("role '{}' names no kernel arguments", role.role));
   }
   out->lever_env =
       role.lever_env.empty() ? LeverSpec{role.lever, "", false, ""}.environment_variable() : role.lever_env;
@@ -103,68 +118,79 @@ std::shared_ptr<const SpecProgram> compile_spec(const OpSpec& spec) {
   program->op = spec.name;
   program->args = spec.args;
   if (spec.roles.empty()) {
-    spec_error(spec.name, "an op needs at least its parent role");
+    spec_error(spec.name, "roles", "an op needs at least its parent role");
   }
   if (spec.roles.size() > kMaxRoles || spec.args.size() > kMaxArgs) {
-    spec_error(spec.name, fmt::format("at most {} roles and {} arguments", kMaxRoles, kMaxArgs));
+    spec_error(spec.name, "roles", fmt::format("at most {} roles and {} arguments", kMaxRoles, kMaxArgs));
   }
-  const auto add = [&](std::string name) {
+  const auto add = [&](std::string name, std::string key) {
     if (program->names.find(name)) {
-      spec_error(spec.name, fmt::format("the name '{}' is declared twice (arguments, roles' parameters, device "
-                                        "properties and levers share one table)",
-                                        name));
+      spec_error(spec.name, std::move(key),
+                 fmt::format("the name '{}' is declared twice (arguments, roles' parameters, device properties and "
+                             "levers share one table)",
+                             name));
     }
     return program->names.add(std::move(name));
   };
-  for (const ArgDecl& arg : spec.args) {
-    const std::size_t slot = add(arg.name);
-    if (arg.name == "m" && !arg.tensor()) {
+  for (std::size_t i = 0; i < spec.args.size(); ++i) {
+    const std::size_t slot = add(spec.args[i].name, fmt::format("args[{}].name", i));
+    if (spec.args[i].name == "m" && !spec.args[i].tensor()) {
       program->m_slot = slot;
     }
   }
   program->role_slots = program->names.size();
-  for (const SpecRole& role : spec.roles) {
+  for (std::size_t r = 0; r < spec.roles.size(); ++r) {
     for (std::string_view field : kRoleSlotNames) {
-      add(fmt::format("{}.{}", role.role, field));
+      add(fmt::format("{}.{}", spec.roles[r].role, field), fmt::format("roles[{}].role", r));
     }
   }
-  program->device_slots = add("sm_count");
-  add("cc_major");
-  add("cc_minor");
+  program->device_slots = add("sm_count", "args");
+  add("cc_major", "args");
+  add("cc_minor", "args");
   program->lever_slots = program->names.size();
-  for (const SpecRole& role : spec.roles) {
-    if (!role.lever.empty()) {
-      add(role.lever);
+  for (std::size_t r = 0; r < spec.roles.size(); ++r) {
+    if (!spec.roles[r].lever.empty()) {
+      add(spec.roles[r].lever, fmt::format("roles[{}].lever", r));
       ++program->lever_count;
     }
   }
-  // Shape rules and zero_means read the arguments alone: run's validation needs no device, so
-  // explain (no device) and run refuse the same shapes.
+  // Shape rules, zero_means and dims read the arguments alone: run's validation needs no device,
+  // so explain (no device) and run refuse the same shapes.
   ExprNames arg_names;
   for (const ArgDecl& arg : spec.args) {
     arg_names.add(arg.name);
   }
-  for (const ArgDecl& arg : spec.args) {
+  const std::string where = fmt::format("op spec '{}'", spec.name);
+  for (std::size_t i = 0; i < spec.args.size(); ++i) {
+    const ArgDecl& arg = spec.args[i];
     program->zero_means.push_back(
-        arg.zero_means.empty() ? std::nullopt
-                               : std::optional<Expr>(Expr::compile(
-                                     arg.zero_means, arg_names,
-                                     fmt::format("op spec '{}': argument '{}': zero_means", spec.name, arg.name))));
-  }
-  for (const ArgDecl& arg : spec.args) {
+        arg.zero_means.empty()
+            ? std::nullopt
+            : std::optional<Expr>(compile_at(arg.zero_means, arg_names,
+                                             fmt::format("{}: argument '{}': zero_means", where, arg.name),
+                                             fmt::format("args[{}].zero_means", i))));
     std::vector<Expr> dims;
-    for (const std::string& dim : arg.dims) {
-      dims.push_back(
-          Expr::compile(dim, arg_names, fmt::format("op spec '{}': argument '{}': dim", spec.name, arg.name)));
+    for (std::size_t d = 0; d < arg.dims.size(); ++d) {
+      dims.push_back(compile_at(arg.dims[d], arg_names, fmt::format("{}: argument '{}': dim", where, arg.name),
+                                fmt::format("args[{}].dims[{}]", i, d)));
     }
     program->dims.push_back(std::move(dims));
   }
-  program->shape_rules = compile_rules(spec.shape_rules, arg_names, fmt::format("op spec '{}': shape", spec.name));
+  program->shape_rules = compile_rules(spec.shape_rules, arg_names, where + ": shape", "shape_rules");
   std::size_t lever = 0;
   for (std::size_t i = 0; i < spec.roles.size(); ++i) {
     program->roles.push_back(compile_role(spec, *program, i));
     if (!spec.roles[i].lever.empty()) {
       program->roles.back()->lever = lever++;
+    }
+  }
+  for (std::size_t c = 0; c < spec.check_shapes.size(); ++c) {
+    for (const auto& [name, value] : spec.check_shapes[c]) {
+      const auto index = arg_names.find(name);
+      if (!index || spec.args[*index].tensor()) {
+        spec_error(spec.name, fmt::format("check[{}].{}", c, name),
+                   fmt::format("check shape {} names '{}', which is no scalar argument", c + 1, name));
+      }
     }
   }
   program->check_shapes = spec.check_shapes;
