@@ -1,10 +1,10 @@
-// op_spec_toml.cpp: a TOML op file -> OpSpec -> build_op, every refusal at the file's line and key.
+// op_spec_toml.cpp: a TOML op file (or a table from JSON) -> OpSpec -> build_op, every refusal at
+// the file's line and key.
 // The reader records the line of every key it reads (by the key's path), so a SpecError from
 // build_op, which names the spec's key, is reported at the line that holds it.
 #include "ops/op_spec_toml.hpp"
 
 #include <fmt/format.h>
-#include <toml++/toml.h>
 
 #include <algorithm>
 #include <fstream>
@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "metrale/error.hpp"
+#include "ops/op_spec_table.hpp"
 
 namespace metrale::ops {
 namespace {
@@ -223,6 +224,7 @@ SpecRole read_role(Reader& r, const toml::table& t, const std::string& path) {
   role.doc = r.text(t, path, "doc");
   role.kernel.kernel = r.text(t, path, "kernel", true);
   role.kernel.source = r.text(t, path, "source");
+  role.kernel.source_text = r.text(t, path, "source_text");
   if (const std::string file = r.text(t, path, "source_file"); !file.empty()) {
     role.kernel.source_text = r.source_file(file, path + ".source_file");
     if (role.kernel.source.empty()) {
@@ -264,14 +266,8 @@ SpecShape read_check(Reader& r, const toml::table& t, const std::string& path) {
 
 }  // namespace
 
-BuiltOp build_op_toml(std::string_view text, std::string_view source_name, const std::filesystem::path& base_dir) {
+BuiltOp build_op_table(const toml::table& root, std::string_view source_name, const std::filesystem::path& base_dir) {
   Reader r(source_name, base_dir);
-  toml::table root;
-  try {
-    root = toml::parse(text, source_name);
-  } catch (const toml::parse_error& error) {
-    r.fail(error.source().begin.line, "TOML syntax", error.description());
-  }
   r.only(root, "", {"name", "aliases", "summary", "args", "shape_rules", "roles", "check"});
   OpSpec spec;
   spec.name = r.text(root, "", "name", true);
@@ -292,6 +288,22 @@ BuiltOp build_op_toml(std::string_view text, std::string_view source_name, const
   } catch (const ArgumentError& error) {
     throw ConfigError(fmt::format("{}: {}", source_name, error.what()));
   }
+}
+
+BuiltOp build_op_toml(std::string_view text, std::string_view source_name, const std::filesystem::path& base_dir) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source_name);
+  } catch (const toml::parse_error& error) {
+    Reader(source_name, base_dir).fail(error.source().begin.line, "TOML syntax", error.description());
+  }
+  return build_op_table(root, source_name, base_dir);
+}
+
+BuiltOp build_op_text(std::string_view text, std::string_view source_name, const std::filesystem::path& base_dir) {
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && text[first] == '{' ? build_op_json(text, source_name, base_dir)
+                                                               : build_op_toml(text, source_name, base_dir);
 }
 
 BuiltOp build_op_file(const std::filesystem::path& file) {

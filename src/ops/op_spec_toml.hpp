@@ -10,7 +10,8 @@
 // `[[shape_rules]]` (reason, holds); `[[roles]]` (role, aliases, doc, kernel, source, source_file: a
 // template beside the file, read as the kernel's source text, expression, params, background,
 // kernel_args, grid, block, lever, lever_env, lever_doc, tolerance, and `[[roles.guard]]` reason,
-// holds); `[[check]]` (one table of scalar values per check shape).
+// holds; or source_text, the template's text inline); `[[check]]` (one table of scalar values
+// per check shape). The same keys as JSON (objects and arrays) give the same op.
 #pragma once
 
 #include <filesystem>
@@ -23,6 +24,12 @@ namespace metrale::ops {
 // The op of a TOML text; `source_name` names it in messages, `base_dir` is where source_file keys
 // are read from.
 BuiltOp build_op_toml(std::string_view text, std::string_view source_name, const std::filesystem::path& base_dir);
+
+// The same from a JSON text of the same keys (what Python's dicts become: json.dumps).
+BuiltOp build_op_json(std::string_view text, std::string_view source_name, const std::filesystem::path& base_dir);
+
+// JSON when the text starts with '{', else TOML (the C ABI's op texts).
+BuiltOp build_op_text(std::string_view text, std::string_view source_name, const std::filesystem::path& base_dir);
 
 // The op of a TOML file (ConfigError naming the file when it cannot be read).
 BuiltOp build_op_file(const std::filesystem::path& file);
