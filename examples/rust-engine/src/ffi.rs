@@ -16,7 +16,7 @@ pub const METRALE_ERROR_VERSION: metrale_status = 5;
 pub const METRALE_ERROR_INTERNAL: metrale_status = 6;
 pub const METRALE_ERROR_CAPTURE: metrale_status = 7;
 pub const METRALE_ERROR_CLOSED: metrale_status = 8;
-pub const METRALE_ABI_VERSION: u32 = 6;  // 6 appended options.op_specs, which this crate leaves out
+pub const METRALE_ABI_VERSION: u32 = 6;
 pub const METRALE_BACKEND_HOST: i32 = 1;
 pub const METRALE_ARG_INPUT: i32 = 0;
 pub const METRALE_ARG_OUTPUT: i32 = 1;
@@ -65,6 +65,8 @@ pub struct metrale_runtime_options {
     pub bundle_pubkey: *const c_char,
     pub remote_cache: *const c_char,
     pub compile_timeout_s: f64,
+    pub op_specs: *const *const c_char, // ABI 6: ops declared as data (left empty by this crate)
+    pub op_spec_count: usize,
 }
 
 #[repr(C)]
