@@ -43,8 +43,9 @@ extern "C" {
  * 4: metrale_runtime_shutdown and METRALE_ERROR_CLOSED (closing while other threads call).
  * 5: options.remote_cache (the Redis remote cache tier) and options.compile_timeout_s (compile
  *    deadlines), appended; a smaller struct still opens.
- * 6: metrale_op_pick.shape (the shape-specialised variant that ran), appended; a version-5 pick
- *    struct is still filled (without it). */
+ * 6: options.op_specs (engine ops declared as data, TOML or JSON texts) and metrale_op_pick.shape
+ *    (the shape-specialised variant that ran), appended; a version-5 options or pick struct is
+ *    still accepted (without them). */
 #define METRALE_ABI_VERSION 6
 
 typedef enum metrale_status {
@@ -138,6 +139,13 @@ typedef struct metrale_runtime_options {
    * compile past it is abandoned and its kernel absent ("compile exceeded N s"), a host compiler
    * killed. 0: the variable's; negative, NaN or infinite: METRALE_ERROR_ARGUMENT. */
   double compile_timeout_s;
+  /* Since ABI 6 (appended; read only from a struct that holds it). An engine's ops declared as
+   * data (ARCHITECTURE.md, "Engine ops as data"): op_spec_count texts, each a TOML op file's text or
+   * the same keys as JSON (a text whose first character is '{'), with their kernels and template
+   * sources, served beside the library's ops by every call. A malformed one fails the open with
+   * METRALE_ERROR_CONFIG naming "options.op_specs[i]", its line and its key. NULL when 0. */
+  const char* const* op_specs;
+  size_t op_spec_count;
 } metrale_runtime_options;
 
 /* One lever set by the caller: its [defaults] key ("ssm_ba_gates_hopper") and 1 on / 0 off. */

@@ -42,6 +42,16 @@ _U32 = 2**32 - 1
 _MAX_PLANS = 256  # checked call shapes kept per runtime (a new shape past it starts afresh)
 
 
+def _op_spec_text(index: int, spec: Any) -> str:
+    """An op declared as data for the C ABI: a dict (the TOML op file's keys) as JSON, a str as TOML text."""
+    if isinstance(spec, str):
+        return spec
+    if isinstance(spec, Mapping):
+        import json
+        return json.dumps(spec)
+    raise ArgumentError(f"ops[{index}]={spec!r}: expected a dict of an op's keys or a TOML op file's text")
+
+
 def _count(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value <= _U32:
         raise ArgumentError(f"{name}={value!r}: expected an integer in [0, {_U32}]")
@@ -90,6 +100,7 @@ class Runtime:
         bundle_pubkey: str | None = None,
         remote_cache: str | None = None,
         compile_timeout_s: float | None = None,
+        ops: Sequence[Mapping[str, Any] | str] | None = None,
     ) -> None:
         if backend not in _BACKENDS:
             raise ArgumentError(f"backend={backend!r}: expected 'auto', 'host' or 'cuda'")
@@ -118,6 +129,7 @@ class Runtime:
             if isinstance(values, int) or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
                 raise ArgumentError(f"shapes[{key!r}]={values!r}: expected a list of positive integers")
             pins.append(f"{key}={','.join(str(v) for v in values)}")
+        specs = [_op_spec_text(i, spec) for i, spec in enumerate(ops or ())]
         native_args = (
             device, target, cache_dir, overrides, _count("host_sm_count", host_sm_count),
             _count("host_worker_threads", host_worker_threads), ":".join(bundle_dirs) if bundle_dirs else None,
@@ -126,6 +138,7 @@ class Runtime:
             bundle_pubkey,
             remote_cache,
             0.0 if compile_timeout_s is None else float(compile_timeout_s),
+            specs,
         )
         #: The C ABI itself (pointers as ints), for engines that manage their own memory.
         self.raw = _native.NativeRuntime(_BACKENDS[backend], *native_args)

@@ -90,7 +90,8 @@ class NativeRuntime {
                 std::optional<std::string> cache_dir, const std::vector<std::pair<std::string, bool>>& levers,
                 std::uint32_t host_sm_count, std::uint32_t host_worker_threads, std::optional<std::string> bundle_dirs,
                 int verify, std::optional<std::string> shapes, std::optional<std::string> bundle_pubkey,
-                std::optional<std::string> remote_cache, double compile_timeout_s) {
+                std::optional<std::string> remote_cache, double compile_timeout_s,
+                const std::vector<std::string>& op_specs) {
     std::vector<metrale_lever_override> overrides;
     for (const auto& [name, value] : levers) {
       overrides.push_back(metrale_lever_override{name.c_str(), value ? 1 : 0});
@@ -111,6 +112,12 @@ class NativeRuntime {
     options.bundle_pubkey = bundle_pubkey ? bundle_pubkey->c_str() : nullptr;
     options.remote_cache = remote_cache ? remote_cache->c_str() : nullptr;  // None: METRALE_REMOTE_CACHE
     options.compile_timeout_s = compile_timeout_s;                          // 0: METRALE_COMPILE_TIMEOUT_S
+    std::vector<const char*> spec_texts;  // TOML or JSON texts (ops declared as data), alive past the open
+    for (const std::string& text : op_specs) {
+      spec_texts.push_back(text.c_str());
+    }
+    options.op_specs = spec_texts.empty() ? nullptr : spec_texts.data();
+    options.op_spec_count = spec_texts.size();
     metrale_status status = METRALE_OK;
     {
       nb::gil_scoped_release unlocked;
@@ -364,12 +371,12 @@ NB_MODULE(_native, m) {
       .def(nb::init<int, int, std::optional<std::string>, std::optional<std::string>,
                     const std::vector<std::pair<std::string, bool>>&, std::uint32_t, std::uint32_t,
                     std::optional<std::string>, int, std::optional<std::string>, std::optional<std::string>,
-                    std::optional<std::string>, double>(),
+                    std::optional<std::string>, double, const std::vector<std::string>&>(),
            nb::arg("backend"), nb::arg("device_ordinal"), nb::arg("target").none(), nb::arg("cache_dir").none(),
            nb::arg("levers"), nb::arg("host_sm_count"), nb::arg("host_worker_threads"),
            nb::arg("bundle_dirs").none() = nb::none(), nb::arg("verify") = -1, nb::arg("shapes").none() = nb::none(),
            nb::arg("bundle_pubkey").none() = nb::none(), nb::arg("remote_cache").none() = nb::none(),
-           nb::arg("compile_timeout_s") = 0.0)
+           nb::arg("compile_timeout_s") = 0.0, nb::arg("op_specs") = std::vector<std::string>{})
       .def("close", &NativeRuntime::close)
       .def_prop_ro("closed", &NativeRuntime::closed)
       .def("describe", &NativeRuntime::describe)

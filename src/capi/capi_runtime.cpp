@@ -17,6 +17,7 @@
 
 #include "capi_call.hpp"
 #include "jit/bundle.hpp"
+#include "ops/op_spec_toml.hpp"
 #include "ops/op_verdict.hpp"
 
 namespace metrale::capi {
@@ -92,6 +93,29 @@ std::map<std::string, std::vector<std::uint64_t>> shape_pins(std::string_view te
   return pins;
 }
 
+// ABI 6's engine ops as data: each text's op, kernels and sources (src/ops/op_spec_toml.hpp); a
+// template named by source_file is read relative to the working directory.
+void add_op_specs(const metrale_runtime_options& options, RuntimeOptions& out) {
+  if (options.op_spec_count != 0 && options.op_specs == nullptr) {
+    throw CapiError(METRALE_ERROR_ARGUMENT,
+                    fmt::format("options.op_specs is NULL with op_spec_count {}", options.op_spec_count));
+  }
+  for (std::size_t i = 0; i < options.op_spec_count; ++i) {
+    if (options.op_specs[i] == nullptr) {
+      throw CapiError(METRALE_ERROR_ARGUMENT, fmt::format("options.op_specs[{}] is NULL", i));
+    }
+    ops::BuiltOp built = ops::build_op_text(options.op_specs[i], fmt::format("options.op_specs[{}]", i),
+                                            std::filesystem::current_path());
+    for (auto& [name, text] : built.sources) {
+      out.sources[name] = std::move(text);
+    }
+    for (KernelDeclaration& kernel : built.kernels) {
+      out.kernels.push_back(std::move(kernel));
+    }
+    out.ops.push_back(std::move(built.op));
+  }
+}
+
 RuntimeOptions runtime_options(const metrale_runtime_options& options) {
   RuntimeOptions out;
   out.backend = backend_choice(options.backend);
@@ -150,6 +174,9 @@ RuntimeOptions runtime_options(const metrale_runtime_options& options) {
   if (has_field(options.struct_size, offsetof(metrale_runtime_options, shapes), sizeof(options.shapes)) &&
       options.shapes != nullptr) {
     out.shapes = shape_pins(options.shapes);
+  }
+  if (has_field(options.struct_size, offsetof(metrale_runtime_options, op_spec_count), sizeof(options.op_spec_count))) {
+    add_op_specs(options, out);
   }
   return out;
 }

@@ -65,6 +65,8 @@ pub struct metrale_runtime_options {
     pub bundle_pubkey: *const c_char,
     pub remote_cache: *const c_char,
     pub compile_timeout_s: f64,
+    pub op_specs: *const *const c_char, // ABI 6: ops declared as data (left empty by this crate)
+    pub op_spec_count: usize,
 }
 
 #[repr(C)]

@@ -1,0 +1,57 @@
+"""Engine ops declared as data from Python: ``Runtime(..., ops=[dict])`` (the keys of a TOML op file,
+passed through the C ABI as JSON). tests/data/ops/fp8_as_data.toml, read with tomllib and renamed,
+explains as the library's fp8_act_quant at each rule's edge and refuses what run refuses; the same
+dict with a planted mistake in its twin (a grid dropping a row's last partial CTA) has that twin
+refused by verification, the refusal named as the twin's reason; a malformed dict is refused by key."""
+
+from __future__ import annotations
+
+import copy
+import pathlib
+import tomllib
+
+import pytest
+
+import metrale
+
+OP_FILE = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "ops" / "fp8_as_data.toml"
+
+
+def op_dict(name: str = "fp8_act_quant_py") -> dict:
+    spec = tomllib.loads(OP_FILE.read_text())
+    spec["name"] = name
+    return spec
+
+
+@pytest.mark.parametrize("k,m", [(5120, 52), (5120, 53), (6144, 43), (6144, 44), (1152, 131), (1152, 132), (128, 264)])
+def test_a_dict_op_explains_as_the_library_op(tmp_path, k, m):
+    with metrale.Runtime("host", target="hopper", verify=False, cache_dir=str(tmp_path), ops=[op_dict()]) as rt:
+        mine = rt.explain("fp8_act_quant_py", k=k, m=m)
+        library = rt.explain("fp8_act_quant", k=k, m=m)
+        assert (mine.kernel, mine.role) == (library.kernel, library.role)
+        assert mine.roles[0].reject == library.roles[0].reject
+        assert rt.explain("fp8_act_quant_py", k=k).roles[0].min_m == rt.explain("fp8_act_quant", k=k).roles[0].min_m
+
+
+def test_a_dict_op_refuses_what_run_refuses(tmp_path):
+    with metrale.Runtime("host", target="hopper", verify=False, cache_dir=str(tmp_path), ops=[op_dict()]) as rt:
+        with pytest.raises(metrale.ArgumentError, match="K is not a multiple of the group size 128"):
+            rt.explain("fp8_act_quant_py", k=100, m=4)
+
+
+def test_a_dict_op_whose_twin_has_a_planted_mistake_is_refused_by_verification(tmp_path):
+    planted = op_dict()
+    planted["roles"][1]["grid"][1] = "k / 128 / max(twin.groups, 1)"  # floor: the last partial CTA dropped
+    with metrale.Runtime("host", target="hopper", verify=True, cache_dir=str(tmp_path), ops=[planted]) as rt:
+        twin = rt.explain("fp8_act_quant_py", k=5120, m=4096).roles[0]
+        assert not twin.runs
+        assert "failed its check" in (twin.reject or "")
+
+
+def test_a_malformed_dict_op_is_refused_naming_its_key(tmp_path):
+    bad = copy.deepcopy(op_dict())
+    bad["roles"][1]["guard"][0]["holds"] = "twin.present && ctas > 0"
+    with pytest.raises(metrale.ConfigError, match=r"op_specs\[0\]: roles\[1\]\.guard\[0\]\.holds: .*unknown name 'ctas'"):
+        metrale.Runtime("host", target="hopper", verify=False, cache_dir=str(tmp_path), ops=[bad])
+    with pytest.raises(metrale.ArgumentError, match=r"ops\[0\]=3: expected a dict"):
+        metrale.Runtime("host", target="hopper", verify=False, cache_dir=str(tmp_path), ops=[3])
