@@ -47,6 +47,14 @@ inline constexpr std::uint8_t kPoisonCode = 0x7f;          // e4m3fn NaN: satura
 inline float poison_float() { return std::bit_cast<float>(kPoisonBits); }
 inline bool is_poison(float value) { return std::bit_cast<std::uint32_t>(value) == kPoisonBits; }
 
+// Bit-for-bit equality of two float arrays (NaN payloads and -0 included). std::equal over the
+// bit patterns, not memcmp: an empty vector's data() may be null, which memcmp may not be given.
+inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](float x, float y) {
+    return std::bit_cast<std::uint32_t>(x) == std::bit_cast<std::uint32_t>(y);
+  });
+}
+
 // The hopper target (it ships all four kernels), file levers only, memory-only registry.
 inline metrale::RuntimeOptions runtime_options(metrale::BackendChoice backend, std::uint32_t host_sm_count = 132) {
   return metrale::test::isolated_runtime_options(backend, host_sm_count, "hopper");

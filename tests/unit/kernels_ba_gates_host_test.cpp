@@ -4,7 +4,6 @@
 // float64 oracle, every output written and padding columns untouched; the op's pick runs the
 // kernel the guard names. The real shape takes a few seconds (tagged [slow], not hidden).
 #include <catch2/catch.hpp>
-#include <cstring>
 #include <sstream>
 
 #include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
@@ -17,10 +16,6 @@ using kernels_test::describe;
 
 namespace {
 
-bool same_bytes(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
 // Forced parent and twin against each other, the reference and the oracle; returns the twin's.
 std::vector<float> check_forced_pair(Runtime& runtime, const BaCase& c) {
   INFO(describe(c.shape));
@@ -32,8 +27,8 @@ std::vector<float> check_forced_pair(Runtime& runtime, const BaCase& c) {
   CHECK(twin_coverage.unwritten == 0);
   CHECK(parent_coverage.padding_written == 0);
   CHECK(twin_coverage.padding_written == 0);
-  CHECK(same_bytes(twin, parent));
-  CHECK(same_bytes(twin, c.reference()));  // poisoned padding included: the reference skips it too
+  CHECK(kernels_test::same_bits(twin, parent));
+  CHECK(kernels_test::same_bits(twin, c.reference()));  // poisoned padding included: the reference skips it too
   const double worst = kernels_test::ba_worst_relative_error(c.shape, twin, c.oracle());
   INFO("worst relative error against the float64 oracle: " << worst);
   CHECK(worst < 1e-5);
@@ -81,6 +76,6 @@ TEST_CASE("BA gates on the host: odd shapes, twin == parent == reference, the op
     REQUIRE(op.pick.has_value());
     CHECK(op.pick->twin == (s.m >= 4));
     CHECK(op.pick->reject == (s.m >= 4 ? std::nullopt : std::optional(ops::kBaGatesTooFewTokens)));
-    CHECK(same_bytes(op.out, twin));
+    CHECK(kernels_test::same_bits(op.out, twin));
   }
 }

@@ -7,7 +7,6 @@
 // parent alone), in place and apart, with and without the FP8 output; outputs poisoned first.
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <cstring>
 #include <optional>
 
 #include "metrale/runtime.hpp"
@@ -90,10 +89,6 @@ Outputs run(Runtime& runtime, const Case& c, std::string_view role) {
   return out;
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
 // The parent against the references, then the twin (when `twin`) against the parent's bytes.
 void check_case(Runtime& runtime, const Case& c, bool twin) {
   INFO("M=" << c.m << " hidden=" << c.hidden << " strides " << c.x_stride << "/" << c.r_stride
@@ -114,7 +109,7 @@ void check_case(Runtime& runtime, const Case& c, bool twin) {
   if (c.quantised) {
     const ref::Fp8RefResult fp8 = ref::fp8_act_quant_reference(want.y, {c.m, c.hidden, c.hidden, c.pow2});
     CHECK(parent.q == fp8.q);
-    CHECK(same_bits(parent.scales, fp8.scales));
+    CHECK(kernels_test::same_bits(parent.scales, fp8.scales));
   }
   if (!twin) {
     return;
@@ -124,7 +119,7 @@ void check_case(Runtime& runtime, const Case& c, bool twin) {
   CHECK(vec.residual_out == parent.residual_out);
   CHECK(vec.y == parent.y);
   CHECK(vec.q == parent.q);
-  CHECK(same_bits(vec.scales, parent.scales));
+  CHECK(kernels_test::same_bits(vec.scales, parent.scales));
 }
 
 }  // namespace
@@ -171,7 +166,7 @@ TEST_CASE("fused add-RMSNorm on the host: rows of zeros, large and tiny values, 
   CHECK(twin.y == parent.y);
   CHECK(twin.residual_out == parent.residual_out);
   CHECK(twin.q == parent.q);
-  CHECK(same_bits(twin.scales, parent.scales));
+  CHECK(kernels_test::same_bits(twin.scales, parent.scales));
 }
 
 TEST_CASE("fused add-RMSNorm on the host: the op picks the twin by its lever and guard, same bytes either way",
