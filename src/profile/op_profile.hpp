@@ -1,11 +1,12 @@
 // profile/op_profile.hpp: the library call behind `metrale-jit profile`: runs an op's
 // kernels on a profiled host backend at a shape and returns, per kernel, its traffic, the
 // roofline prediction on a target, the op's floor and the ratio between them.
-// Invariants: each kernel runs exactly as the op launches it (the ops' own launchers, grids and
-// arguments), at the parameters the target gives it (a variant without a profiled built-in
-// instantiation is compiled by the host JIT as a profiled object), on inputs from the library's seeded generator; large
-// grids are sampled in whole waves (sampled_blocks < total_blocks says so); rows are in the op's kernel order,
-// a kernel's shape-specialised variant (when asked for and its rule accepts the shape) right after its generic row.
+// Invariants: each kernel runs exactly as the op launches it (its declaration's profile hook: the
+// op's own launchers, grids and arguments), at the parameters the target gives it (a variant without a profiled
+// built-in instantiation is compiled by the host JIT as a profiled object), on inputs from the library's seeded
+// generator; large grids are sampled in whole waves (sampled_blocks < total_blocks says so); rows are in the op's
+// kernel order, a kernel's shape-specialised variant (when asked for and its rule accepts the shape) right after its
+// generic row.
 #pragma once
 
 #include <cstdint>
@@ -21,40 +22,23 @@
 #include "host/launch_traffic.hpp"
 #include "jit/compile_report.hpp"
 #include "metrale/gpu/kernel_params.hpp"
+#include "metrale/ops/op_declaration.hpp"
 #include "metrale/target/hardware_target.hpp"
+#include "ops/op_profile_hook.hpp"
 #include "profile/cost_model.hpp"
 
 namespace metrale {
 
-enum class ProfiledOp { kBaGates, kFp8Quant, kSiluMulFp8Quant, kFusedAddRmsnorm };
+// The ops the profile prices are those whose declaration has a profile hook
+// (OpDeclaration::profile, src/ops/op_profile_hook.hpp): the op's kernels in row order, its
+// compulsory bytes, its buffers and launches at a shape. The profile names no op.
+using ops::ProfileShape;
 
-// One op the profile can price, found by its declared name (ops::OpDeclaration::name): a new
-// op's profile is its row in the table of profiled_ops.cpp and its case in op_profile.cpp's
-// runner. Its shape-specialised variants need neither: they come from its declaration
-// (profile/shape_variants.hpp).
-struct ProfiledOpInfo {
-  std::string_view op_name;  // "ssm_ba_gates"
-  std::string_view label;    // "ba-gates": what rows and messages call it
-  ProfiledOp op;
-  bool has_n = false;  // its shape has an N
-};
-// The row of the declared op `op_name`, or nullptr when the profile cannot price it.
-const ProfiledOpInfo* find_profiled_op(std::string_view op_name);
-std::span<const ProfiledOpInfo> profiled_ops();
-const ProfiledOpInfo& profiled_op_info(ProfiledOp op);
-
-// "ba-gates" / "fp8-quant" / "silu-mul-fp8-quant" (or a declared name); nullopt for anything else.
-std::optional<ProfiledOp> parse_profiled_op(std::string_view name);
-std::string_view to_string(ProfiledOp op);
+// The op's hook; ArgumentError "the profile cannot price op X (its declaration has no profile
+// hook)" when it has none.
+const ops::OpProfile& op_profile(const ops::OpDeclaration& op);
 // The kernels the op may run, in its row order ("ssm_ba_gates", "ssm_ba_gates_hopper", ...).
-std::vector<std::string_view> profiled_op_kernels(ProfiledOp op);
-
-struct ProfileShape {
-  std::uint32_t m = 0;
-  std::uint32_t n = 96;  // BA only
-  std::uint32_t k = 5120;
-  std::uint32_t vheads_per_group = 0;  // BA only; 0: 3 when it divides N/2 (Qwen3.5), else N/2
-};
+std::vector<std::string_view> profiled_op_kernels(const ops::OpDeclaration& op);
 
 // One shape constant of the op (ops::ShapeConstantDecl) at the profiled shape: the kernel of its
 // role, the argument and its value, and the template argument the declaration's rule gives it
@@ -70,7 +54,7 @@ struct ProfiledShapeConstant {
 };
 
 struct ProfileRequest {
-  ProfiledOp op = ProfiledOp::kBaGates;
+  const ops::OpDeclaration* op = nullptr;  // required; it must have a profile hook
   ProfileShape shape;
   // Roles ("parent", "twin", "shared", "quant") or kernel names; empty: every kernel the target ships.
   std::vector<std::string> kernels;
@@ -126,6 +110,6 @@ struct KernelProfile {
 std::vector<KernelProfile> profile_op(const HardwareTarget& target, const ProfileRequest& request);
 
 // The op's compulsory DRAM bytes at a shape: every input read once, every output written once.
-double compulsory_bytes(ProfiledOp op, const ProfileShape& shape);
+double compulsory_bytes(const ops::OpDeclaration& op, const ProfileShape& shape);
 
 }  // namespace metrale

@@ -69,14 +69,14 @@ VariantOverride parse_variant_override(std::string_view spec) {
   return out;
 }
 
-HardwareTarget with_variant_overrides(const HardwareTarget& target, ProfiledOp op,
+HardwareTarget with_variant_overrides(const HardwareTarget& target, const ops::OpDeclaration& op,
                                       std::span<const VariantOverride> overrides) {
   HardwareTarget out = target;
   std::set<std::string, std::less<>> seen;
   for (const VariantOverride& variant : overrides) {
     const std::vector<std::string_view> known = profiled_op_kernels(op);
     if (std::find(known.begin(), known.end(), variant.kernel) == known.end()) {
-      refuse(variant.spec, fmt::format("'{}' is not a kernel of {} (known: {})", variant.kernel, to_string(op),
+      refuse(variant.spec, fmt::format("'{}' is not a kernel of {} (known: {})", variant.kernel, op_profile(op).label,
                                        fmt::join(known, ", ")));
     }
     if (!seen.insert(variant.kernel).second) {

@@ -35,7 +35,7 @@ VariantOverride parse_variant_override(std::string_view spec);
 // `target` with every override applied (an entry added when the target ships none of that
 // kernel). ArgumentError when a kernel is not one of `op`'s, is overridden twice, or its
 // parameters break the catalog's rules. Pure.
-HardwareTarget with_variant_overrides(const HardwareTarget& target, ProfiledOp op,
+HardwareTarget with_variant_overrides(const HardwareTarget& target, const ops::OpDeclaration& op,
                                       std::span<const VariantOverride> overrides);
 
 }  // namespace metrale

@@ -10,6 +10,7 @@
 
 #include "hardware/hardware_loader.hpp"
 #include "hardware/target_selection.hpp"
+#include "metrale/ops/op_declaration.hpp"
 #include "ops/fused_add_rmsnorm/fused_add_rmsnorm.hpp"
 #include "ops/op_kernels.hpp"
 #include "profile/op_profile.hpp"
@@ -20,7 +21,7 @@ TEST_CASE("the fused add-RMSNorm kernels are priced at the op's DRAM floor, the 
   const metrale::HardwareTarget* hopper = metrale::find_target(targets, "hopper");
   REQUIRE(hopper != nullptr);
   metrale::ProfileRequest request;
-  request.op = metrale::ProfiledOp::kFusedAddRmsnorm;
+  request.op = &metrale::ops::library_ops().get("fused_add_rmsnorm");
   request.shape.m = 256;
   request.shape.k = 5120;
   request.worker_threads = 2;

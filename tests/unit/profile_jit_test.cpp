@@ -16,6 +16,7 @@
 #include "host/host_jit.hpp"
 #include "metrale/error.hpp"
 #include "metrale/jit/source_set.hpp"
+#include "metrale/ops/op_declaration.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
@@ -139,14 +140,14 @@ TEST_CASE("profile: a --variant is what the profile launches, compiled by the ho
   const std::vector<metrale::VariantOverride> overrides{
       metrale::parse_variant_override("ssm_ba_gates_mma:lanes=128,groups=4")};
   const metrale::HardwareTarget target =
-      metrale::with_variant_overrides(hopper(), metrale::ProfiledOp::kBaGates, overrides);
+      metrale::with_variant_overrides(hopper(), metrale::ops::library_ops().get("ssm_ba_gates"), overrides);
   REQUIRE(target.find_kernel("ssm_ba_gates_mma") != nullptr);
   CHECK(target.find_kernel("ssm_ba_gates_mma")->params == metrale::KernelParams{256, 128, 4});
   CHECK(target.find_kernel("ssm_ba_gates_hopper")->params == hopper().find_kernel("ssm_ba_gates_hopper")->params);
 
   const std::uint32_t m = 256, n = 96, k = 1024;
   metrale::ProfileRequest request;
-  request.op = metrale::ProfiledOp::kBaGates;
+  request.op = &metrale::ops::library_ops().get("ssm_ba_gates");
   request.shape = {m, n, k, 0};
   request.kernels = {"mma"};
   request.full_grid = true;
@@ -174,9 +175,9 @@ TEST_CASE("profile: a --variant is what the profile launches, compiled by the ho
 
 TEST_CASE("profile: --variant specs the catalog refuses are named errors", "[profile]") {
   using metrale::parse_variant_override;
-  const auto apply = [](std::string_view spec, metrale::ProfiledOp op = metrale::ProfiledOp::kBaGates) {
+  const auto apply = [](std::string_view spec, std::string_view op = "ssm_ba_gates") {
     const std::vector<metrale::VariantOverride> one{parse_variant_override(spec)};
-    return metrale::with_variant_overrides(hopper(), op, one);
+    return metrale::with_variant_overrides(hopper(), metrale::ops::library_ops().get(op), one);
   };
   CHECK_THROWS_WITH(parse_variant_override("ssm_ba_gates_mma"), Catch::Contains("expected KERNEL:"));
   CHECK_THROWS_WITH(parse_variant_override("ssm_ba_gates_mma:"), Catch::Contains("no parameters"));
@@ -192,24 +193,24 @@ TEST_CASE("profile: --variant specs the catalog refuses are named errors", "[pro
   CHECK_THROWS_WITH(apply("ssm_ba_gates_mma:groups=40"), Catch::Contains("kernels.ssm_ba_gates_mma.groups"));
   CHECK_THROWS_WITH(apply("ssm_ba_gates:groups=4"), Catch::Contains("kernels.ssm_ba_gates.groups: groups = 4"));
   CHECK_THROWS_WITH(apply("fp8_act_quant_hopper:groups=4"), Catch::Contains("not a kernel of ba-gates"));
-  CHECK_THROWS_WITH(apply("ssm_ba_gates_mma:groups=4", metrale::ProfiledOp::kFp8Quant),
-                    Catch::Contains("not a kernel of fp8-quant"));
+  CHECK_THROWS_WITH(apply("ssm_ba_gates_mma:groups=4", "fp8_act_quant"), Catch::Contains("not a kernel of fp8-quant"));
   const std::vector<metrale::VariantOverride> twice{parse_variant_override("ssm_ba_gates_mma:groups=4"),
                                                     parse_variant_override("ssm_ba_gates_mma:groups=6")};
-  CHECK_THROWS_WITH(metrale::with_variant_overrides(hopper(), metrale::ProfiledOp::kBaGates, twice),
+  CHECK_THROWS_WITH(metrale::with_variant_overrides(hopper(), metrale::ops::library_ops().get("ssm_ba_gates"), twice),
                     Catch::Contains("one per kernel"));
   // A kernel the target does not ship is added, in name order (find_kernel searches sorted).
   metrale::HardwareTarget without = hopper();
   std::erase_if(without.kernels, [](const metrale::KernelEntry& e) { return e.name == "ssm_ba_gates_mma"; });
   const std::vector<metrale::VariantOverride> add{
       parse_variant_override("ssm_ba_gates_mma:block=256,lanes=64,groups=2")};
-  const metrale::HardwareTarget added = metrale::with_variant_overrides(without, metrale::ProfiledOp::kBaGates, add);
+  const metrale::HardwareTarget added =
+      metrale::with_variant_overrides(without, metrale::ops::library_ops().get("ssm_ba_gates"), add);
   REQUIRE(added.find_kernel("ssm_ba_gates_mma") != nullptr);
   CHECK(added.find_kernel("ssm_ba_gates_mma")->params == metrale::KernelParams{256, 64, 2});
   CHECK(added.find_kernel("ssm_ba_gates_hopper") != nullptr);
   // Left out of the spec and shipped by no one: the catalog says which parameter is missing.
   const std::vector<metrale::VariantOverride> partial{parse_variant_override("ssm_ba_gates_mma:groups=2")};
-  CHECK_THROWS_WITH(metrale::with_variant_overrides(without, metrale::ProfiledOp::kBaGates, partial),
+  CHECK_THROWS_WITH(metrale::with_variant_overrides(without, metrale::ops::library_ops().get("ssm_ba_gates"), partial),
                     Catch::Contains("kernels.ssm_ba_gates_mma."));
 }
 
@@ -247,7 +248,7 @@ TEST_CASE("profile: a --variant's registers are ptxas's for the variant, not the
   const std::vector<metrale::VariantOverride> overrides{
       metrale::parse_variant_override("ssm_ba_gates_mma:block=512,lanes=128,groups=6")};
   const metrale::HardwareTarget target =
-      metrale::with_variant_overrides(hopper(), metrale::ProfiledOp::kBaGates, overrides);
+      metrale::with_variant_overrides(hopper(), metrale::ops::library_ops().get("ssm_ba_gates"), overrides);
   const auto resources = metrale::target_kernel_resources(target);
   const auto found = resources.find("ssm_ba_gates_mma");
   REQUIRE(found != resources.end());

@@ -12,6 +12,7 @@
 #include "hardware/target_selection.hpp"
 #include "host/host_backend.hpp"
 #include "metrale/error.hpp"
+#include "metrale/ops/op_declaration.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
@@ -38,10 +39,10 @@ const metrale::HardwareTarget& hopper() {
   return *target;
 }
 
-std::vector<metrale::KernelProfile> run(metrale::ProfiledOp op, metrale::ProfileShape shape, bool full,
+std::vector<metrale::KernelProfile> run(const metrale::ops::OpDeclaration& op, metrale::ProfileShape shape, bool full,
                                         std::uint64_t budget = 0, std::vector<std::string> kernels = {}) {
   metrale::ProfileRequest request;
-  request.op = op;
+  request.op = &op;
   request.kernels = std::move(kernels);
   request.shape = shape;
   request.full_grid = full;
@@ -56,11 +57,11 @@ void check_within(double sampled, double full, double tolerance) {
   CHECK(std::abs(sampled - full) <= tolerance * full);
 }
 
-void check_sampled_agrees(metrale::ProfiledOp op, metrale::ProfileShape shape, std::uint64_t budget,
+void check_sampled_agrees(const metrale::ops::OpDeclaration& op, metrale::ProfileShape shape, std::uint64_t budget,
                           const std::vector<std::string>& kernels = {}) {
   const auto full = run(op, shape, true, 0, kernels);
   const auto sampled = run(op, shape, false, budget, kernels);
-  const std::size_t op_kernels = op == metrale::ProfiledOp::kBaGates ? 3 : 2;
+  const std::size_t op_kernels = op.name == "ssm_ba_gates" ? 3 : 2;
   REQUIRE(full.size() == (kernels.empty() ? op_kernels : kernels.size()));
   REQUIRE(sampled.size() == full.size());
   for (std::size_t i = 0; i < full.size(); ++i) {
@@ -91,26 +92,26 @@ void check_sampled_agrees(metrale::ProfiledOp op, metrale::ProfileShape shape, s
 }  // namespace
 
 TEST_CASE("profile: at M = 264 a sampled FP8 profile is within 5 % of a full run", "[profile]") {
-  check_sampled_agrees(metrale::ProfiledOp::kFp8Quant, {264, 0, 5120, 0}, 48 * 5);
+  check_sampled_agrees(metrale::ops::library_ops().get("fp8_act_quant"), {264, 0, 5120, 0}, 48 * 5);
 }
 
 TEST_CASE("profile: at M = 264 a sampled BA-gates profile is within 5 % of a full run (M = 64 under sanitizers)",
           "[profile]") {
   // K = 1024 keeps the full runs to seconds; the grids are the real ones (N = 96, M = 264).
   if (kSanitized) {
-    check_sampled_agrees(metrale::ProfiledOp::kBaGates, {64, 96, 512, 0}, 16, {"twin"});
+    check_sampled_agrees(metrale::ops::library_ops().get("ssm_ba_gates"), {64, 96, 512, 0}, 16, {"twin"});
   } else {
-    check_sampled_agrees(metrale::ProfiledOp::kBaGates, {264, 96, 1024, 0}, 48, {"parent", "twin"});
+    check_sampled_agrees(metrale::ops::library_ops().get("ssm_ba_gates"), {264, 96, 1024, 0}, 48, {"parent", "twin"});
     // The tensor-core kernel's grid at M = 264 is 3 clusters of 8 (nothing to sample): here 33
     // tiles of 128 tokens, each split over a cluster of 4 (K = 256 is 4 chunks), sampled in
     // whole clusters.
-    check_sampled_agrees(metrale::ProfiledOp::kBaGates, {4224, 96, 256, 0}, 4, {"mma"});
+    check_sampled_agrees(metrale::ops::library_ops().get("ssm_ba_gates"), {4224, 96, 256, 0}, 4, {"mma"});
   }
 }
 
 TEST_CASE("profile: FP8 at M = 8192, K = 17408 reads and writes its compulsory 432 MB", "[profile]") {
   metrale::ProfileRequest request;
-  request.op = metrale::ProfiledOp::kFp8Quant;
+  request.op = &metrale::ops::library_ops().get("fp8_act_quant");
   request.shape = {8192, 0, 17408, 0};
   request.kernels = {"twin"};
   request.worker_threads = 2;
@@ -125,7 +126,7 @@ TEST_CASE("profile: FP8 at M = 8192, K = 17408 reads and writes its compulsory 4
 }
 
 TEST_CASE("profile: the BA twin reads the whole weight from L2 once per token", "[profile]") {
-  const auto rows = run(metrale::ProfiledOp::kBaGates, {16, 96, 1024, 0}, true);
+  const auto rows = run(metrale::ops::library_ops().get("ssm_ba_gates"), {16, 96, 1024, 0}, true);
   REQUIRE(rows.size() == 3);
   CHECK(rows[0].role == "parent");
   CHECK(rows[1].role == "twin");
@@ -161,7 +162,7 @@ TEST_CASE("profile: the BA twin reads the whole weight from L2 once per token", 
 
 TEST_CASE("profile: bad requests are refused by name", "[profile]") {
   metrale::ProfileRequest request;
-  request.op = metrale::ProfiledOp::kFp8Quant;
+  request.op = &metrale::ops::library_ops().get("fp8_act_quant");
   request.shape = {16, 0, 5120, 0};
   request.kernels = {"parent"};
   CHECK_THROWS_AS(metrale::profile_op(hopper(), request), metrale::ArgumentError);
@@ -208,4 +209,18 @@ TEST_CASE("profile: the profiled instantiations compute the plain ones' bytes", 
     CHECK(std::none_of(plain.begin(), plain.end(), [](float v) { return v == -12345.0F; }));
     CHECK(std::memcmp(plain.data(), profiled.data(), plain.size() * sizeof(float)) == 0);
   }
+}
+
+TEST_CASE("profile: an op whose declaration has no profile hook is refused by name", "[profile]") {
+  metrale::ops::OpDeclaration op = metrale::ops::library_ops().get("fp8_act_quant");
+  op.profile = nullptr;
+  metrale::ProfileRequest request;
+  request.op = &op;
+  request.shape = {16, 0, 1024, 0};
+  request.worker_threads = 2;
+  CHECK_THROWS_WITH(metrale::profile_op(hopper(), request),
+                    Catch::Contains("cannot price op fp8_act_quant (its declaration has no profile hook)"));
+  CHECK_THROWS_WITH(metrale::compulsory_bytes(op, request.shape), Catch::Contains("no profile hook"));
+  request.op = nullptr;
+  CHECK_THROWS_WITH(metrale::profile_op(hopper(), request), Catch::Contains("no op given"));
 }

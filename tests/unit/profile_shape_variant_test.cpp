@@ -38,7 +38,7 @@ const metrale::ops::OpDeclaration& ba_gates() { return metrale::ops::library_ops
 metrale::ProfileRequest mma_request(const metrale::ProfileShape& shape,
                                     std::vector<metrale::ProfiledShapeConstant> constants) {
   metrale::ProfileRequest request;
-  request.op = metrale::ProfiledOp::kBaGates;
+  request.op = &metrale::ops::library_ops().get("ssm_ba_gates");
   request.shape = shape;
   request.kernels = {"mma"};
   request.full_grid = true;
@@ -187,7 +187,7 @@ TEST_CASE("profile: shape constants the profile cannot price say why, and kernel
   CHECK_FALSE(metrale::profile_shape_value(shape, true, "k_stride"));
   // The twin has no shape constant: one row, no shape_constant, at N = 96 too.
   metrale::ProfileRequest request;
-  request.op = metrale::ProfiledOp::kBaGates;
+  request.op = &metrale::ops::library_ops().get("ssm_ba_gates");
   request.shape = {16, 96, 512, 0};
   request.kernels = {"twin"};
   request.worker_threads = 2;

@@ -9,8 +9,9 @@
 
 #include "hardware/hardware_loader.hpp"
 #include "hardware/target_selection.hpp"
+#include "metrale/ops/op_declaration.hpp"
 #include "ops/op_kernels.hpp"
-#include "profile/silu_mul_fp8_quant_profile.hpp"
+#include "profile/op_profile.hpp"
 
 TEST_CASE("the SiLU-mul FP8 quant twin is predicted near its DRAM floor and 1.6x faster than the parent on hopper",
           "[profile][silu_mul]") {
@@ -19,8 +20,27 @@ TEST_CASE("the SiLU-mul FP8 quant twin is predicted near its DRAM floor and 1.6x
   REQUIRE(hopper != nullptr);
   const std::uint32_t m = 8192;
   const std::uint32_t k = 17408;
-  const metrale::SiluMulProfile profile = metrale::profile_silu_mul_fp8_quant(*hopper, m, k, 2);
+  metrale::ProfileRequest request;
+  request.op = &metrale::ops::library_ops().get("silu_mul_fp8_quant");
+  request.shape = metrale::ProfileShape{m, 0, k, 0};
+  request.worker_threads = 2;
+  // Rows in launch order: the parent's two launches ("parent", "quant"), then the twin.
+  struct {
+    std::vector<metrale::KernelProfile> rows;
+    double parent_us = 0, twin_us = 0, floor_bytes = 0, floor_us = 0;
+    [[nodiscard]] double twin_percent_of_floor() const { return 100.0 * floor_us / twin_us; }
+    [[nodiscard]] double twin_speedup() const { return parent_us / twin_us; }
+  } profile;
+  profile.rows = metrale::profile_op(*hopper, request);
   REQUIRE(profile.rows.size() == 3);
+  CHECK(profile.rows[0].role == "parent");
+  CHECK(profile.rows[1].role == "quant");
+  for (const metrale::KernelProfile& row : profile.rows) {
+    (row.role == "twin" ? profile.twin_us : profile.parent_us) += row.prediction.predicted_us;
+  }
+  profile.floor_bytes = profile.rows[0].compulsory_bytes;
+  profile.floor_us = profile.rows[0].floor_us;
+  REQUIRE(profile.twin_us > 0);
   std::cout << std::fixed << std::setprecision(1) << "silu_mul_fp8_quant on hopper at M=" << m << " K=" << k
             << " (floor " << profile.floor_bytes / 1e6 << " MB, " << profile.floor_us << " us):\n";
   for (const auto& row : profile.rows) {

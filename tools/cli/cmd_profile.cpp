@@ -90,16 +90,17 @@ std::string rows_text(const std::vector<KernelProfile>& rows) {
 int profile(const ProfileOptions& options) {
   const ops::OpSet all_ops = declared_ops(runtime_options(""));
   const ops::OpDeclaration& declared = require_op(all_ops, options.op);
-  const ProfiledOpInfo* info = find_profiled_op(declared.name);
-  if (info == nullptr) {
+  if (declared.profile == nullptr) {
     std::vector<std::string_view> known;
-    for (const ProfiledOpInfo& row : profiled_ops()) {
-      known.push_back(row.op_name);
+    for (const ops::OpDeclaration& op : all_ops.ops()) {
+      if (op.profile != nullptr) {
+        known.push_back(op.name);
+      }
     }
-    throw UsageError(fmt::format("profile {}: the profile has no row for op {} (profiled: {})", options.op,
-                                 declared.name, fmt::join(known, ", ")));
+    throw UsageError(fmt::format("profile {}: op {} declares no profile hook (profiled: {})", options.op, declared.name,
+                                 fmt::join(known, ", ")));
   }
-  const std::optional<ProfiledOp> op = info->op;
+  const ops::OpProfile& info = *declared.profile;
   const auto targets = load_targets(metrale::ops::library_catalog());
   std::vector<VariantOverride> overrides;
   std::optional<HardwareTarget> with_variants;
@@ -107,7 +108,7 @@ int profile(const ProfileOptions& options) {
     for (const std::string& spec : options.variants) {
       overrides.push_back(parse_variant_override(spec));
     }
-    with_variants = with_variant_overrides(require_target(targets, options.target), *op, overrides);
+    with_variants = with_variant_overrides(require_target(targets, options.target), declared, overrides);
   } catch (const ArgumentError& error) {
     throw UsageError(error.what());
   }
@@ -115,7 +116,7 @@ int profile(const ProfileOptions& options) {
   const HardwareTarget& target = *with_variants;
   Progress progress;
   ProfileRequest request;
-  request.op = *op;
+  request.op = &declared;
   request.shape = {options.m, options.n, options.k, options.vheads_per_group};
   request.kernels = options.kernels;
   request.budget_blocks = options.budget_blocks;
@@ -125,7 +126,7 @@ int profile(const ProfileOptions& options) {
   }
   request.resources = target_kernel_resources(target);
   // The op's shape constants at this shape: a value its rule accepts is priced specialised too.
-  request.shape_constants = profile_shape_constants(target, declared, request.shape, info->has_n);
+  request.shape_constants = profile_shape_constants(target, declared, request.shape, info.has_n);
   request.shape_resources = shape_variant_resources(target, request.shape_constants);
   request.progress = [&progress](std::string_view line) { progress.step(line); };
   request.unpriced = [](std::string_view line) { std::fputs(fmt::format("note: {}\n", line).c_str(), stderr); };
@@ -150,8 +151,8 @@ int profile(const ProfileOptions& options) {
     return kDone;
   }
   std::fputs(fmt::format("{} on {} at M={} K={}{}: floor {:.2f} us ({:.2f} MB compulsory at {:.0f} GB/s)\n", options.op,
-                         target.name, options.m, options.k, info->has_n ? fmt::format(" N={}", options.n) : "",
-                         rows.empty() ? 0.0 : rows[0].floor_us, compulsory_bytes(*op, request.shape) / 1e6,
+                         target.name, options.m, options.k, info.has_n ? fmt::format(" N={}", options.n) : "",
+                         rows.empty() ? 0.0 : rows[0].floor_us, compulsory_bytes(declared, request.shape) / 1e6,
                          target.roofline ? target.roofline->dram_gb_per_s : 0.0)
                  .c_str(),
              stdout);

@@ -166,6 +166,8 @@ inline constexpr std::size_t kMaxArgs = 64;
 struct OpDeclaration;
 // The resolved extents of an op's tensors (op_aliasing.cpp); opaque here.
 struct ExtentPlan;
+// How `metrale-jit profile` runs the op's kernels (src/ops/op_profile_hook.hpp); opaque here.
+struct OpProfile;
 
 // What an op call sees of the runtime: the backend, its kernels by role (in the declaration's
 // order, handles read lock-free when the context was made), its levers and the target. Made per
@@ -297,6 +299,9 @@ struct OpDeclaration {
   // on the host backend calls it in a child process (runtime/check_in_child.hpp): it must not wait
   // for the caller's other threads, and what it changes outside its rows stays in that process.
   std::function<std::vector<CheckResult>(const OpContext&, const CheckOptions&)> check;
+  // The profile's hook: the op's kernels in row order, its compulsory bytes, its buffers and
+  // launches at a shape (src/ops/op_profile_hook.hpp). Null: the profile cannot price the op.
+  std::shared_ptr<const OpProfile> profile;
 
   // The index of the argument, role or lever of that name; nullopt when there is none.
   [[nodiscard]] std::optional<std::size_t> arg_index(std::string_view arg) const;

@@ -107,3 +107,12 @@ __global__ void __launch_bounds__(LANES* GROUPS)
 
 }  // namespace kernels
 }  // namespace metrale
+
+// The shipped variants the host backend instantiates, one line per (kernel, block, lanes, groups,
+// shape) a target file ships (src/host/builtin_kernel_registration.hpp defines the macro; NVRTC
+// and the host JIT never see these lines).
+#ifdef METRALE_HOST_KERNEL
+METRALE_HOST_KERNEL("fp8_act_quant", 0, 16, 1, 0, metrale::kernels::per_token_group_quant_fp8<16, 1>)
+METRALE_HOST_KERNEL("fp8_act_quant_hopper", 0, 16, 8, 0, metrale::kernels::per_token_group_quant_fp8_hopper<16, 8>)
+METRALE_HOST_KERNEL("fp8_act_quant_hopper", 0, 4, 8, 0, metrale::kernels::per_token_group_quant_fp8_hopper<4, 8>)
+#endif

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -48,6 +49,8 @@ void add_fp8_act_quant_kernels(KernelCatalog& catalog);
 
 // The op's check hook (OpDeclaration::check, fp8_act_quant_check.cpp).
 std::vector<CheckResult> fp8_act_quant_check(const OpContext& context, const CheckOptions& options);
+// The profile's hook (OpDeclaration::profile, fp8_act_quant_check.cpp).
+std::shared_ptr<const OpProfile> fp8_act_quant_profile();
 
 }  // namespace metrale::ops
 

@@ -1,5 +1,6 @@
 // ops/fp8_act_quant/fp8_act_quant_check.cpp: the FP8 activation-quant op's check hook and the
-// CPU references it compares the kernels with (written from the spec, not from the launch path).
+// CPU references it compares the kernels with (written from the spec, not from the launch path),
+// and the profile's hook (its kernels launched at a shape on buffers of its own).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "ops/core/library_ops.hpp"
 #include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ops/op_check_support.hpp"
+#include "ops/op_profile_hook.hpp"
 #include "ref/bf16.hpp"
 
 // ---- The FP8 activation-quant op's check hook (OpDeclaration::check): each
@@ -220,3 +222,58 @@ Fp8OracleResult fp8_act_quant_oracle(std::span<const std::uint16_t> x, const Fp8
 }
 
 }  // namespace metrale::ref
+
+// ---- The profile's hook (OpDeclaration::profile): x, q and the row-major scales at M x K, the
+// shared kernel then the twin, each on the grid fp8_quant_grid gives it (the op's own).
+namespace metrale::ops {
+namespace {
+
+class Fp8Launches final : public ProfiledLaunches {
+ public:
+  Fp8Launches(GpuBackend& gpu, const ProfileShape& shape) : buffers_(gpu), shape_(shape) {
+    const std::uint64_t m = shape.m;
+    args_.x = buffers_.bf16(m * shape.k);
+    args_.q = buffers_.bytes(m * shape.k);
+    args_.scales = buffers_.floats(m * (shape.k / kFp8QuantGroupSize));
+    args_.m = shape.m;
+    args_.k = shape.k;
+    args_.x_row_stride = shape.k;
+    validate_fp8_quant_args(args_);
+  }
+  [[nodiscard]] Dim3 block(const ProfiledKernel& /*kernel*/, const KernelParams& params) const override {
+    return Dim3{params.lanes * std::max<std::uint32_t>(params.groups, 1), 1, 1};
+  }
+  void launch(const ProfiledKernel& kernel, KernelHandle handle, const KernelParams& params) override {
+    Fp8QuantPick pick;
+    pick.kernel = handle;
+    pick.twin = kernel.role == kTwin;
+    pick.grid = fp8_quant_grid(pick.twin, shape_.m, shape_.k, std::max<std::uint32_t>(params.groups, 1));
+    pick.block = block(kernel, params);
+    launch_fp8_quant(buffers_.gpu(), pick, args_);
+  }
+
+ private:
+  ProfileBuffers buffers_;
+  ProfileShape shape_;
+  Fp8QuantArgs args_;
+};
+
+}  // namespace
+
+std::shared_ptr<const OpProfile> fp8_act_quant_profile() {
+  auto profile = std::make_shared<OpProfile>();
+  profile->label = "fp8-quant";
+  profile->kernels = {{kFp8QuantSharedKernel, "shared"}, {kFp8QuantTwinKernel, kTwin}};
+  profile->compulsory_bytes = [](const ProfileShape& shape) {
+    // x in bf16, q in e4m3, one fp32 scale per 128-element group.
+    const auto m = static_cast<double>(shape.m);
+    const auto k = static_cast<double>(shape.k);
+    return m * k * 2 + m * k + m * (k / kFp8QuantGroupSize) * 4;
+  };
+  profile->prepare = [](GpuBackend& gpu, const ProfileShape& shape) -> std::unique_ptr<ProfiledLaunches> {
+    return std::make_unique<Fp8Launches>(gpu, shape);
+  };
+  return profile;
+}
+
+}  // namespace metrale::ops

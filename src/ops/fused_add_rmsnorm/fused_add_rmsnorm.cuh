@@ -206,3 +206,11 @@ __global__ void __launch_bounds__(BLOCK)
 
 }  // namespace kernels
 }  // namespace metrale
+
+// The shipped variants the host backend instantiates, one line per (kernel, block, lanes, groups,
+// shape) a target file ships (src/host/builtin_kernel_registration.hpp defines the macro; NVRTC
+// and the host JIT never see these lines).
+#ifdef METRALE_HOST_KERNEL
+METRALE_HOST_KERNEL("fused_add_rmsnorm", 128, 0, 0, 0, metrale::kernels::fused_add_rmsnorm_bf16<128>)
+METRALE_HOST_KERNEL("fused_add_rmsnorm_vec", 128, 0, 0, 0, metrale::kernels::fused_add_rmsnorm_bf16_vec<128>)
+#endif

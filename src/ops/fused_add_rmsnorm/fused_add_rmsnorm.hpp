@@ -9,6 +9,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -120,6 +121,8 @@ OpDeclaration fused_add_rmsnorm_declaration();
 void add_fused_add_rmsnorm_kernels(KernelCatalog& catalog);
 // The check hook (fused_add_rmsnorm_check.cpp).
 std::vector<CheckResult> fused_add_rmsnorm_check(const OpContext& context, const CheckOptions& options);
+// The profile's hook (OpDeclaration::profile, fused_add_rmsnorm_check.cpp).
+std::shared_ptr<const OpProfile> fused_add_rmsnorm_profile();
 
 }  // namespace metrale::ops
 

@@ -1,6 +1,6 @@
 // ops/fused_add_rmsnorm/fused_add_rmsnorm_check.cpp: the fused residual-add + RMSNorm op's check
 // hook and the CPU references it compares the kernels with (written from the spec, not from the
-// templates).
+// templates), and the profile's hook (its kernels launched at a shape on buffers of its own).
 // The hook (OpDeclaration::check): the parent and the twin, each forced on the context's device,
 // every output poisoned first. The parent: residual_out byte-equal to the reference (one bf16
 // rounding of a sum: exact everywhere), y within 1 bf16 ulp of the kernel-order reference (a
@@ -20,6 +20,7 @@
 #include "metrale/error.hpp"
 #include "ops/fused_add_rmsnorm/fused_add_rmsnorm.hpp"
 #include "ops/op_check_support.hpp"
+#include "ops/op_profile_hook.hpp"
 #include "ref/bf16.hpp"
 
 namespace metrale::ops {
@@ -315,3 +316,53 @@ std::vector<double> rmsnorm_oracle(std::span<const std::uint16_t> x, std::span<c
 }
 
 }  // namespace metrale::ref
+
+// ---- The profile's hook (OpDeclaration::profile): hidden = K, in place (residual_out =
+// residual, as vLLM calls it), with the FP8 output; both kernels through the op's own launcher.
+namespace metrale::ops {
+namespace {
+
+class RmsnormLaunches final : public ProfiledLaunches {
+ public:
+  RmsnormLaunches(GpuBackend& gpu, const ProfileShape& shape) : buffers_(gpu) {
+    const std::uint64_t m = shape.m;
+    args_.x = buffers_.bf16(m * shape.k);
+    args_.residual = buffers_.bf16(m * shape.k);
+    args_.weight = buffers_.bf16(shape.k);
+    args_.y = buffers_.bf16(m * shape.k);
+    args_.residual_out = args_.residual;
+    args_.q = buffers_.bytes(m * shape.k);
+    args_.scales = buffers_.floats(m * (shape.k / kFp8QuantGroupSize));
+    args_.m = shape.m;
+    args_.hidden = args_.x_row_stride = args_.residual_row_stride = shape.k;
+    validate_fused_add_rmsnorm_args(args_);
+  }
+  [[nodiscard]] Dim3 block(const ProfiledKernel& /*kernel*/, const KernelParams& params) const override {
+    return Dim3{params.block, 1, 1};
+  }
+  void launch(const ProfiledKernel& kernel, KernelHandle handle, const KernelParams& params) override {
+    launch_fused_add_rmsnorm(buffers_.gpu(), handle, kernel.name, params, args_);
+  }
+
+ private:
+  ProfileBuffers buffers_;
+  FusedAddRmsnormArgs args_;
+};
+
+}  // namespace
+
+std::shared_ptr<const OpProfile> fused_add_rmsnorm_profile() {
+  auto profile = std::make_shared<OpProfile>();
+  profile->label = "fused-add-rmsnorm";
+  profile->kernels = {{kRmsnormParentKernel, "parent"}, {kRmsnormTwinKernel, "twin"}};
+  // K is hidden; in place, with the FP8 output.
+  profile->compulsory_bytes = [](const ProfileShape& shape) {
+    return fused_add_rmsnorm_floor_bytes(shape.m, shape.k, true);
+  };
+  profile->prepare = [](GpuBackend& gpu, const ProfileShape& shape) -> std::unique_ptr<ProfiledLaunches> {
+    return std::make_unique<RmsnormLaunches>(gpu, shape);
+  };
+  return profile;
+}
+
+}  // namespace metrale::ops

@@ -159,6 +159,7 @@ OpDeclaration fused_add_rmsnorm_declaration() {
   op.run = run;
   op.explain = explain;
   op.shape_rules = [](OpArgValues values) { validate_fused_add_rmsnorm_args(unpack(values)); };
+  op.profile = fused_add_rmsnorm_profile();  // fused_add_rmsnorm_check.cpp
   op.check = fused_add_rmsnorm_check;
   return op;
 }

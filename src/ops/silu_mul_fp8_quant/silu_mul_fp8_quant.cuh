@@ -113,3 +113,11 @@ __global__ void __launch_bounds__(LANES* GROUPS)
 
 }  // namespace kernels
 }  // namespace metrale
+
+// The shipped variants the host backend instantiates, one line per (kernel, block, lanes, groups,
+// shape) a target file ships (src/host/builtin_kernel_registration.hpp defines the macro; NVRTC
+// and the host JIT never see these lines).
+#ifdef METRALE_HOST_KERNEL
+METRALE_HOST_KERNEL("silu_mul_bf16", 256, 0, 0, 0, metrale::kernels::silu_mul_bf16<256>)
+METRALE_HOST_KERNEL("silu_mul_fp8_quant_fused", 0, 4, 8, 0, metrale::kernels::silu_mul_per_token_group_quant_fp8<4, 8>)
+#endif

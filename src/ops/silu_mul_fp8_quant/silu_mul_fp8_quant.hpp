@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -56,6 +57,8 @@ void add_silu_mul_fp8_quant_kernels(KernelCatalog& catalog);
 
 // The op's check hook (OpDeclaration::check, silu_mul_fp8_quant_check.cpp).
 std::vector<CheckResult> silu_mul_fp8_quant_check(const OpContext& context, const CheckOptions& options);
+// The profile's hook (OpDeclaration::profile, silu_mul_fp8_quant_check.cpp).
+std::shared_ptr<const OpProfile> silu_mul_fp8_quant_profile();
 
 }  // namespace metrale::ops
 

@@ -1,5 +1,6 @@
 // ops/silu_mul_fp8_quant/silu_mul_fp8_quant_check.cpp: the SiLU-and-mul FP8 quant op's check hook
-// and the CPU references it compares the kernels with (written from the spec, not from the templates).
+// and the CPU references it compares the kernels with (written from the spec, not from the templates),
+// and the profile's hook (its kernels launched at a shape on buffers of its own).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "ops/core/library_ops.hpp"
 #include "ops/fp8_act_quant/fp8_act_quant.hpp"
 #include "ops/op_check_support.hpp"
+#include "ops/op_profile_hook.hpp"
 #include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant.hpp"
 #include "ref/bf16.hpp"
 
@@ -263,3 +265,71 @@ Fp8RefResult silu_mul_fp8_quant_reference(std::span<const std::uint16_t> gate, s
 }
 
 }  // namespace metrale::ref
+
+// ---- The profile's hook (OpDeclaration::profile): gate and up as the two halves of one [M][2K]
+// buffer, as an MLP's gate-up projection writes them; the parent's two launches are its two rows
+// ("parent", then "quant": the FP8 op's shared kernel over a scratch holding a bf16 pattern, so
+// the quant step priced alone reads values), then the fused twin.
+namespace metrale::ops {
+namespace {
+
+class SiluMulLaunches final : public ProfiledLaunches {
+ public:
+  SiluMulLaunches(GpuBackend& gpu, const ProfileShape& shape) : buffers_(gpu) {
+    const std::uint64_t m = shape.m;
+    const DevicePtr gate_up = buffers_.bf16(m * shape.k * 2);
+    scratch_ = buffers_.bf16(m * shape.k);
+    args_.gate = gate_up;
+    args_.up = DevicePtr{gate_up.address + std::uint64_t{shape.k} * 2};
+    args_.q = buffers_.bytes(m * shape.k);
+    args_.scales = buffers_.floats(m * (shape.k / kFp8QuantGroupSize));
+    args_.m = shape.m;
+    args_.k = shape.k;
+    args_.gate_row_stride = args_.up_row_stride = 2 * shape.k;
+    validate_silu_mul_fp8_quant_args(args_);
+  }
+  [[nodiscard]] Dim3 block(const ProfiledKernel& kernel, const KernelParams& params) const override {
+    if (kernel.name == kSiluMulParentKernel) {
+      return Dim3{params.block, 1, 1};
+    }
+    return Dim3{params.lanes * std::max<std::uint32_t>(params.groups, 1), 1, 1};
+  }
+  void launch(const ProfiledKernel& kernel, KernelHandle handle, const KernelParams& params) override {
+    if (kernel.role == "twin") {
+      launch_silu_mul_twin(buffers_.gpu(), handle, params, args_);
+      return;
+    }
+    SiluMulFp8QuantKernels kernels;
+    if (kernel.role == "parent") {
+      kernels.silu_mul = handle;
+      kernels.silu_mul_params = params;
+      launch_silu_mul_bf16(buffers_.gpu(), kernels, args_, scratch_);
+    } else {
+      kernels.quant = handle;
+      kernels.quant_params = params;
+      launch_silu_mul_quant_step(buffers_.gpu(), kernels, args_, scratch_);
+    }
+  }
+
+ private:
+  ProfileBuffers buffers_;
+  SiluMulFp8QuantArgs args_;
+  DevicePtr scratch_;
+};
+
+}  // namespace
+
+std::shared_ptr<const OpProfile> silu_mul_fp8_quant_profile() {
+  auto profile = std::make_shared<OpProfile>();
+  profile->label = "silu-mul-fp8-quant";
+  profile->kernels = {{kSiluMulParentKernel, "parent"}, {kFp8QuantSharedKernel, "quant"}, {kSiluMulTwinKernel, "twin"}};
+  profile->compulsory_bytes = [](const ProfileShape& shape) {
+    return silu_mul_fp8_quant_floor_bytes(shape.m, shape.k);
+  };
+  profile->prepare = [](GpuBackend& gpu, const ProfileShape& shape) -> std::unique_ptr<ProfiledLaunches> {
+    return std::make_unique<SiluMulLaunches>(gpu, shape);
+  };
+  return profile;
+}
+
+}  // namespace metrale::ops

@@ -189,7 +189,8 @@ OpDeclaration silu_mul_fp8_quant_declaration() {
   op.run = run;
   op.explain = explain;
   op.shape_rules = [](OpArgValues values) { validate_silu_mul_fp8_quant_args(unpack(values)); };  // run's own
-  op.check = silu_mul_fp8_quant_check;  // silu_mul_fp8_quant_check.cpp
+  op.profile = silu_mul_fp8_quant_profile();  // silu_mul_fp8_quant_check.cpp
+  op.check = silu_mul_fp8_quant_check;        // silu_mul_fp8_quant_check.cpp
   return op;
 }
 

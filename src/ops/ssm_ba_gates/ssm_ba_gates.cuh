@@ -143,3 +143,12 @@ __global__ void __launch_bounds__(BLOCK, kBaGatesMinBlocksPerSm)
 
 }  // namespace kernels
 }  // namespace metrale
+
+// The shipped variants the host backend instantiates, one line per (kernel, block, lanes, groups,
+// shape) a target file ships (src/host/builtin_kernel_registration.hpp defines the macro; NVRTC
+// and the host JIT never see these lines).
+#ifdef METRALE_HOST_KERNEL
+METRALE_HOST_KERNEL("ssm_ba_gates", 256, 64, 0, 0, metrale::kernels::dense_gemm_ba_gates_prefill<256, 64>)
+METRALE_HOST_KERNEL("ssm_ba_gates_hopper", 256, 64, 8, 0,
+                    metrale::kernels::dense_gemm_ba_gates_prefill_hopper<256, 64, 8>)
+#endif

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -47,6 +48,8 @@ void add_ssm_ba_gates_kernels(KernelCatalog& catalog);
 
 // The op's check hook (OpDeclaration::check, ssm_ba_gates_check.cpp).
 std::vector<CheckResult> ssm_ba_gates_check(const OpContext& context, const CheckOptions& options);
+// The profile's hook (OpDeclaration::profile, ssm_ba_gates_check.cpp).
+std::shared_ptr<const OpProfile> ssm_ba_gates_profile();
 
 }  // namespace metrale::ops
 

@@ -1,5 +1,6 @@
 // ops/ssm_ba_gates/ssm_ba_gates_check.cpp: the SSM BA-gates op's check hook and the CPU
-// references it compares the kernels with (kernel-order float, and the float64 oracle).
+// references it compares the kernels with (kernel-order float, and the float64 oracle), and the
+// profile's hook (its kernels launched at a shape on buffers of its own).
 #include <fmt/format.h>
 
 #include <array>
@@ -9,6 +10,7 @@
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/core/library_ops.hpp"
 #include "ops/op_check_support.hpp"
+#include "ops/op_profile_hook.hpp"
 #include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "ref/bf16.hpp"
 
@@ -334,3 +336,74 @@ std::vector<double> ssm_ba_gates_oracle(const BaGatesRefInputs& in, const BaGate
 }
 
 }  // namespace metrale::ref
+
+// ---- The profile's hook (OpDeclaration::profile): x and W in bf16, a_log and dt_bias, gate_out
+// at M x N x K with dense strides; each role through the op's own launcher.
+namespace metrale::ops {
+namespace {
+
+class BaLaunches final : public ProfiledLaunches {
+ public:
+  BaLaunches(GpuBackend& gpu, const ProfileShape& shape) : buffers_(gpu) {
+    const std::uint64_t m = shape.m;
+    const std::uint32_t nv = shape.n / 2;
+    args_.x = buffers_.bf16(m * shape.k);
+    args_.weight = buffers_.bf16(std::size_t{shape.n} * shape.k);
+    args_.a_log = buffers_.floats(nv);
+    args_.dt_bias = buffers_.floats(nv);
+    args_.gate_out = buffers_.floats(m * shape.n);
+    args_.m = shape.m;
+    args_.n = shape.n;
+    args_.k = shape.k;
+    args_.k_stride = shape.k;
+    args_.gate_stride = shape.n;
+    args_.nv = nv;
+    args_.vheads_per_group = shape.vheads_per_group;
+    validate_ba_gates_args(args_);
+  }
+  [[nodiscard]] Dim3 block(const ProfiledKernel& /*kernel*/, const KernelParams& params) const override {
+    return Dim3{params.block, 1, 1};
+  }
+  void launch(const ProfiledKernel& kernel, KernelHandle handle, const KernelParams& params) override {
+    if (kernel.role == "mma") {
+      launch_ba_gates_mma(buffers_.gpu(), handle, params, args_);
+    } else if (kernel.role == "twin") {
+      launch_ba_gates_twin(buffers_.gpu(), handle, params, args_);
+    } else {
+      launch_ba_gates_parent(buffers_.gpu(), handle, params, args_);
+    }
+  }
+
+ private:
+  ProfileBuffers buffers_;
+  BaGatesArgs args_;
+};
+
+}  // namespace
+
+std::shared_ptr<const OpProfile> ssm_ba_gates_profile() {
+  auto profile = std::make_shared<OpProfile>();
+  profile->label = "ba-gates";
+  profile->has_n = true;
+  profile->kernels = {{kBaGatesParentKernel, "parent"}, {kBaGatesTwinKernel, "twin"}, {kBaGatesMmaKernel, "mma"}};
+  profile->resolve_shape = [](ProfileShape shape) {
+    if (shape.vheads_per_group == 0) {
+      const std::uint32_t nv = shape.n / 2;
+      shape.vheads_per_group = nv != 0 && nv % kQwenVheadsPerGroup == 0 ? kQwenVheadsPerGroup : std::max(nv, 1U);
+    }
+    return shape;
+  };
+  profile->compulsory_bytes = [](const ProfileShape& shape) {
+    const auto m = static_cast<double>(shape.m);
+    const auto n = static_cast<double>(shape.n);
+    const auto k = static_cast<double>(shape.k);
+    // x and W in bf16, gate_out in fp32 (2 nv = N columns), a_log and dt_bias fp32 [nv].
+    return m * k * 2 + n * k * 2 + m * n * 4 + n / 2 * 4 * 2;
+  };
+  profile->prepare = [](GpuBackend& gpu, const ProfileShape& shape) -> std::unique_ptr<ProfiledLaunches> {
+    return std::make_unique<BaLaunches>(gpu, shape);
+  };
+  return profile;
+}
+
+}  // namespace metrale::ops

@@ -376,3 +376,12 @@ __global__ void __launch_bounds__(BLOCK, 1)
 
 }  // namespace kernels
 }  // namespace metrale
+
+// The shipped variants the host backend instantiates, one line per (kernel, block, lanes, groups,
+// shape) a target file ships (src/host/builtin_kernel_registration.hpp defines the macro; NVRTC
+// and the host JIT never see these lines).
+#ifdef METRALE_HOST_KERNEL
+METRALE_HOST_KERNEL("ssm_ba_gates_mma", 256, 128, 6, 0, metrale::kernels::ssm_ba_gates_mma<256, 128, 6>)
+METRALE_HOST_KERNEL("ssm_ba_gates_mma", 256, 128, 6, 6, metrale::kernels::ssm_ba_gates_mma<256, 128, 6, 6>)
+METRALE_HOST_KERNEL("ssm_ba_gates_mma", 256, 64, 3, 0, metrale::kernels::ssm_ba_gates_mma<256, 64, 3>)
+#endif

@@ -288,6 +288,7 @@ OpDeclaration ssm_ba_gates_declaration() {
   };
   op.explain = explain;
   op.shape_rules = [](OpArgValues values) { validate_ba_gates_args(unpack(values)); };  // run's own
+  op.profile = ssm_ba_gates_profile();                                                  // ssm_ba_gates_check.cpp
   op.check = ssm_ba_gates_check;                                                        // ssm_ba_gates_check.cpp
   return op;
 }
