@@ -158,14 +158,6 @@ constexpr const char* kTheList = "src/ops/core/library_ops.cpp";
 // Files still known to name an op, and why (what would make each op-free).
 const std::map<std::string, std::string>& not_yet_op_free() {
   static const std::map<std::string, std::string> files = {
-      {"src/host/builtin_kernel_list.hpp",
-       "the host backend's instantiations of every shipped variant: to be generated from the op folders"},
-      {"src/host/builtin_kernels.cpp", "includes each op's templates for the instantiations above"},
-      {"src/host/profiled_builtin_kernels.cpp", "includes each op's templates for the profiled instantiations"},
-      {"src/profile/op_profile.cpp", "runs each op's kernels with its own buffers: to be an op-folder hook"},
-      {"src/profile/profiled_ops.cpp", "the profile's per-op table and byte floors: to be an op-folder hook"},
-      {"src/profile/silu_mul_fp8_quant_profile.cpp", "an op's profile summary: to move into its op folder"},
-      {"src/profile/silu_mul_fp8_quant_profile.hpp", "an op's profile summary: to move into its op folder"},
       {"python/metrale/_op_shapes.py",
        "per-op shape hooks: to be generated once arguments declare their dims (issue 32 item 2)"},
       {"python/metrale/_runtime.py", "the typed per-op wrappers: to be generated from the declarations"},
