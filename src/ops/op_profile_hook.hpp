@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "metrale/gpu/gpu_backend.hpp"
@@ -55,6 +56,21 @@ struct OpProfile {
   std::function<double(const ProfileShape&)> compulsory_bytes;
   std::function<std::unique_ptr<ProfiledLaunches>(GpuBackend&, const ProfileShape&)> prepare;
 };
+
+// A hook whose `prepare` makes a `Launches` (constructed from the backend and the shape); an op
+// with an N or a shape to resolve sets has_n and resolve_shape on it.
+template <class Launches>
+std::shared_ptr<OpProfile> make_op_profile(std::string_view label, std::vector<ProfiledKernel> kernels,
+                                           std::function<double(const ProfileShape&)> compulsory_bytes) {
+  auto profile = std::make_shared<OpProfile>();
+  profile->label = label;
+  profile->kernels = std::move(kernels);
+  profile->compulsory_bytes = std::move(compulsory_bytes);
+  profile->prepare = [](GpuBackend& gpu, const ProfileShape& shape) -> std::unique_ptr<ProfiledLaunches> {
+    return std::make_unique<Launches>(gpu, shape);
+  };
+  return profile;
+}
 
 // Device buffers for a profile run, each filled with a seeded pattern repeated (the kernels'
 // traffic does not depend on the values, and filling gigabytes with fresh numbers would cost more

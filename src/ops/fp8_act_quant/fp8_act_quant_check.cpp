@@ -261,19 +261,13 @@ class Fp8Launches final : public ProfiledLaunches {
 }  // namespace
 
 std::shared_ptr<const OpProfile> fp8_act_quant_profile() {
-  auto profile = std::make_shared<OpProfile>();
-  profile->label = "fp8-quant";
-  profile->kernels = {{kFp8QuantSharedKernel, "shared"}, {kFp8QuantTwinKernel, kTwin}};
-  profile->compulsory_bytes = [](const ProfileShape& shape) {
-    // x in bf16, q in e4m3, one fp32 scale per 128-element group.
-    const auto m = static_cast<double>(shape.m);
-    const auto k = static_cast<double>(shape.k);
-    return m * k * 2 + m * k + m * (k / kFp8QuantGroupSize) * 4;
-  };
-  profile->prepare = [](GpuBackend& gpu, const ProfileShape& shape) -> std::unique_ptr<ProfiledLaunches> {
-    return std::make_unique<Fp8Launches>(gpu, shape);
-  };
-  return profile;
+  return make_op_profile<Fp8Launches>("fp8-quant", {{kFp8QuantSharedKernel, "shared"}, {kFp8QuantTwinKernel, kTwin}},
+                                      [](const ProfileShape& shape) {
+                                        // x in bf16, q in e4m3, one fp32 scale per 128-element group.
+                                        const auto m = static_cast<double>(shape.m);
+                                        const auto k = static_cast<double>(shape.k);
+                                        return m * k * 2 + m * k + m * (k / kFp8QuantGroupSize) * 4;
+                                      });
 }
 
 }  // namespace metrale::ops

@@ -352,17 +352,10 @@ class RmsnormLaunches final : public ProfiledLaunches {
 }  // namespace
 
 std::shared_ptr<const OpProfile> fused_add_rmsnorm_profile() {
-  auto profile = std::make_shared<OpProfile>();
-  profile->label = "fused-add-rmsnorm";
-  profile->kernels = {{kRmsnormParentKernel, "parent"}, {kRmsnormTwinKernel, "twin"}};
   // K is hidden; in place, with the FP8 output.
-  profile->compulsory_bytes = [](const ProfileShape& shape) {
-    return fused_add_rmsnorm_floor_bytes(shape.m, shape.k, true);
-  };
-  profile->prepare = [](GpuBackend& gpu, const ProfileShape& shape) -> std::unique_ptr<ProfiledLaunches> {
-    return std::make_unique<RmsnormLaunches>(gpu, shape);
-  };
-  return profile;
+  return make_op_profile<RmsnormLaunches>(
+      "fused-add-rmsnorm", {{kRmsnormParentKernel, "parent"}, {kRmsnormTwinKernel, "twin"}},
+      [](const ProfileShape& shape) { return fused_add_rmsnorm_floor_bytes(shape.m, shape.k, true); });
 }
 
 }  // namespace metrale::ops

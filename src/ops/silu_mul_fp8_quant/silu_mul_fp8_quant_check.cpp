@@ -320,16 +320,10 @@ class SiluMulLaunches final : public ProfiledLaunches {
 }  // namespace
 
 std::shared_ptr<const OpProfile> silu_mul_fp8_quant_profile() {
-  auto profile = std::make_shared<OpProfile>();
-  profile->label = "silu-mul-fp8-quant";
-  profile->kernels = {{kSiluMulParentKernel, "parent"}, {kFp8QuantSharedKernel, "quant"}, {kSiluMulTwinKernel, "twin"}};
-  profile->compulsory_bytes = [](const ProfileShape& shape) {
-    return silu_mul_fp8_quant_floor_bytes(shape.m, shape.k);
-  };
-  profile->prepare = [](GpuBackend& gpu, const ProfileShape& shape) -> std::unique_ptr<ProfiledLaunches> {
-    return std::make_unique<SiluMulLaunches>(gpu, shape);
-  };
-  return profile;
+  return make_op_profile<SiluMulLaunches>(
+      "silu-mul-fp8-quant",
+      {{kSiluMulParentKernel, "parent"}, {kFp8QuantSharedKernel, "quant"}, {kSiluMulTwinKernel, "twin"}},
+      [](const ProfileShape& shape) { return silu_mul_fp8_quant_floor_bytes(shape.m, shape.k); });
 }
 
 }  // namespace metrale::ops

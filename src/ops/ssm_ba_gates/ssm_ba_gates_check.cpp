@@ -382,26 +382,22 @@ class BaLaunches final : public ProfiledLaunches {
 }  // namespace
 
 std::shared_ptr<const OpProfile> ssm_ba_gates_profile() {
-  auto profile = std::make_shared<OpProfile>();
-  profile->label = "ba-gates";
+  auto profile = make_op_profile<BaLaunches>(
+      "ba-gates", {{kBaGatesParentKernel, "parent"}, {kBaGatesTwinKernel, "twin"}, {kBaGatesMmaKernel, "mma"}},
+      [](const ProfileShape& shape) {
+        const auto m = static_cast<double>(shape.m);
+        const auto n = static_cast<double>(shape.n);
+        const auto k = static_cast<double>(shape.k);
+        // x and W in bf16, gate_out in fp32 (2 nv = N columns), a_log and dt_bias fp32 [nv].
+        return m * k * 2 + n * k * 2 + m * n * 4 + n / 2 * 4 * 2;
+      });
   profile->has_n = true;
-  profile->kernels = {{kBaGatesParentKernel, "parent"}, {kBaGatesTwinKernel, "twin"}, {kBaGatesMmaKernel, "mma"}};
   profile->resolve_shape = [](ProfileShape shape) {
     if (shape.vheads_per_group == 0) {
       const std::uint32_t nv = shape.n / 2;
       shape.vheads_per_group = nv != 0 && nv % kQwenVheadsPerGroup == 0 ? kQwenVheadsPerGroup : std::max(nv, 1U);
     }
     return shape;
-  };
-  profile->compulsory_bytes = [](const ProfileShape& shape) {
-    const auto m = static_cast<double>(shape.m);
-    const auto n = static_cast<double>(shape.n);
-    const auto k = static_cast<double>(shape.k);
-    // x and W in bf16, gate_out in fp32 (2 nv = N columns), a_log and dt_bias fp32 [nv].
-    return m * k * 2 + n * k * 2 + m * n * 4 + n / 2 * 4 * 2;
-  };
-  profile->prepare = [](GpuBackend& gpu, const ProfileShape& shape) -> std::unique_ptr<ProfiledLaunches> {
-    return std::make_unique<BaLaunches>(gpu, shape);
   };
   return profile;
 }
