@@ -37,6 +37,7 @@ std::vector<ProfiledKernel> chosen_kernels(const HardwareTarget& target, const o
                                     [&](const ProfiledKernel& k) { return k.role == wanted || k.name == wanted; });
     if (found == all.end()) {
       std::vector<std::string> names;
+      names.reserve(all.size());
       for (const ProfiledKernel& k : all) {
         names.push_back(fmt::format("{} ({})", k.role, k.name));
       }
