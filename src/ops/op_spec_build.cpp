@@ -218,6 +218,7 @@ BuiltOp build_op(const OpSpec& spec) {
     fill_arg_slots(*program, values, slots);
     check_shape_rules(*program, values, slots);
   };
+  op.profile = spec_profile(program, spec);
   if (!spec.check_shapes.empty()) {
     op.check = [program](const OpContext& context, const CheckOptions& options) {
       return spec_check(program, context, options);

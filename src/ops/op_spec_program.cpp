@@ -279,18 +279,19 @@ void check_shape_rules(const SpecProgram& program, OpArgValues values, const Spe
   }
 }
 
+Dim3 role_block(const SpecProgram& program, const CompiledRole& role, OpArgValues values, const SpecSlots& slots) {
+  return Dim3{launch_value(program, "block.x", role.block[0], values, slots, 1),
+              launch_value(program, "block.y", role.block[1], values, slots, 1),
+              launch_value(program, "block.z", role.block[2], values, slots, 1)};
+}
+
 void launch_role(const SpecProgram& program, const CompiledRole& role, GpuBackend& gpu, KernelHandle handle,
                  OpArgValues values, const SpecSlots& slots, std::uint64_t stream) {
-  Dim3 grid;
-  Dim3 block;
-  grid.x = launch_value(program, "grid.x", role.grid[0], values, slots, 1);
-  grid.y = launch_value(program, "grid.y", role.grid[1], values, slots, 1);
-  grid.z = launch_value(program, "grid.z", role.grid[2], values, slots, 1);
-  block.x = launch_value(program, "block.x", role.block[0], values, slots, 1);
-  block.y = launch_value(program, "block.y", role.block[1], values, slots, 1);
-  block.z = launch_value(program, "block.z", role.block[2], values, slots, 1);
+  const Dim3 grid{launch_value(program, "grid.x", role.grid[0], values, slots, 1),
+                  launch_value(program, "grid.y", role.grid[1], values, slots, 1),
+                  launch_value(program, "grid.z", role.grid[2], values, slots, 1)};
   KernelLaunch launch(gpu, handle);
-  launch.grid(grid).block(block);
+  launch.grid(grid).block(role_block(program, role, values, slots));
   for (const CompiledKernelArg& arg : role.args) {
     if (arg.tensor) {
       launch.arg_ptr(DevicePtr{values[*arg.tensor]});

@@ -90,6 +90,9 @@ std::optional<std::string_view> guard_reason(const SpecProgram& program, const C
 // Tensors non-null and aligned, then every shape rule; ArgumentError naming the rule otherwise.
 void check_shape_rules(const SpecProgram& program, OpArgValues values, const SpecSlots& slots);
 
+// The block `role` launches with at these slots; ArgumentError as launch_role's.
+Dim3 role_block(const SpecProgram& program, const CompiledRole& role, OpArgValues values, const SpecSlots& slots);
+
 // Launches `role`'s kernel with its grid, block and arguments on `stream`.
 void launch_role(const SpecProgram& program, const CompiledRole& role, GpuBackend& gpu, KernelHandle handle,
                  OpArgValues values, const SpecSlots& slots, std::uint64_t stream);
@@ -99,5 +102,12 @@ bool role_requested(const CompiledRole& role, const SpecSlots& slots, const Spec
 
 // "m=4 k=5120" for the scalars of `values` (messages and log lines).
 std::string describe_scalars(const SpecProgram& program, OpArgValues values);
+
+struct OpProfile;
+// The profile's hook of an op declared as data (op_spec_profile.cpp): its roles' kernels; the
+// scalars named m, n, k (and vheads_per_group when given) from the profiled shape, the others at
+// their fallbacks; every tensor allocated at its declared dims (an output in place of an input at
+// that input's address); its compulsory bytes, every tensor's bytes once.
+std::shared_ptr<const OpProfile> spec_profile(const std::shared_ptr<const SpecProgram>& program, const OpSpec& spec);
 
 }  // namespace metrale::ops

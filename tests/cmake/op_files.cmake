@@ -36,3 +36,7 @@ metrale_cli_test(op_file_unknown_name_names_line_and_key 1
                  fp8_act_quant_toml --target hopper --k 5120 --op-file ${METRALE_OP_FILES_WORK}/fp8_unknown_name.toml)
 metrale_cli_test(op_file_missing_exits_1 1 "/nonexistent/op.toml: cannot be read" ARGS explain fp8_act_quant_toml
                  --target hopper --k 5120 --op-file /nonexistent/op.toml)
+# An op file's op is priced by the profile from its declaration alone (src/ops/op_spec_profile.cpp).
+metrale_cli_test(op_file_profile 0 "fp8_act_quant_toml on hopper at M=16 K=1024: floor .*fp8_act_quant_hopper"
+                 ARGS profile fp8_act_quant_toml --target hopper --m 16 --k 1024 --op-file ${METRALE_OP_FILE}
+                 ENV ${METRALE_OP_FILES_ENV})
