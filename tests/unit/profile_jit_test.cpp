@@ -24,6 +24,7 @@
 #include "profile/target_resources.hpp"
 #include "profile/variant_override.hpp"
 #include "ref/bf16.hpp"
+#include "support/hopper_target.hpp"
 #include "support/isolated_runtime.hpp"
 #include "support/profile_ba_args.hpp"
 #include "support/temp_dir.hpp"
@@ -32,12 +33,7 @@ namespace {
 
 constexpr float kPoison = -12345.0F;
 
-const metrale::HardwareTarget& hopper() {
-  static const auto targets = metrale::load_targets(metrale::ops::library_catalog());
-  const auto* target = metrale::find_target(targets, "hopper");
-  REQUIRE(target != nullptr);
-  return *target;
-}
+const metrale::HardwareTarget& hopper() { return metrale::test::hopper_target(); }
 
 // CXX unset, PATH the default: the system compiler CI installs (tools/install_deps.sh: g++).
 std::optional<std::string> no_environment(const char* /*name*/) { return std::nullopt; }

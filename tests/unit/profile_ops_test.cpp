@@ -18,6 +18,7 @@
 #include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 #include "profile/op_profile.hpp"
 #include "ref/bf16.hpp"
+#include "support/hopper_target.hpp"
 #include "support/isolated_runtime.hpp"
 #include "support/profile_ba_args.hpp"
 
@@ -32,12 +33,7 @@ constexpr bool kSanitized = true;
 constexpr bool kSanitized = false;
 #endif
 
-const metrale::HardwareTarget& hopper() {
-  static const auto targets = metrale::load_targets(metrale::ops::library_catalog());
-  const auto* target = metrale::find_target(targets, "hopper");
-  REQUIRE(target != nullptr);
-  return *target;
-}
+const metrale::HardwareTarget& hopper() { return metrale::test::hopper_target(); }
 
 std::vector<metrale::KernelProfile> run(const metrale::ops::OpDeclaration& op, metrale::ProfileShape shape, bool full,
                                         std::uint64_t budget = 0, std::vector<std::string> kernels = {}) {

@@ -20,17 +20,13 @@
 #include "profile/profile_json.hpp"
 #include "profile/shape_variants.hpp"
 #include "profile/target_resources.hpp"
+#include "support/hopper_target.hpp"
 #include "support/scoped_env.hpp"
 #include "support/temp_dir.hpp"
 
 namespace {
 
-const metrale::HardwareTarget& hopper() {
-  static const auto targets = metrale::load_targets(metrale::ops::library_catalog());
-  const auto* target = metrale::find_target(targets, "hopper");
-  REQUIRE(target != nullptr);
-  return *target;
-}
+const metrale::HardwareTarget& hopper() { return metrale::test::hopper_target(); }
 
 const metrale::ops::OpDeclaration& ba_gates() { return metrale::ops::library_ops().get("ssm_ba_gates"); }
 

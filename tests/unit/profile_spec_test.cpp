@@ -12,15 +12,11 @@
 #include "ops/op_spec.hpp"
 #include "profile/op_profile.hpp"
 #include "support/fp8_as_data.hpp"
+#include "support/hopper_target.hpp"
 
 namespace {
 
-const metrale::HardwareTarget& hopper() {
-  static const auto targets = metrale::load_targets(metrale::ops::library_catalog());
-  const auto* target = metrale::find_target(targets, "hopper");
-  REQUIRE(target != nullptr);
-  return *target;
-}
+const metrale::HardwareTarget& hopper() { return metrale::test::hopper_target(); }
 
 std::vector<metrale::KernelProfile> profile(const metrale::ops::OpDeclaration& op, std::uint32_t m, std::uint32_t k) {
   metrale::ProfileRequest request;
