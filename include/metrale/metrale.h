@@ -45,8 +45,11 @@ extern "C" {
  *    deadlines), appended; a smaller struct still opens.
  * 6: options.op_specs (engine ops declared as data, TOML or JSON texts) and metrale_op_pick.shape
  *    (the shape-specialised variant that ran), appended; a version-5 options or pick struct is
- *    still accepted (without them). */
-#define METRALE_ABI_VERSION 6
+ *    still accepted (without them).
+ * 7: metrale_arg_info.zero_means, in_place_of, multiple_of, layout_by and column_stride (what a
+ *    caller holding arrays needs to size and check them), appended; a version-6 info struct is
+ *    still filled (without them). */
+#define METRALE_ABI_VERSION 7
 
 typedef enum metrale_status {
   METRALE_OK = 0,
@@ -261,6 +264,12 @@ typedef struct metrale_arg_info {
   int32_t required;   /* 1: must be given; 0: `fallback` when not given */
   uint64_t fallback;
   const char* doc;
+  /* Since ABI 7 (appended; filled only in a struct that holds them). */
+  const char* zero_means;    /* scalars: the dim a value of 0 stands for ("k", "n/2"); "" none */
+  const char* in_place_of;   /* outputs: the input it may overwrite in place; "" none */
+  uint64_t multiple_of;      /* scalars: a value must be a multiple of it; 0 any */
+  const char* layout_by;     /* 2-D tensors: the scalar in [0, 1] whose 1 means column-major; "" */
+  const char* column_stride; /* ...and the scalar giving the column stride in elements; "" */
 } metrale_arg_info;
 
 METRALE_API void metrale_arg_info_init(metrale_arg_info* info);

@@ -36,7 +36,7 @@ from ._errors import (
 from ._native import abi_version
 from ._native import version as _version
 from ._results import BuildResult, Explanation, Lever, Pick, Result, RoleExplanation, Verdict
-from ._runtime import Backend, BaGatesRole, Fp8QuantRole, Runtime
+from ._runtime import Backend, Runtime
 
 __version__: str = _version()
 _log.install()
@@ -46,7 +46,6 @@ __all__ = [
     "ArgumentError",
     "Backend",
     "BackendError",
-    "BaGatesRole",
     "BuildResult",
     "CaptureError",
     "ClosedError",
@@ -54,7 +53,6 @@ __all__ = [
     "ConfigError",
     "Error",
     "Explanation",
-    "Fp8QuantRole",
     "InternalError",
     "Lever",
     "NoDeviceError",

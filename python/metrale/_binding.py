@@ -3,8 +3,9 @@ against their declarations (dtype, rank, layout, alignment, place), sizes filled
 shapes where the caller left them out and checked where both say, scalars range-checked, and
 outputs the caller did not pass allocated last.
 Invariants: every refusal is an ArgumentError naming the op, the argument and the rule, raised
-before anything is allocated or launched; nothing here names an op (an op whose declaration
-cannot say everything registers a shape hook in _op_shapes).
+before anything is allocated or launched; nothing here names an op: every size, width, layout
+and allocation comes from the declaration (dims, a row stride's zero_means, a column-major
+tensor's layout_by and column_stride, a scalar's multiple_of).
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from ._native import call_key
 from ._arrays import (ITEMSIZE, Tensor, address, describe, python_dtype, require_contiguous, require_dtype,
                       require_place, require_writable)
 from ._arrays import row_pitch
-from ._declarations import ArgSpec, OpSpec
+from ._declarations import ArgSpec, Dim, OpSpec
 from ._errors import ArgumentError
 
 
 class Call:
-    """What a shape hook sees and may add to: the arrays given (``tensors``), the sizes known so
-    far with where each came from (``scalars``, ``origin``), and allocators for outputs."""
+    """One call being bound: the arrays given (``tensors``), the sizes known so far with where
+    each came from (``scalars``, ``origin``), allocators for outputs, and the extents that name
+    a divided size ("k/128"), checked once every size is known (``deferred``)."""
 
     __slots__ = ("spec", "tensors", "arrays", "scalars", "origin", "allocators", "deferred")
 
@@ -72,21 +74,56 @@ def _dims_text(arg: ArgSpec) -> str:
     return ", ".join(d.text for d in arg.dims)
 
 
-def _check_tensor(call: Call, arg: ArgSpec, t: Tensor, owned: frozenset[str] = frozenset()) -> None:
-    """dtype, rank, layout and alignment; then the sizes its extents give. A tensor whose layout
-    the op's shape hook owns (``owned``: e.g. scales, row- or column-major) is left to the hook
-    after its dtype and alignment."""
+def _know_dim(call: Call, dim: Dim, extent: int, where: str) -> None:
+    """An extent the array gives for a declared dim: a number checked, a size learnt (or checked
+    against what is known), a divided size ("k/128") checked once every size is known."""
+    if dim.number is not None:
+        if extent != dim.number:
+            raise call.fail(f"{where} must be {dim.number}, got {extent}")
+    elif dim.divisor == 1:
+        call.known(dim.scalar, extent, where)
+    else:
+        call.deferred.append((where, extent, dim.scalar, dim.divisor, 0))
+
+
+def _check_layout(call: Call, arg: ArgSpec, t: Tensor, itemsize: int) -> None:
+    """A tensor that may be column-major (layout_by): its layout from the selector, or from its
+    strides when the caller left the selector out; a column-major one's column stride from its
+    strides. Its shape is the declared [rows, columns] either way."""
+    rows, columns = t.shape
+    selector = call.scalars.get(arg.layout_by)
+    if selector is None:
+        # One row or one column: both layouts are the same bytes, so row-major.
+        selector = int(rows > 1 and columns > 1 and t.strides[0] == itemsize and t.strides[1] != itemsize)
+        call.default(arg.layout_by, selector, f"{t.name}'s strides")
+    if not selector:
+        require_contiguous(t, itemsize)
+        return
+    if (rows > 1 and t.strides[0] != itemsize) or (columns > 1 and t.strides[1] % itemsize != 0):
+        raise call.fail(f"{t.name}: column-major ({arg.layout_by} = 1) needs strides ({itemsize}, {itemsize} * "
+                        f"{arg.column_stride}) bytes, got {t.strides}")
+    if columns > 1:
+        call.known(arg.column_stride, t.strides[1] // itemsize, f"{t.name}'s column stride")
+
+
+def _check_tensor(call: Call, arg: ArgSpec, t: Tensor) -> None:
+    """dtype, rank, layout and alignment; then the sizes its extents give."""
     require_dtype(t, arg.dtype)
     if arg.kind == "output":
         require_writable(t)
     if arg.alignment > 1 and t.ptr % arg.alignment != 0:
         raise call.fail(f"{t.name}: its address must be {arg.alignment}-byte aligned, got {t.ptr:#x}")
-    if not arg.dims or arg.name in owned:
-        return  # any shape: the op's own checks (or a shape hook) judge it
+    if not arg.dims:
+        return  # any shape: the op's own checks judge it
     rank = len(arg.dims)
     if len(t.shape) != rank:
         raise call.fail(f"{t.name}: expected {rank} dimension(s) [{_dims_text(arg)}], got shape {tuple(t.shape)}")
     itemsize = ITEMSIZE[arg.dtype]
+    if arg.layout_by:
+        _check_layout(call, arg, t, itemsize)
+        for i, dim in enumerate(arg.dims):
+            _know_dim(call, dim, t.shape[i], f"{t.name}.shape[{i}]")
+        return
     extents = list(t.shape)
     pitch_scalar = call.spec.pitch.get(arg.name)  # type: ignore[attr-defined]
     if rank == 2:
@@ -101,17 +138,57 @@ def _check_tensor(call: Call, arg: ArgSpec, t: Tensor, owned: frozenset[str] = f
     for i, dim in enumerate(arg.dims):
         extent = extents[i]
         where = f"{t.name}'s row stride" if (i == 1 and pitch_scalar and extent != t.shape[1]) else f"{t.name}.shape[{i}]"
-        if dim.number is not None:
-            if extent != dim.number:
-                raise call.fail(f"{where} must be {dim.number}, got {extent}")
-        elif dim.divisor == 1:
-            call.known(dim.scalar, extent, where)
-        else:
-            call.deferred.append((where, extent, dim.scalar, dim.divisor, i))
+        _know_dim(call, dim, extent, where)
+    width = call.spec.width.get(arg.name)  # type: ignore[attr-defined]
+    if width is not None:
+        # The view's width is what the op reads or writes of each row (the stride's 0 means it).
+        _know_dim(call, width, t.shape[1], f"{t.name}.shape[1]")
 
 
-def bind(spec: OpSpec, given: dict[str, Any], on_host: bool, device_ordinal: int,
-         hook: Callable[[Call], None] | None) -> Plan:
+def _column_major_outputs(call: Call) -> None:
+    """For each column-major tensor whose column stride no array or argument gave: the rows
+    rounded up to the stride's multiple_of (a new array's, or the one-column array's); then an
+    allocator for a column-major output the caller left out: a [columns, stride] array, returned
+    as its transposed [rows, columns] view."""
+    spec = call.spec
+    for arg in spec.args:
+        if not arg.layout_by:
+            continue
+        selector = call.scalars.get(arg.layout_by)
+        if not (selector if selector is not None else _fallback(spec, arg.layout_by)):
+            continue
+        rows = _dim_value(call, arg.dims[0])
+        if rows is None:
+            continue
+        stride_decl = spec.arg(arg.column_stride)
+        if not call.scalars.get(arg.column_stride):
+            step = max(stride_decl.multiple_of, 1) if stride_decl is not None else 1
+            call.scalars[arg.column_stride] = -(-rows // step) * step
+            call.origin[arg.column_stride] = f"{arg.dims[0].text} = {rows} rounded up to {step} ({arg.name})"
+        stride = call.scalars[arg.column_stride]
+        if stride < rows:
+            raise call.fail(f"{arg.column_stride} = {stride} ({call.origin[arg.column_stride]}) is less than "
+                            f"{arg.dims[0].text} = {rows}: a column-major {arg.name} needs a column stride >= its rows")
+        if arg.kind == "output" and arg.name not in call.tensors:
+            columns = _allocation_shape(call, arg)[1]
+            call.allocators[arg.name] = _column_major(rows, columns, stride, arg.dtype, arg.name)
+
+
+def _column_major(rows: int, columns: int, stride: int, dtype: str,
+                  name: str) -> Callable[[Any, bool], tuple[Any, Any]]:
+    def allocate(like: Any, on_host: bool) -> tuple[Any, Any]:
+        base = _alloc.empty(like, on_host, (columns, stride), dtype, name)
+        return base.T[:rows], base
+
+    return allocate
+
+
+def _fallback(spec: OpSpec, name: str) -> int:
+    decl = spec.arg(name)
+    return decl.fallback if decl is not None and not decl.required else 0
+
+
+def bind(spec: OpSpec, given: dict[str, Any], on_host: bool, device_ordinal: int) -> Plan:
     """Checks a call's arguments and returns its Plan; ArgumentError naming the rule otherwise.
     Nothing is allocated here."""
     call = Call(spec)
@@ -135,7 +212,7 @@ def bind(spec: OpSpec, given: dict[str, Any], on_host: bool, device_ordinal: int
         t = call.tensors.get(arg.name)
         if t is not None:
             try:
-                _check_tensor(call, arg, t, getattr(hook, "owns_layout", frozenset()))
+                _check_tensor(call, arg, t)
                 require_place(t, on_host, device_ordinal)
             except ArgumentError as error:
                 if str(error).startswith(f"{spec.name}: "):
@@ -144,8 +221,6 @@ def bind(spec: OpSpec, given: dict[str, Any], on_host: bool, device_ordinal: int
         elif arg.kind == "input":
             raise call.fail(f"{arg.name}: missing (an input {python_dtype(arg.dtype)} tensor "
                             f"[{_dims_text(arg)}]: {arg.doc})")
-    if hook is not None:
-        hook(call)
     for where, extent, scalar, divisor, _ in call.deferred:
         if scalar in call.scalars and extent != call.scalars[scalar] // divisor:
             raise call.fail(f"{where} is {extent}, but {call.origin[scalar]} is {scalar} = {call.scalars[scalar]} "
@@ -157,6 +232,9 @@ def bind(spec: OpSpec, given: dict[str, Any], on_host: bool, device_ordinal: int
                 raise call.fail(f"{arg.name}: missing (an integer: {arg.doc}), and no array given names it")
         elif not arg.min <= value <= arg.max:
             raise call.fail(f"{arg.name} = {value} ({call.origin[arg.name]}) is outside [{arg.min}, {arg.max}]")
+        elif arg.multiple_of > 1 and value % arg.multiple_of != 0:
+            raise call.fail(f"{arg.name} = {value} ({call.origin[arg.name]}) is not a multiple of {arg.multiple_of}")
+    _column_major_outputs(call)
     # Every check passed: how to allocate what the caller left out, then the named arguments.
     like = next((a.name for a in spec.args if a.kind == "input" and a.name in call.arrays), None)
     slots: list[tuple[int, str, Any]] = []
@@ -234,24 +312,37 @@ def plan_key(given: dict[str, Any]) -> tuple[bytes, dict[str, int]] | None:
     return call_key(given)
 
 
+def _dim_value(call: Call, dim: Dim, depth: int = 0) -> int | None:
+    """A dim's value from the sizes known: a number; a size (its fallback when left out; when 0
+    and optional, what its zero_means says: a stride of 0 is the row's length) divided by the
+    dim's divisor, which must divide it; None when no argument gives it."""
+    if dim.number is not None:
+        return dim.number
+    value = call.scalars.get(dim.scalar)
+    decl = call.spec.arg(dim.scalar)
+    optional = decl is not None and not decl.required
+    if value is None and optional:
+        value = decl.fallback
+    if value == 0 and optional:
+        value = _dim_value(call, decl.zero_means, depth + 1) if decl.zero_means is not None and depth < 4 else None
+    if value is None:
+        return None
+    if value % dim.divisor != 0:
+        origin = call.origin.get(dim.scalar, "its default")
+        raise call.fail(f"{dim.scalar} = {value} ({origin}) is not a multiple of {dim.divisor}: an extent "
+                        f"{dim.text} needs it whole")
+    return value // dim.divisor
+
+
 def _allocation_shape(call: Call, arg: ArgSpec) -> tuple[int, ...]:
     """An output's shape from its dims; a named refusal when a dim is not known."""
     if not arg.dims:
         raise call.fail(f"{arg.name}: pass {arg.name}= (its declaration gives no shape to allocate it by)")
     shape = []
     for dim in arg.dims:
-        if dim.number is not None:
-            shape.append(dim.number)
-            continue
-        value = call.scalars.get(dim.scalar)
-        decl = call.spec.arg(dim.scalar)
-        optional = decl is not None and not decl.required
-        if value is None and optional and decl.fallback > 0:
-            value = decl.fallback
-        # An optional size left at 0 means "the op's own choice" (a stride of 0: the row's length),
-        # which a generic caller cannot turn into an extent.
-        if value is None or (value == 0 and optional):
+        value = _dim_value(call, dim)
+        if value is None:
             raise call.fail(f"{arg.name}: pass {arg.name}= or {dim.scalar}= (its dims [{_dims_text(arg)}] need "
                             f"{dim.scalar}, which no argument gives)")
-        shape.append(value // dim.divisor)
+        shape.append(value)
     return tuple(shape)

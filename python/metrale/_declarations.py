@@ -34,7 +34,9 @@ class Dim:
 @dataclass(frozen=True)
 class ArgSpec:
     """One declared argument: a tensor the op reads (``input``) or writes (``output``), or an
-    unsigned integer (``scalar``) in ``[min, max]``, required or with a ``fallback``."""
+    unsigned integer (``scalar``) in ``[min, max]``, required or with a ``fallback``; a scalar's
+    ``zero_means`` (the dim its 0 stands for) and ``multiple_of``; an output's ``in_place_of``;
+    a 2-D tensor's ``layout_by`` (a 0/1 scalar: 1 column-major) and ``column_stride``."""
 
     name: str
     kind: str
@@ -46,6 +48,11 @@ class ArgSpec:
     required: bool
     fallback: int
     doc: str
+    zero_means: Dim | None = None
+    in_place_of: str = ""
+    multiple_of: int = 0
+    layout_by: str = ""
+    column_stride: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tensor", self.kind != "scalar")  # read on every call: a field, not a property
@@ -84,7 +91,9 @@ class OpSpec:
         )
         args = tuple(
             ArgSpec(a["name"], a["kind"], a["dtype"], a["alignment"], tuple(Dim.parse(x) for x in a["dims"]),
-                    a["min"], a["max"], a["required"], a["fallback"], a["doc"])
+                    a["min"], a["max"], a["required"], a["fallback"], a["doc"],
+                    Dim.parse(a["zero_means"]) if a["zero_means"] else None, a["in_place_of"], a["multiple_of"],
+                    a["layout_by"], a["column_stride"])
             for a in d["args"]
         )
         return OpSpec(d["name"], tuple(d["aliases"]), d["summary"], roles, args)
@@ -103,13 +112,18 @@ class OpSpec:
         # A 2-D tensor whose innermost dim names an optional scalar: that scalar is its row stride
         # (k_stride, 0: the row's length), so the tensor may be a view with padded rows; one
         # naming a required scalar or a number is a plain extent, and its rows must be dense.
-        pitch = {}
+        # When the stride's 0 stands for a dim (zero_means "k"), that dim is the view's width:
+        # what the op reads or writes of each row.
+        pitch, width = {}, {}
         for a in self.args:
             if a.tensor and len(a.dims) == 2 and a.dims[1].scalar is not None and a.dims[1].divisor == 1:
                 scalar = by_name.get(a.dims[1].scalar)
                 if scalar is not None and not scalar.required:
                     pitch[a.name] = scalar.name
+                    if scalar.zero_means is not None:
+                        width[a.name] = scalar.zero_means
         object.__setattr__(self, "pitch", pitch)
+        object.__setattr__(self, "width", width)
 
     def arg(self, name: str) -> ArgSpec | None:
         """The argument of that name, or None."""
@@ -137,8 +151,13 @@ class OpSpec:
 def _describe_arg(a: ArgSpec) -> str:
     if a.tensor:
         dims = "[" + ", ".join(d.text for d in a.dims) + "]" if a.dims else "(any shape)"
-        return f"{a.name}: {a.kind} {python_dtype(a.dtype)} {dims}, {a.alignment}-byte aligned. {a.doc}"
+        layout = f", column-major when {a.layout_by} = 1 (column stride {a.column_stride})" if a.layout_by else ""
+        return f"{a.name}: {a.kind} {python_dtype(a.dtype)} {dims}{layout}, {a.alignment}-byte aligned. {a.doc}"
     default = "required" if a.required else f"default {a.fallback}"
+    if a.zero_means is not None:
+        default += f" (0: {a.zero_means.text})"
+    if a.multiple_of > 1:
+        default += f", a multiple of {a.multiple_of}"
     return f"{a.name}: integer in [{a.min}, {a.max}], {default}. {a.doc}"
 
 
@@ -160,8 +179,12 @@ def docstring(spec: OpSpec) -> str:
 
 
 def signature(spec: OpSpec) -> inspect.Signature:
-    """Keyword-only parameters in the op's order (None: not given), then role and stream."""
-    params = [inspect.Parameter(a.name, inspect.Parameter.KEYWORD_ONLY, default=None) for a in spec.args]
+    """The inputs first, by position or keyword; then the other arguments keyword-only, in the
+    op's order (None: not given), then role and stream."""
+    params = [inspect.Parameter(a.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)
+              for a in spec.args if a.kind == "input"]
+    params += [inspect.Parameter(a.name, inspect.Parameter.KEYWORD_ONLY, default=None)
+               for a in spec.args if a.kind != "input"]
     for extra in ("role", "stream"):
         if extra not in spec.by_name:  # type: ignore[attr-defined]
             params.append(inspect.Parameter(extra, inspect.Parameter.KEYWORD_ONLY, default=None))

@@ -1,6 +1,6 @@
 """``rt.ops``: one Python function per op the runtime serves, generated from its declaration
-(name, aliases with '-' as '_', a docstring and a keyword-only signature), each a call of
-``rt.run(name, ...)``.
+(name, aliases with '-' as '_', a docstring and a signature: the inputs by position or keyword,
+everything else by keyword), each a call of ``rt.run(name, ...)``.
 Invariant: generated at open from what the C ABI lists; nothing here names an op.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ._declarations import OpSpec, docstring, signature
+from ._errors import ArgumentError
 
 if TYPE_CHECKING:
     from ._results import Result
@@ -17,8 +18,18 @@ if TYPE_CHECKING:
 
 def _function(runtime: Runtime, spec: OpSpec) -> Callable[..., Result]:
     name = spec.name
+    inputs = tuple(a.name for a in spec.args if a.kind == "input")
 
-    def op_function(**args: Any) -> Result:
+    def op_function(*tensors: Any, **args: Any) -> Result:
+        if tensors:
+            # The inputs may come by position, in the op's order (as torch.ops.<ns>.<op> takes them).
+            if len(tensors) > len(inputs):
+                raise ArgumentError(f"{name}: {len(tensors)} positional arguments for {len(inputs)} inputs "
+                                    f"({', '.join(inputs)}); the rest go by keyword")
+            for input_name, tensor in zip(inputs, tensors):
+                if input_name in args:
+                    raise ArgumentError(f"{name}: {input_name} is given by position and by keyword")
+                args[input_name] = tensor
         return runtime.run(name, **args)
 
     op_function.__name__ = op_function.__qualname__ = spec.python_names[0] if spec.python_names else name

@@ -25,17 +25,12 @@ from ._errors import ArgumentError, ClosedError, NoDeviceError, python_terms
 from ._log import logger
 from ._registry import Declared, build_failures, compile_error, kernel_parameters, launch_dims, pack_args
 from ._op_functions import Ops
-from ._op_shapes import HOOKS
 from ._results import BuildResult, Explanation, Lever, Pick, Result
 
 #: Where a runtime runs: "auto" takes the CUDA device when there is one, else the host backend
 #: (``rt.backend_reason`` says why); "host" runs the same kernel templates on the CPU; "cuda"
 #: asks for the device (NoDeviceError at open without one).
 Backend = Literal["auto", "host", "cuda"]
-#: The BA-gates op's roles and their aliases (rt.ssm_ba_gates(role=...)).
-BaGatesRole = Literal["parent", "twin", "tensor_core", "mma"]
-#: The FP8 quantisation op's roles and their aliases (rt.fp8_act_quant(role=...)).
-Fp8QuantRole = Literal["parent", "shared", "twin"]
 
 _BACKENDS = {"auto": 0, "host": 1, "cuda": 2}
 _U32 = 2**32 - 1
@@ -125,7 +120,7 @@ class Runtime:
         pins = []
         for key, values in (shapes or {}).items():
             if not isinstance(key, str) or "." not in key or any(c in key for c in ";=,"):
-                raise ArgumentError(f"shapes[{key!r}]: expected '<op>.<argument>' (ssm_ba_gates.n)")
+                raise ArgumentError(f"shapes[{key!r}]: expected '<op>.<argument>', an op's name and one of its scalars")
             if isinstance(values, int) or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
                 raise ArgumentError(f"shapes[{key!r}]={values!r}: expected a list of positive integers")
             pins.append(f"{key}={','.join(str(v) for v in values)}")
@@ -266,7 +261,7 @@ class Runtime:
         key, addresses = ((spec.name, keyed[0]), keyed[1]) if keyed is not None else (None, None)
         plan = self._plans.get(key) if key is not None else None
         if plan is None:
-            plan = bind(spec, args, self._on_host, self._device, HOOKS.get(spec.name))
+            plan = bind(spec, args, self._on_host, self._device)
             if key is not None:
                 if len(self._plans) >= _MAX_PLANS:
                     self._plans.clear()
@@ -310,32 +305,6 @@ class Runtime:
         if not self.has_device:
             raise NoDeviceError(f"no device: {self.no_device_reason}")
         return int(self.raw.prepare(spec.name, role, tuple(shape), tuple(shape.values())))
-
-    # Thin wrappers over run() for the library's two ops, with their keyword spellings.
-
-    def ssm_ba_gates(self, x: Any, weight: Any, a_log: Any, dt_bias: Any, *, vheads_per_group: int,
-                     role: BaGatesRole | None = None, out: Any = None, stream: int | None = None) -> Any:
-        """Gated DeltaNet BA gates: x bf16 [M, K] (rows may be padded), weight bf16 [N, K],
-        a_log and dt_bias float32 [N/2] -> float32 [M, N] (gate in [:, :N/2], beta after);
-        ``out`` may be a view with padded rows. The pick is ``rt.last_pick``
-        (``rt.run("ssm_ba_gates", ...)`` returns it with the output)."""
-        return self.run("ssm_ba_gates", x=x, weight=weight, a_log=a_log, dt_bias=dt_bias, gate_out=out,
-                        vheads_per_group=vheads_per_group, role=role, stream=stream).outputs["gate_out"]
-
-    def fp8_act_quant(self, x: Any, *, column_major_scales: bool = False, pow2_scales: bool = False,
-                      role: Fp8QuantRole | None = None, out: tuple[Any, Any] | None = None,
-                      stream: int | None = None) -> tuple[Any, Any]:
-        """Per-token-group (128) FP8 quantisation: x bf16 [M, K] -> (q uint8 e4m3 bits [M, K],
-        scales float32 [M, K/128]); column-major scales are a [M, K/128] view with strides
-        (1, M_aligned) elements, M_aligned = M rounded up to 4; ``out`` is a (q, scales) pair."""
-        if out is not None and (not isinstance(out, (tuple, list)) or len(out) != 2):
-            raise ArgumentError(f"fp8_act_quant: out: expected a (q, scales) pair, got {type(out).__name__}")
-        q, scales = out if out is not None else (None, None)
-        result = self.run("fp8_act_quant", x=x, q=q, scales=scales, scale_layout=int(bool(column_major_scales)),
-                          pow2_scales=int(bool(pow2_scales)), role=role, stream=stream)
-        # By the dict, not result.q: Result's attribute fallback costs a failed lookup per output.
-        outputs = result.outputs
-        return outputs["q"], outputs["scales"]
 
     # ---- the registry: an engine's own kernels ----------------------------------------
 

@@ -30,7 +30,6 @@ import torch
 from ._binding import bind
 from ._declarations import OpSpec
 from ._errors import ArgumentError
-from ._op_shapes import HOOKS
 from ._runtime import Runtime
 
 
@@ -116,7 +115,7 @@ def _fake(entry: _Registered) -> Callable[..., Any]:
         if role is not None and role not in spec.role_names:  # type: ignore[attr-defined]
             raise ArgumentError(f"{spec.name}: no kernel role {role!r} (roles: {spec.role_list()})")
         on_host = rt.backend == "host"
-        plan = bind(spec, given, on_host, rt.device_ordinal, HOOKS.get(spec.name))
+        plan = bind(spec, given, on_host, rt.device_ordinal)
         _, outputs, _ = plan.execute(given, on_host)
         return _returned(spec, outputs)
 

@@ -115,6 +115,11 @@ nb::dict arg_dict(const metrale_arg_info& arg) {
   one["required"] = arg.required != 0;
   one["fallback"] = arg.fallback;
   one["doc"] = text(arg.doc);
+  one["zero_means"] = text(arg.zero_means);
+  one["in_place_of"] = text(arg.in_place_of);
+  one["multiple_of"] = arg.multiple_of;
+  one["layout_by"] = text(arg.layout_by);
+  one["column_stride"] = text(arg.column_stride);
   return one;
 }
 

@@ -29,7 +29,7 @@ def main() -> None:
             "rt.run, outputs passed": lambda: rt.run("fp8_act_quant", x=x, q=q, scales=scales),
             "rt.run, outputs allocated": lambda: rt.run("fp8_act_quant", x=x),
             "rt.ops.fp8_act_quant": lambda: rt.ops.fp8_act_quant(x=x, q=q, scales=scales),
-            "rt.fp8_act_quant (wrapper)": lambda: rt.fp8_act_quant(x, out=(q, scales)),
+            "rt.ops.fp8_act_quant, x by position": lambda: rt.ops.fp8_act_quant(x, q=q, scales=scales),
         }
         try:
             import torch

@@ -11,8 +11,6 @@ from conftest import bf16_bits
 import metrale
 
 X = bf16_bits(np.random.default_rng(7).uniform(-1, 1, (2, 128)))
-W = bf16_bits(np.random.default_rng(8).uniform(-1, 1, (4, 128)))
-V = np.ones(2, np.float32)
 
 # One call per public method or property (a new public method fails the test until it is here).
 CALLS = {
@@ -23,7 +21,6 @@ CALLS = {
     "declare": lambda rt: rt.declare("closed", "closed.cuh", "k<1>", block=1),
     "describe": lambda rt: rt.describe(),
     "explain": lambda rt: rt.explain("fp8_act_quant", m=1, k=128),
-    "fp8_act_quant": lambda rt: rt.fp8_act_quant(X),
     "handle": lambda rt: rt.handle(0),
     "launch": lambda rt: rt.launch(1, (1,), (1,), [np.uint32(1)]),
     "lever": lambda rt: rt.lever("fp8_act_quant_hopper"),
@@ -31,7 +28,6 @@ CALLS = {
     "op": lambda rt: rt.op("fp8_act_quant"),
     "prepare": lambda rt: rt.prepare("fp8_act_quant", m=1, k=128),
     "run": lambda rt: rt.run("fp8_act_quant", x=X),
-    "ssm_ba_gates": lambda rt: rt.ssm_ba_gates(X, W, V, V, vheads_per_group=1),
     "synchronize": lambda rt: rt.synchronize(),
 }
 # Attributes that stay readable: state, not calls into the library.

@@ -52,13 +52,13 @@ def test_torch_tensors_match_the_host_backend(cuda_rt, rt, rng):
     cuda_rt.run("ssm_ba_gates", x=tx, weight=tw, a_log=on_device(a_log), dt_bias=on_device(dt_bias),
                 gate_out=parent, vheads_per_group=3, role="parent")
     torch.cuda.current_stream().synchronize()
-    want = rt.ssm_ba_gates(x, w, a_log, dt_bias, vheads_per_group=3, role="parent")
+    want = rt.ops.ssm_ba_gates(x, w, a_log, dt_bias, vheads_per_group=3, role="parent").gate_out
     assert_ba_close_to(parent.cpu().numpy(), want, "the parent on the device")
 
-    q, scales = cuda_rt.fp8_act_quant(tx)
+    q, scales = cuda_rt.ops.fp8_act_quant(tx)
     torch.cuda.current_stream().synchronize()
     assert q.device.type == "cuda" and q.dtype == torch.float8_e4m3fn  # e4m3 as itself, no bit view
-    want_q, want_scales = rt.fp8_act_quant(x)
+    want_q, want_scales = rt.ops.fp8_act_quant(x)
     np.testing.assert_array_equal(q.view(torch.uint8).cpu().numpy(), want_q)
     np.testing.assert_array_equal(scales.cpu().numpy(), want_scales)
 
@@ -66,7 +66,7 @@ def test_torch_tensors_match_the_host_backend(cuda_rt, rt, rng):
 def test_host_arrays_on_the_device_are_refused(cuda_rt, rng):
     x = bf16_bits(rng.uniform(-1, 1, (4, 256)))
     with pytest.raises(metrale.ArgumentError, match="host memory"):
-        cuda_rt.fp8_act_quant(x)
+        cuda_rt.ops.fp8_act_quant(x)
 
 
 class OtherDevice:
@@ -101,7 +101,7 @@ def test_custom_ops_serve_cuda_and_cpu_tensors_and_replay_in_a_cuda_graph(cuda_r
     op = torch.ops.metrale_cuda_test.fp8_act_quant
     m, k = 7, 512
     x = bf16_bits(rng.uniform(-3, 3, (m, k)))
-    want_q, want_scales = rt.fp8_act_quant(x)
+    want_q, want_scales = rt.ops.fp8_act_quant(x)
     host_q, host_scales = op(torch.from_numpy(x.view(np.int16)).view(torch.bfloat16))
     assert host_q.device.type == "cpu"
     np.testing.assert_array_equal(host_q.view(torch.uint8).numpy(), want_q)
@@ -122,6 +122,6 @@ def test_custom_ops_serve_cuda_and_cpu_tensors_and_replay_in_a_cuda_graph(cuda_r
     static_x.copy_(on_device(x2).view(torch.bfloat16))
     graph.replay()
     torch.cuda.synchronize()
-    want_q2, want_scales2 = rt.fp8_act_quant(x2)
+    want_q2, want_scales2 = rt.ops.fp8_act_quant(x2)
     np.testing.assert_array_equal(graph_q.view(torch.uint8).cpu().numpy(), want_q2)
     np.testing.assert_array_equal(graph_scales.cpu().numpy(), want_scales2)

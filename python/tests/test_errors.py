@@ -49,7 +49,7 @@ def refused(rt, message, op, **args):
     [
         ({"x": np.zeros((4, 256), np.float32)}, "ssm_ba_gates: x: expected bfloat16 ("),
         ({"a_log": np.zeros(4, np.float64)}, "ssm_ba_gates: a_log: expected float32"),
-        ({"weight": np.zeros((8, 128), np.uint16)}, "x: expected k (weight.shape[1]) = 128 columns"),
+        ({"weight": np.zeros((8, 128), np.uint16)}, "weight.shape[1] is k = 128, but x.shape[1] is k = 256"),
         ({"dt_bias": np.zeros(3, np.float32)}, "dt_bias.shape[0] is nv = 3, but a_log.shape[0] is nv = 4"),
         ({"x": np.zeros(256, np.uint16)}, "x: expected 2 dimension(s) [m, k_stride], got shape (256,)"),
         ({"x": np.zeros((4, 512), np.uint16)[:, ::2]}, "x: each row must be contiguous"),
@@ -62,7 +62,7 @@ def refused(rt, message, op, **args):
         ({"m": 5}, "x.shape[0] is m = 4, but m= (given) is m = 5"),
         ({"k_stride": 300}, "x.shape[1] is k_stride = 256, but k_stride= (given) is k_stride = 300"),
         ({"gate_out": np.full((4, 8), 7, np.float64)}, "gate_out: expected float32"),
-        ({"gate_out": np.full((4, 6), POISON_F32, np.float32)}, "gate_out: expected 2 * nv (a_log.shape[0]) = 8"),
+        ({"gate_out": np.full((4, 6), POISON_F32, np.float32)}, "gate_out.shape[1] is n = 6, but weight.shape[0] is n = 8"),
         ({"gate_out": np.full((5, 8), POISON_F32, np.float32)}, "gate_out.shape[0] is m = 5, but x.shape[0] is m = 4"),
         ({"bias": np.zeros(4, np.float32)}, "ssm_ba_gates: no argument named 'bias' (arguments: x, weight"),
         ({"x": None}, "ssm_ba_gates: x: missing (an input bfloat16 tensor [m, k_stride]"),
@@ -88,11 +88,13 @@ def test_shapes_the_library_refuses_write_nothing(rt, ba, rng, gate_out):
     # K % 8 != 0 and N odd: the package passes them on and the library names the constraint.
     x = bf16_bits(rng.uniform(-1, 1, (4, 100)))
     w = bf16_bits(rng.uniform(-1, 1, (8, 100)))
-    refused_lib = [({"x": x, "weight": w}, "K"), ({"weight": bf16_bits(rng.uniform(-1, 1, (7, 256)))}, "N")]
+    odd_out = np.full((4, 7), POISON_F32, np.float32)
+    refused_lib = [({"x": x, "weight": w}, "K"),
+                   ({"weight": bf16_bits(rng.uniform(-1, 1, (7, 256))), "gate_out": odd_out}, "N")]
     for overrides, word in refused_lib:
         with pytest.raises(metrale.ArgumentError, match=word):
             rt.run("ssm_ba_gates", **{**ba, "gate_out": gate_out, **overrides})
-        assert unchanged_f32(gate_out) and rt.last_pick is None
+        assert unchanged_f32(overrides.get("gate_out", gate_out)) and rt.last_pick is None
 
 
 @pytest.mark.parametrize("m, k, message", [(0, 256, "M"), (4, 100, "k = 100 (x.shape[1]) is not a multiple of 128")])
@@ -100,7 +102,7 @@ def test_fp8_sizes_are_named_not_strides(rt, rng, m, k, message):
     # Today's bug: M = 0 and K = 100 surfaced as "strides (0, 0)".
     x = bf16_bits(rng.uniform(-1, 1, (m, k)))
     with pytest.raises(metrale.ArgumentError, match=re.escape(message)) as caught:
-        rt.fp8_act_quant(x)
+        rt.ops.fp8_act_quant(x)
     assert "strides" not in str(caught.value)
 
 
@@ -108,14 +110,18 @@ def test_fp8_refusals_write_nothing(rt, rng):
     x = bf16_bits(rng.uniform(-1, 1, (4, 256)))
     q = np.full((4, 256), POISON_U8)
     scales = np.full((4, 1), POISON_F32, np.float32)
-    refused(rt, "scales: expected shape (m, k/128) = (4, 2), got (4, 1)", "fp8_act_quant", x=x, q=q, scales=scales)
+    refused(rt, "scales.shape[1] is 1, but x.shape[1] is k = 256 and k/128 = 2", "fp8_act_quant", x=x, q=q, scales=scales)
     assert (q == POISON_U8).all() and unchanged_f32(scales)
     refused(rt, "q: expected float8_e4m3fn (ml_dtypes or torch, or its bits as uint8), got int8", "fp8_act_quant",
             x=x, q=np.zeros((4, 256), np.int8))
     with pytest.raises(metrale.ArgumentError, match="scales: must be C-contiguous"):
-        rt.fp8_act_quant(x, out=(np.zeros((4, 256), np.uint8), np.zeros((2, 4), np.float32).T))
-    with pytest.raises(metrale.ArgumentError, match=r"out: expected a \(q, scales\) pair"):
-        rt.fp8_act_quant(x, out=np.zeros((4, 256), np.uint8))
+        rt.ops.fp8_act_quant(x, q=np.zeros((4, 256), np.uint8), scales=np.zeros((2, 4), np.float32).T, scale_layout=0)
+    # Column-major scales to allocate with a column stride short of M: refused before allocating.
+    six = bf16_bits(rng.uniform(-1, 1, (6, 256)))
+    refused(rt, "m_aligned = 4 (m_aligned= (given)) is less than m = 6", "fp8_act_quant", x=six, scale_layout=1,
+            m_aligned=4)
+    refused(rt, "m_aligned = 6 (m_aligned= (given)) is not a multiple of 4", "fp8_act_quant", x=x, scale_layout=1,
+            m_aligned=6)
     refused(rt, "scale_layout=2 is outside [0, 1]", "fp8_act_quant", x=x, scale_layout=2)
 
 
@@ -123,7 +129,7 @@ def test_unknown_op_and_role_are_named_with_the_valid_ones(rt, rng):
     x = bf16_bits(rng.uniform(-1, 1, (2, 256)))
     refused(rt, "no op named 'fp8' (ops: ssm_ba_gates, fp8_act_quant", "fp8", x=x)
     with pytest.raises(metrale.ArgumentError, match=re.escape("no kernel role 'mma' (roles: parent (shared), twin)")):
-        rt.fp8_act_quant(x, role="mma")
+        rt.ops.fp8_act_quant(x, role="mma")
     with pytest.raises(AttributeError, match="no op named 'fp9'"):
         rt.ops.fp9
 

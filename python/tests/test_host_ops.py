@@ -93,7 +93,7 @@ def test_forced_tensor_core_kernel_matches_the_reference(rt, rng):
     x = bf16_bits(rng.standard_normal((m, k)))
     w = bf16_bits(0.02 * rng.standard_normal((n, k)))
     a_log, dt_bias = (rng.uniform(-1, 1, n // 2).astype(np.float32) for _ in range(2))
-    out = rt.ssm_ba_gates(x, w, a_log, dt_bias, vheads_per_group=vpg, role="mma")
+    out = rt.ops.ssm_ba_gates(x, w, a_log, dt_bias, vheads_per_group=vpg, role="mma").gate_out
     assert rt.last_pick.role == "tensor_core" and rt.last_pick.kernel == "ssm_ba_gates_mma"
     want = ba_gates_reference(x, w, a_log, dt_bias, vpg)
     assert np.linalg.norm(out - want) / np.linalg.norm(want) < 1e-5
@@ -108,11 +108,11 @@ def test_the_pick_names_the_shape_variant_that_ran(rng):
     a_log, dt_bias = (rng.uniform(-1, 1, n // 2).astype(np.float32) for _ in range(2))
     want = ba_gates_reference(x, w, a_log, dt_bias, vpg)
     with metrale.Runtime("host", target="hopper", shapes={"ssm_ba_gates.n": [96]}) as pinned:
-        out = pinned.ssm_ba_gates(x, w, a_log, dt_bias, vheads_per_group=vpg, role="mma")
+        out = pinned.ops.ssm_ba_gates(x, w, a_log, dt_bias, vheads_per_group=vpg, role="mma").gate_out
         assert (pinned.last_pick.kernel, pinned.last_pick.shape) == ("ssm_ba_gates_mma", 6)
         assert "specialised for shape 6" in pinned.last_pick.lines()[0]
         assert np.linalg.norm(out - want) / np.linalg.norm(want) < 1e-5
-        pinned.ssm_ba_gates(x, w, a_log, dt_bias, vheads_per_group=vpg, role="twin")
+        pinned.ops.ssm_ba_gates(x, w, a_log, dt_bias, vheads_per_group=vpg, role="twin")
         assert (pinned.last_pick.role, pinned.last_pick.shape) == ("twin", 0)
 
 
@@ -121,7 +121,7 @@ def test_the_pick_names_the_shape_variant_that_ran(rng):
 def test_fp8_matches_the_reference(rt, rng, pow2, column_major):
     m, k = 6, 384
     x = bf16_bits(rng.uniform(-4, 4, (m, k)))
-    q, scales = rt.fp8_act_quant(x, column_major_scales=column_major, pow2_scales=pow2)
+    q, scales = rt.ops.fp8_act_quant(x, scale_layout=int(column_major), pow2_scales=int(pow2))
     want_q, want_scales = fp8_reference(x, pow2)
     assert q.dtype == np.uint8 and scales.dtype == np.float32 and scales.shape == (m, 3)
     if column_major:
@@ -175,7 +175,7 @@ def test_dlpack_inputs_and_outputs(rt, rng):
     x = bf16_bits(rng.uniform(-2, 2, (2, 128)))
     q = np.full((2, 128), POISON_U8)
     scales = np.full((2, 1), POISON_F32, np.float32)
-    rt.fp8_act_quant(HostDLPack(x), out=(HostDLPack(q), HostDLPack(scales)))
+    rt.ops.fp8_act_quant(HostDLPack(x), q=HostDLPack(q), scales=HostDLPack(scales))
     want_q, want_scales = fp8_reference(x)
     np.testing.assert_array_equal(q, want_q)
     np.testing.assert_array_equal(scales, want_scales)

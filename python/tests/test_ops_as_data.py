@@ -2,7 +2,10 @@
 passed through the C ABI as JSON). tests/data/ops/fp8_as_data.toml, read with tomllib and renamed,
 explains as the library's fp8_act_quant at each rule's edge and refuses what run refuses; the same
 dict with a planted mistake in its twin (a grid dropping a row's last partial CTA) has that twin
-refused by verification, the refusal named as the twin's reason; a malformed dict is refused by key."""
+refused by verification, the refusal named as the twin's reason; a malformed dict is refused by key.
+Called with arrays, the dict op is bound from its declared arguments alone (nothing in the package
+knows it): x's width gives k, the scales are allocated row- or column-major (layout_by,
+column_stride, m_aligned rounded up to its multiple_of), and its bytes equal the reference's."""
 
 from __future__ import annotations
 
@@ -10,7 +13,9 @@ import copy
 import pathlib
 import tomllib
 
+import numpy as np
 import pytest
+from conftest import POISON_F32, bf16_bits, fp8_reference
 
 import metrale
 
@@ -55,3 +60,29 @@ def test_a_malformed_dict_op_is_refused_naming_its_key(tmp_path):
         metrale.Runtime("host", target="hopper", verify=False, cache_dir=str(tmp_path), ops=[bad])
     with pytest.raises(metrale.ArgumentError, match=r"ops\[0\]=3: expected a dict"):
         metrale.Runtime("host", target="hopper", verify=False, cache_dir=str(tmp_path), ops=[3])
+
+
+@pytest.mark.parametrize("layout", [0, 1])
+def test_a_dict_op_called_with_arrays_allocates_and_checks_from_its_declaration(tmp_path, layout):
+    rng = np.random.default_rng(0x5CA1E + layout)
+    m, k = 5, 384
+    x = bf16_bits(rng.uniform(-4, 4, (m, k)))
+    want_q, want_scales = fp8_reference(x)
+    with metrale.Runtime("host", target="hopper", verify=False, cache_dir=str(tmp_path), ops=[op_dict()]) as rt:
+        q, scales = rt.ops.fp8_act_quant_py(x, scale_layout=layout)  # x by position, the outputs allocated
+        assert scales.shape == (m, 3)
+        assert scales.strides == ((4, 4 * 8) if layout else (12, 4))  # column-major: m_aligned = 8 (5 up to 4s)
+        np.testing.assert_array_equal(scales, want_scales)
+        np.testing.assert_array_equal(q, want_q)
+        # A padded view of x: its width is k, its row pitch the stride; given column-major scales
+        # say their own layout and column stride (12 rows: m_aligned = 12).
+        wide = np.concatenate([x, bf16_bits(rng.uniform(-4, 4, (m, 64)))], axis=1)
+        base = np.full((3, 12), POISON_F32, np.float32)
+        q2, scales2 = rt.ops.fp8_act_quant_py(wide[:, :k], scales=base.T[:m])
+        np.testing.assert_array_equal(scales2, want_scales)
+        np.testing.assert_array_equal(q2, want_q)
+        assert (base[:, m:].view(np.uint32) == np.float32(POISON_F32).view(np.uint32)).all()  # padding untouched
+        with pytest.raises(metrale.ArgumentError, match=r"m_aligned = 6 \(m_aligned= \(given\)\) is not a multiple of 4"):
+            rt.ops.fp8_act_quant_py(x, scale_layout=1, m_aligned=6)
+        with pytest.raises(metrale.ArgumentError, match=r"q.shape\[1\] is k = 256, but x.shape\[1\] is k = 384"):
+            rt.ops.fp8_act_quant_py(x, q=np.zeros((m, 256), np.uint8))

@@ -31,7 +31,7 @@ def test_a_verified_runtime_quantises_like_the_reference(tmp_path, monkeypatch, 
     monkeypatch.setenv("METRALE_CACHE_DIR", str(tmp_path))
     with metrale.Runtime("host", target="hopper", verify=True) as rt:
         x = bf16_bits(rng.uniform(-4, 4, (3, 256)))
-        q, scales = rt.fp8_act_quant(x)
+        q, scales = rt.ops.fp8_act_quant(x)
         want_q, want_scales = fp8_reference(x)
         np.testing.assert_array_equal(scales, want_scales)
         np.testing.assert_array_equal(q, want_q)

@@ -6,11 +6,18 @@
 // background turns present without a new open).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+
 #include "capi_call.hpp"
 #include "capi_runtime.hpp"
 
 namespace metrale::capi {
 namespace {
+
+// metrale_arg_info up to ABI 6 (before zero_means): a caller's struct of that size is still filled.
+constexpr std::size_t kFirstArgInfoSize = offsetof(metrale_arg_info, zero_means);
 
 void write_op(const metrale_runtime* handle, const FoundOp& found, metrale_op_info& info) {
   const ops::OpDeclaration& op = *found.op;
@@ -107,7 +114,7 @@ metrale_status metrale_op_arg_get(const metrale_runtime* runtime, const char* op
   return capi_call("metrale_op_arg_get", [&] {
     const HeldRuntime held(runtime);
     const FoundOp found = find_op(runtime, op);
-    require_struct(info, "info");
+    require_struct_since(info, "info", kFirstArgInfoSize);
     require_index(index, found.op->args.size(), *found.op, "arguments");
     const metrale::ops::ArgDecl& arg = found.op->args[index];
     const metrale_runtime::OpText& text = runtime->ops[found.index];
@@ -124,7 +131,12 @@ metrale_status metrale_op_arg_get(const metrale_runtime* runtime, const char* op
     out.required = arg.tensor() || !arg.fallback ? 1 : 0;
     out.fallback = arg.fallback.value_or(0);
     out.doc = arg.doc.c_str();
-    *info = out;
+    out.zero_means = arg.zero_means.c_str();
+    out.in_place_of = arg.in_place_of.c_str();
+    out.multiple_of = arg.multiple_of;
+    out.layout_by = arg.layout_by.c_str();
+    out.column_stride = arg.column_stride.c_str();
+    std::memcpy(info, &out, std::min(info->struct_size, sizeof(out)));
   });
 }
 

@@ -179,7 +179,7 @@ DType read_dtype(Reader& r, const std::string& key, const std::string& text) {
 ArgDecl read_arg(Reader& r, const toml::table& t, const std::string& path) {
   r.only(t, path,
          {"name", "kind", "dtype", "alignment", "dims", "min", "max", "default", "optional", "zero_means",
-          "in_place_of", "doc"});
+          "in_place_of", "multiple_of", "layout_by", "column_stride", "doc"});
   ArgDecl arg;
   arg.name = r.text(t, path, "name", true);
   arg.kind = read_kind(r, path + ".kind", r.text(t, path, "kind"));
@@ -195,6 +195,9 @@ ArgDecl read_arg(Reader& r, const toml::table& t, const std::string& path) {
   arg.optional = r.boolean(t, path, "optional");
   arg.zero_means = r.text(t, path, "zero_means");
   arg.in_place_of = r.text(t, path, "in_place_of");
+  arg.multiple_of = static_cast<std::uint64_t>(r.integer(t, path, "multiple_of").value_or(0));
+  arg.layout_by = r.text(t, path, "layout_by");
+  arg.column_stride = r.text(t, path, "column_stride");
   arg.doc = r.text(t, path, "doc");
   return arg;
 }

@@ -6,6 +6,7 @@
  * check holds. */
 #define _POSIX_C_SOURCE 200112L
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -171,6 +172,37 @@ static void check_ops(metrale_runtime* rt) {
   CHECK(metrale_op_arg_get(rt, "fp8_act_quant", 6, &arg) == METRALE_OK && strcmp(arg.name, "scale_layout") == 0 &&
             arg.min == 0 && arg.max == 1 && arg.required == 0,
         "scale_layout: %s [%llu, %llu]", arg.name, (unsigned long long)arg.min, (unsigned long long)arg.max);
+  /* ABI 7: what a caller holding arrays needs to size them: zero_means, layout, multiple_of. */
+  CHECK(strcmp(arg.zero_means, "") == 0 && strcmp(arg.layout_by, "") == 0 && arg.multiple_of == 0,
+        "scale_layout's ABI 7 fields: '%s' '%s' %llu", arg.zero_means, arg.layout_by,
+        (unsigned long long)arg.multiple_of);
+  CHECK(metrale_op_arg_get(rt, "ssm_ba_gates", 9, &arg) == METRALE_OK && strcmp(arg.name, "gate_stride") == 0 &&
+            strcmp(arg.zero_means, "n") == 0 && strcmp(arg.in_place_of, "") == 0,
+        "gate_stride's zero_means: %s '%s'", arg.name, arg.zero_means);
+  CHECK(metrale_op_arg_get(rt, "fp8_act_quant", 2, &arg) == METRALE_OK && strcmp(arg.name, "scales") == 0 &&
+            strcmp(arg.layout_by, "scale_layout") == 0 && strcmp(arg.column_stride, "m_aligned") == 0,
+        "scales' layout: %s '%s' '%s'", arg.name, arg.layout_by, arg.column_stride);
+  CHECK(metrale_op_arg_get(rt, "fp8_act_quant", 7, &arg) == METRALE_OK && strcmp(arg.name, "m_aligned") == 0 &&
+            arg.multiple_of == 4,
+        "m_aligned's multiple_of: %s %llu", arg.name, (unsigned long long)arg.multiple_of);
+  {
+    /* A version-6 caller's struct (no ABI 7 fields) is filled up to its size and no byte past it. */
+    unsigned char bytes[sizeof(metrale_arg_info) + 16];
+    const size_t v6_size = offsetof(metrale_arg_info, zero_means);
+    metrale_arg_info* old = (metrale_arg_info*)bytes;
+    memset(bytes, 0xAB, sizeof(bytes));
+    old->struct_size = v6_size;
+    CHECK(metrale_op_arg_get(rt, "fp8_act_quant", 7, old) == METRALE_OK && strcmp(old->name, "m_aligned") == 0,
+          "a version-6 info struct: %s", metrale_last_error());
+    int untouched = 1;
+    for (size_t i = v6_size; i < sizeof(bytes); ++i) {
+      untouched = untouched && bytes[i] == 0xAB;
+    }
+    CHECK(untouched, "bytes past a version-6 struct were written");
+    old->struct_size = offsetof(metrale_arg_info, doc);
+    CHECK(metrale_op_arg_get(rt, "fp8_act_quant", 7, old) == METRALE_ERROR_VERSION,
+          "a struct smaller than any version's is refused");
+  }
 
   /* Refusals: an unknown op lists the known ones; an index past the end; NULL names. */
   op.role_count = 99;

@@ -163,6 +163,58 @@ TEST_CASE("an output declared in place of an input may start at its address and 
   CHECK_THROWS_WITH(ops::check_declaration(op), Catch::Contains("in_place_of 'n' needs an output naming an input"));
 }
 
+TEST_CASE(
+    "a column-major output spans its columns of column stride, and layout and multiple_of are declared and checked",
+    "[ops][aliasing]") {
+  using ops::ArgKind;
+  using ops::DType;
+  ops::OpDeclaration op;
+  op.name = "column_major_out";
+  op.roles = {ops::RoleDecl{"parent", "k", {}, "", ""}};
+  op.args = {ops::tensor_arg("x", ArgKind::kInput, DType::kFp32, 4, {"r", "c"}, "in"),
+             ops::tensor_arg("s", ArgKind::kOutput, DType::kFp32, 4, {"r", "c"}, "out, [c][stride] when column-major")
+                 .with_column_major("layout", "stride"),
+             ops::scalar_arg("r", std::nullopt, UINT32_MAX, "rows"),
+             ops::scalar_arg("c", std::nullopt, UINT32_MAX, "columns"),
+             ops::scalar_arg("layout", 0, 1, "1: column-major"),
+             ops::scalar_arg("stride", 0, UINT32_MAX, "the column stride").with_multiple_of(4)};
+  int ran = 0;
+  op.run = [&ran](const ops::OpContext&, const ops::OpCall&) {
+    ++ran;
+    return ops::Pick{};
+  };
+  ops::check_declaration(op);
+  ops::OpContext context;
+  context.op = &op;
+  // s at 0x10000, x 32 bytes on. Row-major s [3][2] floats: 24 bytes, clear of x.
+  const std::vector<std::uint64_t> row_major{0x10020, 0x10000, 3, 2, 0, 0};
+  ops::run_op(context, ops::OpCall{row_major, 0, {}});
+  CHECK(ran == 1);
+  // Column-major with stride 8: a column of 8, then the last one's 3 rows: 11 floats, over x.
+  const std::vector<std::uint64_t> column_major{0x10020, 0x10000, 3, 2, 1, 8};
+  CHECK_THROWS_WITH(ops::run_op(context, ops::OpCall{column_major, 0, {}}),
+                    Catch::Contains("column_major_out: output 's' [0x10000, 0x1002c) overlaps input 'x' [0x10020, "
+                                    "0x10038)"));
+  // Stride 4: 4 + 3 floats, 28 bytes: clear of x again.
+  const std::vector<std::uint64_t> tight{0x10020, 0x10000, 3, 2, 1, 4};
+  ops::run_op(context, ops::OpCall{tight, 0, {}});
+  CHECK(ran == 2);
+  const std::vector<std::uint64_t> odd_stride{0x10020, 0x10000, 3, 2, 1, 6};
+  // The values' rules (bind_args and check_values, every caller's way in) hold multiple_of.
+  CHECK_THROWS_WITH(ops::check_values(op, odd_stride),
+                    Catch::Contains("column_major_out: stride=6 is not a multiple of 4"));
+  CHECK_NOTHROW(ops::check_values(op, tight));
+
+  op.args[1].layout_by = "r";  // a selector must be a scalar in [0, 1]
+  CHECK_THROWS_WITH(ops::check_declaration(op), Catch::Contains("layout_by 'r' and column_stride 'stride' need"));
+  op.args[1].layout_by = "layout";
+  op.args[1].column_stride = "x";  // a tensor is no stride
+  CHECK_THROWS_WITH(ops::check_declaration(op), Catch::Contains("column_stride 'x' need"));
+  op.args[1].column_stride = "stride";
+  op.args[0].multiple_of = 4;
+  CHECK_THROWS_WITH(ops::check_declaration(op), Catch::Contains("tensor 'x': multiple_of is a scalar's rule"));
+}
+
 namespace {
 
 // A shape's scalar values by name, and how it prints in a failure.

@@ -6,13 +6,12 @@
 // Python package (python/metrale). Comments (and Python docstrings) are blanked; the text of string
 // literals is searched: a name in a string is as much a dependence as one in code, an #include of an
 // op's header included.
-// Invariant: kNotYetOpFree lists the files still known to name an op, each with why; a hit anywhere
-// else fails, and so does a listed file that no longer names one (the list only shrinks).
+// Invariant: no exceptions: any hit fails (the Python package's last per-op hooks and wrappers went
+// when arguments came to declare their widths, layouts and allocation).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -155,16 +154,6 @@ constexpr Folder kFolders[] = {
 // The one list of the library's ops names each op by design.
 constexpr const char* kTheList = "src/ops/core/library_ops.cpp";
 
-// Files still known to name an op, and why (what would make each op-free).
-const std::map<std::string, std::string>& not_yet_op_free() {
-  static const std::map<std::string, std::string> files = {
-      {"python/metrale/_op_shapes.py",
-       "per-op shape hooks: to be generated once arguments declare their dims (issue 32 item 2)"},
-      {"python/metrale/_runtime.py", "the typed per-op wrappers: to be generated from the declarations"},
-  };
-  return files;
-}
-
 struct Hit {
   std::string file;
   std::size_t line = 0;
@@ -268,21 +257,8 @@ TEST_CASE("no op is named outside its folder and the list of the library's ops",
   const std::vector<std::string> words = op_words();
   REQUIRE(words.size() >= 6);  // two ops, their aliases, five kernels, three levers at least
   const std::vector<Hit> hits = scan(METRALE_SOURCE_DIR, words);
-  std::set<std::string> listed_and_hit;
-  std::vector<Hit> unlisted;
   for (const Hit& hit : hits) {
-    if (not_yet_op_free().contains(hit.file)) {
-      listed_and_hit.insert(hit.file);
-    } else {
-      unlisted.push_back(hit);
-    }
-  }
-  for (const Hit& hit : unlisted) {
     UNSCOPED_INFO(hit.file << ":" << hit.line << ": names '" << hit.word << "'");
   }
-  CHECK(unlisted.empty());
-  for (const auto& [file, why] : not_yet_op_free()) {
-    INFO(file << " is listed as naming an op (" << why << ") but names none: take it off the list");
-    CHECK(listed_and_hit.contains(file));
-  }
+  CHECK(hits.empty());
 }

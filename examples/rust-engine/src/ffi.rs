@@ -16,7 +16,7 @@ pub const METRALE_ERROR_VERSION: metrale_status = 5;
 pub const METRALE_ERROR_INTERNAL: metrale_status = 6;
 pub const METRALE_ERROR_CAPTURE: metrale_status = 7;
 pub const METRALE_ERROR_CLOSED: metrale_status = 8;
-pub const METRALE_ABI_VERSION: u32 = 6;
+pub const METRALE_ABI_VERSION: u32 = 7;
 pub const METRALE_BACKEND_HOST: i32 = 1;
 pub const METRALE_ARG_INPUT: i32 = 0;
 pub const METRALE_ARG_OUTPUT: i32 = 1;
@@ -128,6 +128,12 @@ pub struct metrale_arg_info {
     pub required: i32,
     pub fallback: u64,
     pub doc: *const c_char,
+    // ABI 7
+    pub zero_means: *const c_char,
+    pub in_place_of: *const c_char,
+    pub multiple_of: u64,
+    pub layout_by: *const c_char,
+    pub column_stride: *const c_char,
 }
 
 #[repr(C)]

@@ -64,12 +64,32 @@ struct ArgDecl {
   // Outputs: the input (by name) this output overwrites in place; it may then start at that
   // input's address. Empty: the output may share no byte with any input or other output.
   std::string in_place_of;
+  // Scalars: a value must be a multiple of this (0: any). A caller allocating for a defaulted
+  // value rounds up to it (m_aligned: a multiple of 4).
+  std::uint64_t multiple_of = 0;
+  // 2-D tensors [r, c] that may be stored column-major: `layout_by` names a scalar in [0, 1]
+  // (1: column-major, element [i][j] at j * column_stride + i) and `column_stride` the scalar
+  // giving that stride in elements (>= r). Both empty: row-major only.
+  std::string layout_by;
+  std::string column_stride;
   std::string doc;  // one line
 
   [[nodiscard]] bool tensor() const { return kind != ArgKind::kScalar; }
   // The declaration with zero_means set (scalar_arg(...).with_zero_means("k")).
   [[nodiscard]] ArgDecl with_zero_means(std::string dim) && {
     zero_means = std::move(dim);
+    return std::move(*this);
+  }
+  // The declaration with a multiple_of rule (scalar_arg(...).with_multiple_of(4)).
+  [[nodiscard]] ArgDecl with_multiple_of(std::uint64_t factor) && {
+    multiple_of = factor;
+    return std::move(*this);
+  }
+  // The declaration of a tensor that may be column-major (tensor_arg(...).with_column_major(
+  // "scale_layout", "m_aligned")).
+  [[nodiscard]] ArgDecl with_column_major(std::string selector, std::string stride) && {
+    layout_by = std::move(selector);
+    column_stride = std::move(stride);
     return std::move(*this);
   }
 };

@@ -1,5 +1,6 @@
 // op_aliasing.cpp: an op call's outputs may not overlap its inputs or each other (byte ranges
-// from each tensor's declared dims and dtype, a strided tensor's last row its dense length), unless the output is
+// from each tensor's declared dims and dtype, a strided tensor's last row its dense length, a column-major one in
+// columns of its column stride), unless the output is
 // declared in place of that input (ArgDecl::in_place_of) and starts where it starts. Checked by run_op, so every call
 // by name, by value list, through the C ABI, Python, prepare and the checks meets the same rule. Invariants: no
 // allocation and no name lookup per call for a declaration an OpSet holds (its ExtentPlan resolves every dim to an
@@ -30,7 +31,10 @@ struct DimRef {
 
 struct TensorExtent {
   std::vector<DimRef> dims;
-  std::optional<DimRef> last_row;   // the innermost dim is a row stride whose 0 means this dense length
+  std::optional<DimRef> last_row;  // the innermost dim is a row stride whose 0 means this dense length
+  // A tensor that may be column-major (ArgDecl::layout_by): the selector and the column stride.
+  std::optional<DimRef> column_major_by;
+  std::optional<DimRef> column_stride;
   std::uint64_t element_bytes = 1;  // the dtype's size, looked up once
 };
 
@@ -136,7 +140,14 @@ std::optional<Range> range_of(const ExtentPlan& plan, OpArgValues values, std::s
     return std::nullopt;
   }
   std::uint64_t elements = outer * *inner;
-  if (extent.last_row && outer != 0) {
+  if (extent.column_major_by && dim_value(plan, values, *extent.column_major_by) == 1 && outer != 0 && *inner != 0) {
+    // Column-major [r, c]: c columns of column_stride elements, the last one holding r.
+    const auto stride = dim_value(plan, values, *extent.column_stride);
+    if (!stride || *stride < outer || *stride > (UINT64_MAX - outer) / *inner) {
+      return std::nullopt;
+    }
+    elements = (*inner - 1) * *stride + outer;
+  } else if (extent.last_row && outer != 0) {
     const auto row = dim_value(plan, values, *extent.last_row);
     if (!row || *row > UINT64_MAX - (outer - 1) * *inner) {
       return std::nullopt;
@@ -176,6 +187,10 @@ std::shared_ptr<const ExtentPlan> make_extent_plan(const OpDeclaration& op) {
       if (const auto stride = op.arg_index(arg.dims.back()); stride && plan->zero_means[*stride]) {
         extent.last_row = plan->zero_means[*stride];
       }
+    }
+    if (!arg.layout_by.empty()) {
+      extent.column_major_by = resolve_dim(op, arg.layout_by);
+      extent.column_stride = resolve_dim(op, arg.column_stride);
     }
     if (!extent.dims.empty()) {
       plan->tensor_args.push_back(static_cast<std::uint32_t>(i));

@@ -1,7 +1,7 @@
 // op_arg_binding.cpp: a call's arguments made into one value per declared argument (by name for
 // the C ABI, the bindings and the CLI; already in order for typed calls), every scalar inside its
 // declared range, and explain's shape (tensors unset, fallbacks filled).
-// Invariant: the only place a scalar's declared range is checked; allocates nothing.
+// Invariant: the only place a scalar's declared range (and multiple_of) is checked; allocates nothing.
 #include "ops/core/op_arg_binding.hpp"
 
 #include <fmt/format.h>
@@ -16,6 +16,9 @@ namespace {
 void check_scalar_range(const OpDeclaration& op, const ArgDecl& decl, std::uint64_t value) {
   if (!decl.tensor() && (value < decl.min || value > decl.max)) {
     throw ArgumentError(fmt::format("{}: {}={} is outside [{}, {}]", op.name, decl.name, value, decl.min, decl.max));
+  }
+  if (decl.multiple_of > 1 && value % decl.multiple_of != 0) {
+    throw ArgumentError(fmt::format("{}: {}={} is not a multiple of {}", op.name, decl.name, value, decl.multiple_of));
   }
 }
 

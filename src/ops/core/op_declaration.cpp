@@ -48,6 +48,28 @@ bool dim_is_valid(const OpDeclaration& op, std::string_view dim) {
   return names_scalar(dim.substr(0, slash)) && is_number(divisor) && divisor.find_first_not_of('0') != divisor.npos;
 }
 
+// A column-major tensor: two dims, a [0, 1] selector scalar and a stride scalar, both declared;
+// multiple_of only on scalars.
+void validate_layout(const OpDeclaration& op, const ArgDecl& arg) {
+  if (arg.multiple_of > 1 && arg.tensor()) {
+    declaration_error(op, fmt::format("tensor '{}': multiple_of is a scalar's rule", arg.name));
+  }
+  if (arg.layout_by.empty() && arg.column_stride.empty()) {
+    return;
+  }
+  const auto scalar = [&](const std::string& name) -> const ArgDecl* {
+    const auto index = op.arg_index(name);
+    return index && !op.args[*index].tensor() ? &op.args[*index] : nullptr;
+  };
+  const ArgDecl* selector = scalar(arg.layout_by);
+  if (!arg.tensor() || arg.dims.size() != 2 || selector == nullptr || selector->max > 1 ||
+      scalar(arg.column_stride) == nullptr) {
+    declaration_error(op, fmt::format("argument '{}': layout_by '{}' and column_stride '{}' need a 2-D tensor, a "
+                                      "scalar in [0, 1] and a scalar stride",
+                                      arg.name, arg.layout_by, arg.column_stride));
+  }
+}
+
 }  // namespace
 
 std::string_view to_string(DType dtype) {
@@ -323,6 +345,7 @@ void check_declaration(const OpDeclaration& op) {
                                           arg.name, arg.in_place_of));
       }
     }
+    validate_layout(op, arg);
     for (const std::string& dim : arg.dims) {
       if (!dim_is_valid(op, dim)) {
         declaration_error(op, fmt::format("tensor '{}': dim '{}' names no scalar argument (a scalar, a number or "

@@ -157,12 +157,14 @@ OpDeclaration fp8_act_quant_declaration() {
       tensor_arg("x", ArgKind::kInput, DType::kBf16, 16, {"m", "x_row_stride"}, "activations, rows of x_row_stride"),
       tensor_arg("q", ArgKind::kOutput, DType::kE4m3, 8, {"m", "k"}, "e4m3fn codes"),
       tensor_arg("scales", ArgKind::kOutput, DType::kFp32, 4, {"m", "k/128"},
-                 "[m][k/128] (row-major); column-major: [k/128][m_aligned]"),
+                 "[m][k/128] (row-major); column-major: [k/128][m_aligned]")
+          .with_column_major("scale_layout", "m_aligned"),
       scalar_arg("m", std::nullopt, UINT32_MAX, "tokens"),
       scalar_arg("k", std::nullopt, UINT32_MAX, "row length, a multiple of 128"),
       scalar_arg("x_row_stride", 0, UINT32_MAX, "x's row stride in elements (0: k)").with_zero_means("k"),
       scalar_arg("scale_layout", 0, 1, "0 row-major, 1 column-major"),
-      scalar_arg("m_aligned", 0, UINT32_MAX, "column-major scales' row count (a multiple of 4, >= m)"),
+      scalar_arg("m_aligned", 0, UINT32_MAX, "column-major scales' row count (a multiple of 4, >= m)")
+          .with_multiple_of(4),
       scalar_arg("pow2_scales", 0, 1, "1: power-of-two (UE8M0) scales"),
   };
   op.run = [](const OpContext& context, const OpCall& call) {

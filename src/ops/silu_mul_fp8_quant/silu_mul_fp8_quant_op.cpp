@@ -174,7 +174,8 @@ OpDeclaration silu_mul_fp8_quant_declaration() {
       tensor_arg("up", ArgKind::kInput, DType::kBf16, 16, {"m", "up_row_stride"}, "up rows"),
       tensor_arg("q", ArgKind::kOutput, DType::kE4m3, 8, {"m", "k"}, "e4m3fn codes"),
       tensor_arg("scales", ArgKind::kOutput, DType::kFp32, 4, {"m", "k/128"},
-                 "[m][k/128], or column-major with m_aligned"),
+                 "[m][k/128], or column-major with m_aligned")
+          .with_column_major("scale_layout", "m_aligned"),
       tensor_arg("scratch", ArgKind::kOutput, DType::kBf16, 16, {"m", "k"},
                  "the parent's h (optional: 0 allocates one per call, synchronously)"),
       scalar_arg("m", std::nullopt, UINT32_MAX, "tokens"),
@@ -182,7 +183,8 @@ OpDeclaration silu_mul_fp8_quant_declaration() {
       scalar_arg("gate_row_stride", 0, UINT32_MAX, "gate's row stride in elements (0: k)").with_zero_means("k"),
       scalar_arg("up_row_stride", 0, UINT32_MAX, "up's row stride in elements (0: k)").with_zero_means("k"),
       scalar_arg("scale_layout", 0, 1, "0 row-major, 1 column-major"),
-      scalar_arg("m_aligned", 0, UINT32_MAX, "column-major scales' row count (a multiple of 4, >= m)"),
+      scalar_arg("m_aligned", 0, UINT32_MAX, "column-major scales' row count (a multiple of 4, >= m)")
+          .with_multiple_of(4),
       scalar_arg("pow2_scales", 0, 1, "1: power-of-two (UE8M0) scales"),
   };
   op.args[kScratch].optional = true;
