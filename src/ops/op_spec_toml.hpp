@@ -7,11 +7,12 @@
 //
 // The file: top-level `name`, `aliases`, `summary`; `[[args]]` (name, kind = input | output |
 // scalar, dtype, alignment, dims, min, max, default, optional, zero_means, in_place_of,
-// multiple_of, layout_by, column_stride, doc); `[[shape_rules]]` (reason, holds); `[[roles]]` (role, aliases, doc, kernel, source, source_file: a
-// template beside the file, read as the kernel's source text, expression, params, background,
-// kernel_args, grid, block, lever, lever_env, lever_doc, tolerance, and `[[roles.guard]]` reason,
-// holds; or source_text, the template's text inline); `[[check]]` (one table of scalar values
-// per check shape). The same keys as JSON (objects and arrays) give the same op.
+// multiple_of, layout_by, column_stride, doc); `[[shape_rules]]` (reason, holds); `[[roles]]`
+// (role, aliases, doc, kernel, source, source_file: a template beside the file, read as the
+// kernel's source text, expression, params, background, kernel_args, grid, block, lever,
+// lever_env, lever_doc, tolerance, and `[[roles.guard]]` reason, holds; or source_text, the
+// template's text inline); `[[check]]` (one table of scalar values per check shape). The same
+// keys as JSON (objects and arrays) give the same op.
 #pragma once
 
 #include <filesystem>
