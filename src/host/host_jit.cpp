@@ -35,11 +35,11 @@
 #include "host/prelude_table.hpp"
 #include "host/profiled_host_flags.hpp"
 #include "jit/cache_file_io.hpp"
-#include "jit/cache_key.hpp"
 #include "jit/cache_location.hpp"
 #include "jit/compile_deadline.hpp"
 #include "jit/compile_lock.hpp"
 #include "jit/compile_target.hpp"
+#include "jit/entry_key.hpp"
 #include "metrale/jit/source_set.hpp"
 
 namespace metrale::host {
@@ -314,13 +314,14 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
   const std::string unit = host_jit_unit(request.source, request.name_expression, request.profiled, request.cuda_arch);
   const std::vector<std::string> flags = host_jit_flags(search.compiler->identity, request.profiled);
   const std::string arch = request.profiled ? "host-profiled" : "host";
-  const CacheKey key{std::string(request.kernel),
+  const EntryKey key{std::string(request.kernel),
                      request.params.tag(),
                      arch,
                      search.compiler->identity,
                      fmt::format("{}{}", request.profiled ? "profiled " : "", fmt::join(flags, " ")),
                      unit_digest(unit) + set.digest(request.source).value_or("") + headers_digest_ +
-                         std::string(kCudaSourceRewriteVersion)};
+                         std::string(kCudaSourceRewriteVersion),
+                     ""};  // a host object keys its kernel by name and params, with no name expression
   const std::filesystem::path object = cache_.object_path(key.kernel, key.params_tag, arch, key.digest().substr(0, 16));
   const std::filesystem::path& dir = cache_.dir();
   const std::string object_key = key.digest().substr(0, kHostObjectKeyChars);

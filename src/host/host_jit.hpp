@@ -4,7 +4,7 @@
 // expression into a shared object, which is loaded (dlopen) and cached on disk
 // (host/host_object_cache.hpp), compiled once per key per machine (its compile lock) and never for
 // longer than the compile deadline (the compiler's process group is then killed).
-// Invariants: the cache key follows the NVRTC rules (jit/cache_key.hpp: kernel, params, arch
+// Invariants: the cache key follows the NVRTC rules (jit/entry_key.hpp: kernel, params, arch
 // "host", the compiler's identity in place of NVRTC's version, the options, and the digest of
 // the source with every set member it includes, plus the public headers the prelude reads), so
 // a second run of the same kernel loads the object without running the compiler; a profiled

@@ -8,8 +8,8 @@
 #include "ground/log.hpp"
 #include "host/host_object_file.hpp"
 #include "jit/cache_file_io.hpp"
-#include "jit/cache_key.hpp"
 #include "jit/cache_trust.hpp"
+#include "jit/entry_key.hpp"
 
 namespace metrale::host {
 

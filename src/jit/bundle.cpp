@@ -73,15 +73,6 @@ std::string file_problem(const std::filesystem::path& dir, const std::string& na
 
 }  // namespace
 
-std::string BundleKeyFields::digest() const {
-  std::string buffer;
-  for (const std::string* field : {&kernel, &params_tag, &arch, &name_expression, &options, &source_digest}) {
-    append_length_prefixed(buffer, *field);
-  }
-  const XXH128_hash_t hash = XXH3_128bits(buffer.data(), buffer.size());
-  return fmt::format("{:016x}{:016x}", hash.high64, hash.low64);
-}
-
 std::string BundleEntry::entry_checksum() const {
   std::string buffer;
   for (const std::string* field : {&key, &lowered_name, &cubin_file, &cubin_xxh3, &ptx_file, &ptx_xxh3}) {
@@ -200,9 +191,13 @@ BundleManifest manifest_from_document(const nlohmann::json& doc, const std::stri
   for (const nlohmann::json& row : doc.at("entries")) {
     try {
       BundleEntry entry;
-      entry.fields = BundleKeyFields{row.at("kernel").get<std::string>(),  row.at("params").get<std::string>(),
-                                     row.at("arch").get<std::string>(),    row.at("name_expression").get<std::string>(),
-                                     row.at("options").get<std::string>(), row.at("source_digest").get<std::string>()};
+      entry.fields = EntryKey{.kernel = row.at("kernel").get<std::string>(),
+                              .params_tag = row.at("params").get<std::string>(),
+                              .arch = row.at("arch").get<std::string>(),
+                              .nvrtc_version = "",
+                              .options = row.at("options").get<std::string>(),
+                              .source_digest = row.at("source_digest").get<std::string>(),
+                              .name_expression = row.at("name_expression").get<std::string>()};
       entry.key = row.at("key").get<std::string>();
       entry.lowered_name = row.at("lowered_name").get<std::string>();
       entry.built_by_nvrtc = row.value("built_by_nvrtc", "");
@@ -268,7 +263,7 @@ BundleManifest read_bundle_manifest(const std::filesystem::path& dir) {
 }
 
 std::string bundle_entry_problem(const std::filesystem::path& dir, const BundleEntry& entry, CompiledEntry* loaded) {
-  if (const std::string digest = entry.fields.digest(); digest != entry.key) {
+  if (const std::string digest = entry.fields.bundle_digest(); digest != entry.key) {
     return fmt::format("its key {} is not the digest of its fields ({}): the manifest was edited", entry.key, digest);
   }
   if (const std::string checksum = entry.entry_checksum(); checksum != entry.entry_xxh3) {
@@ -317,7 +312,7 @@ void write_bundle(const std::filesystem::path& dir, const std::vector<BundleImag
   BundleManifest manifest{"metrale-jit", {}};
   for (const BundleImage& image : images) {
     BundleEntry entry = image.entry;
-    entry.key = entry.fields.digest();
+    entry.key = entry.fields.bundle_digest();
     const std::string stem = fmt::format("{}.{}.{}.{}", entry.fields.kernel, entry.fields.params_tag, entry.fields.arch,
                                          entry.key.substr(0, 8));
     if (image.cubin && !image.cubin->empty()) {
@@ -414,8 +409,8 @@ void BundleSet::warn_once(const Located& located, const std::string& problem) co
   }
 }
 
-std::optional<CompiledEntry> BundleSet::find(const BundleKeyFields& fields) const {
-  const std::string wanted = fields.digest();
+std::optional<CompiledEntry> BundleSet::find(const EntryKey& fields) const {
+  const std::string wanted = fields.bundle_digest();
   auto [first, last] = entries_.equal_range(index_of(fields.kernel, fields.params_tag, fields.arch));
   for (auto it = first; it != last; ++it) {
     const Located& located = it->second;

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "jit/compiled_entry.hpp"
+#include "jit/entry_key.hpp"
 
 namespace metrale {
 
@@ -40,22 +41,9 @@ inline constexpr int kBundleFormatVersion = 1;
 inline constexpr std::uint64_t kBundleMaxManifestBytes = 64ull << 20;
 inline constexpr std::uint64_t kBundleMaxFileBytes = 512ull << 20;
 
-// What the bundle key covers (see the file comment).
-struct BundleKeyFields {
-  std::string kernel;
-  std::string params_tag;
-  std::string arch;
-  std::string name_expression;
-  std::string options;  // nvrtc_options(arch, "", extra) joined
-  std::string source_digest;
-
-  // XXH3-128 over the length-prefixed fields, 32 hex digits. Pure.
-  [[nodiscard]] std::string digest() const;
-};
-
 struct BundleEntry {
-  BundleKeyFields fields;
-  std::string key;  // fields.digest() when written
+  EntryKey fields;  // no NVRTC version; options: nvrtc_options(arch, "", extra) joined
+  std::string key;  // fields.bundle_digest() when written
   std::string lowered_name;
   std::string built_by_nvrtc;          // information only
   std::string cubin_file, cubin_xxh3;  // relative to the bundle; empty for a PTX-only arch
@@ -135,7 +123,7 @@ class BundleSet {
 
   // The entry for this variant and arch when a bundle holds a valid one whose key is `key`;
   // otherwise nullopt, with one warning per bad entry naming it.
-  [[nodiscard]] std::optional<CompiledEntry> find(const BundleKeyFields& fields) const;
+  [[nodiscard]] std::optional<CompiledEntry> find(const EntryKey& fields) const;
 
  private:
   struct Located {

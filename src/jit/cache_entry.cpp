@@ -76,13 +76,13 @@ CacheEntryParse fail(CacheEntryParse&& partial, CacheEntryProblem problem, std::
   return std::move(partial);
 }
 
-constexpr std::array<std::pair<const char*, std::string CacheKey::*>, 6> kKeyFields{{
-    {"kernel", &CacheKey::kernel},
-    {"params_tag", &CacheKey::params_tag},
-    {"arch", &CacheKey::arch},
-    {"nvrtc_version", &CacheKey::nvrtc_version},
-    {"options", &CacheKey::options},
-    {"source_digest", &CacheKey::source_digest},
+constexpr std::array<std::pair<const char*, std::string EntryKey::*>, 6> kKeyFields{{
+    {"kernel", &EntryKey::kernel},
+    {"params_tag", &EntryKey::params_tag},
+    {"arch", &EntryKey::arch},
+    {"nvrtc_version", &EntryKey::nvrtc_version},
+    {"options", &EntryKey::options},
+    {"source_digest", &EntryKey::source_digest},
 }};
 
 }  // namespace
@@ -125,7 +125,7 @@ std::string CacheEntryParse::message() const {
   return out;
 }
 
-CacheEntryParse parse_cache_entry(std::span<const std::byte> bytes, const CacheKey* expected) {
+CacheEntryParse parse_cache_entry(std::span<const std::byte> bytes, const EntryKey* expected) {
   CacheEntryParse result;
   if (bytes.size() < kMagic.size() + sizeof(std::uint32_t) + kChecksumBytes) {
     return fail(std::move(result), CacheEntryProblem::too_short, fmt::format("{} bytes", bytes.size()));
@@ -209,17 +209,19 @@ CacheEntryParse parse_cache_entry(std::span<const std::byte> bytes, const CacheK
                 fmt::format("stored {:#018x}, computed {:#018x}", stored, computed));
   }
   if (expected != nullptr) {
+    const EntryKey want = expected->stored();
     for (const auto& [name, member] : kKeyFields) {
-      if (result.key.*member != expected->*member) {
+      if (result.key.*member != want.*member) {
         return fail(std::move(result), CacheEntryProblem::key_mismatch,
-                    fmt::format("stored {} '{}', requested '{}'", name, result.key.*member, expected->*member));
+                    fmt::format("stored {} '{}', requested '{}'", name, result.key.*member, want.*member));
       }
     }
   }
   return result;
 }
 
-std::string cache_sections_problem(const CacheKey& key, const CacheSections& sections) {
+std::string cache_sections_problem(const EntryKey& unstored, const CacheSections& sections) {
+  const EntryKey key = unstored.stored();
   for (const auto& [name, member] : kKeyFields) {
     if ((key.*member).size() > kCacheMaxKeyField) {
       return fmt::format("key field {} is {} bytes, limit {}", name, (key.*member).size(), kCacheMaxKeyField);
@@ -245,7 +247,8 @@ std::string cache_sections_problem(const CacheKey& key, const CacheSections& sec
   return {};
 }
 
-std::string encode_cache_entry(const CacheKey& key, const CacheSections& sections) {
+std::string encode_cache_entry(const EntryKey& unstored, const CacheSections& sections) {
+  const EntryKey key = unstored.stored();
   std::string out(kMagic.data(), kMagic.size());
   put_int<std::uint32_t>(out, kCacheFormatVersion);
   for (const auto& [name, member] : kKeyFields) {

@@ -3,9 +3,9 @@
 //
 // Layout (integers little-endian):
 //   magic "MTRLJITC" (8 bytes) | u32 format version
-//   6 key fields, each u32 length + bytes (kernel, params_tag, arch, nvrtc_version, options,
-//   source_digest) | u32 section count | per section: u32 name length + name, u64 size + bytes
-//   | u64 XXH3-64 of every byte before it.
+//   6 key fields of EntryKey::stored(), each u32 length + bytes (kernel, params_tag, arch,
+//   nvrtc_version, options with the name expression folded in, source_digest) | u32 section count | per section: u32
+//   name length + name, u64 size + bytes | u64 XXH3-64 of every byte before it.
 // Invariants: the parser never reads past the buffer, checks every length against the bytes
 // that remain and against the limits below, and accepts a buffer only if it ends exactly after
 // the checksum. The full key is stored, so an entry from another NVRTC version or arch, or a
@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "jit/cache_key.hpp"
+#include "jit/entry_key.hpp"
 
 namespace metrale {
 
@@ -55,7 +55,7 @@ std::string_view cache_entry_problem_name(CacheEntryProblem problem);
 struct CacheEntryParse {
   CacheEntryProblem problem = CacheEntryProblem::none;
   std::string detail;  // what exactly was wrong (offset, lengths, the differing key field)
-  CacheKey key;        // the stored key (filled once the header parsed)
+  EntryKey key;        // the stored key, in its stored() form (filled once the header parsed)
   CacheSections sections;
 
   [[nodiscard]] bool ok() const { return problem == CacheEntryProblem::none; }
@@ -63,14 +63,15 @@ struct CacheEntryParse {
   [[nodiscard]] std::string message() const;
 };
 
-// Parses one entry. With `expected`, a stored key that differs is key_mismatch. Pure; never
+// Parses one entry. With `expected`, a stored key that differs from expected->stored() is
+// key_mismatch. Pure; never
 // throws on any input (except std::bad_alloc).
-CacheEntryParse parse_cache_entry(std::span<const std::byte> bytes, const CacheKey* expected);
+CacheEntryParse parse_cache_entry(std::span<const std::byte> bytes, const EntryKey* expected);
 
 // Why these sections cannot be stored (empty string when they can). Pure.
-std::string cache_sections_problem(const CacheKey& key, const CacheSections& sections);
+std::string cache_sections_problem(const EntryKey& key, const CacheSections& sections);
 
 // Encodes one entry. The caller checks cache_sections_problem() first. Pure.
-std::string encode_cache_entry(const CacheKey& key, const CacheSections& sections);
+std::string encode_cache_entry(const EntryKey& key, const CacheSections& sections);
 
 }  // namespace metrale

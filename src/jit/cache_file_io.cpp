@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "jit/cache_entry.hpp"
-#include "jit/cache_key.hpp"
+#include "jit/entry_key.hpp"
 #include "jit/read_back_file.hpp"
 
 namespace metrale {

@@ -158,7 +158,7 @@ std::optional<CacheSections> DiskCache::miss() {
   return std::nullopt;
 }
 
-std::optional<CacheSections> DiskCache::load(const CacheKey& key) {
+std::optional<CacheSections> DiskCache::load(const EntryKey& key) {
   if (!enabled()) {
     return miss();
   }
@@ -194,11 +194,11 @@ std::optional<CacheSections> DiskCache::load(const CacheKey& key) {
   return std::move(parsed.sections);
 }
 
-std::optional<CacheSections> DiskCache::load_from_any_compiler(const CacheKey& key) {
+std::optional<CacheSections> DiskCache::load_from_any_compiler(const EntryKey& key) {
   if (!enabled()) {
     return miss();
   }
-  CacheKey unversioned = key;
+  EntryKey unversioned = key.stored();
   unversioned.nvrtc_version.clear();
   const std::string name = unversioned.file_name();
   const std::string prefix = name.substr(0, name.rfind(".nvrtc_.") + std::string_view(".nvrtc").size());
@@ -218,7 +218,7 @@ std::optional<CacheSections> DiskCache::load_from_any_compiler(const CacheKey& k
     if (!parsed.ok() || parsed.key.file_name() != it->filename().string()) {
       continue;  // a bad entry is load()'s to report and remove
     }
-    CacheKey stored = parsed.key;
+    EntryKey stored = parsed.key;
     stored.nvrtc_version.clear();
     if (stored == unversioned) {
       counters_->hits.fetch_add(1, std::memory_order_relaxed);
@@ -228,7 +228,7 @@ std::optional<CacheSections> DiskCache::load_from_any_compiler(const CacheKey& k
   return miss();
 }
 
-bool DiskCache::store(const CacheKey& key, const CacheSections& sections) {
+bool DiskCache::store(const EntryKey& key, const CacheSections& sections) {
   if (std::string problem = cache_sections_problem(key, sections); !problem.empty()) {
     throw ArgumentError(fmt::format("cannot cache kernel '{}': {}", key.kernel, problem));
   }

@@ -1,5 +1,5 @@
 // jit/disk_cache.hpp: the on-disk cache of compiled kernels, as named byte sections
-// under a readable file name per CacheKey (the cache knows nothing of kernels beyond the key).
+// under a readable file name per EntryKey (the cache knows nothing of kernels beyond the key).
 // Invariants:
 // - Never a crash and never a wrong or foreign kernel: an entry is returned only if its
 //   checksum holds, its stored key equals the requested one, and it is a regular file owned
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "jit/cache_entry.hpp"
-#include "jit/cache_key.hpp"
+#include "jit/entry_key.hpp"
 
 namespace metrale {
 
@@ -68,15 +68,15 @@ class DiskCache {
   [[nodiscard]] bool writable() const;
 
   // nullopt on a miss or a bad entry (removed, reason logged at warn) or an untrusted one (skipped).
-  std::optional<CacheSections> load(const CacheKey& key);
+  std::optional<CacheSections> load(const EntryKey& key);
   // For a process without NVRTC: the entry whose key equals `key` in every field but the
   // compiler's, written by any NVRTC (the newest version's, by number, when several are). A
   // CUBIN is machine code for its arch whichever compiler built it; with a compiler present,
   // load() keys by that compiler so an upgrade recompiles.
-  std::optional<CacheSections> load_from_any_compiler(const CacheKey& key);
+  std::optional<CacheSections> load_from_any_compiler(const EntryKey& key);
   // False on failure (one warning per process). Throws ArgumentError for sections the format
   // cannot hold (empty or repeated names, sizes past the limits).
-  bool store(const CacheKey& key, const CacheSections& sections);
+  bool store(const EntryKey& key, const CacheSections& sections);
 
   // Every entry file (name ending .cubin, not a temp file), sorted by name.
   [[nodiscard]] std::vector<CacheEntryInfo> list() const;

@@ -1,4 +1,4 @@
-// disk_entry_store.cpp: EntryKey -> CacheKey and the two seam functions over a DiskCache.
+// disk_entry_store.cpp: EntryKey -> EntryKey and the two seam functions over a DiskCache.
 #include "jit/disk_entry_store.hpp"
 
 #include "ground/log.hpp"
@@ -7,37 +7,27 @@
 
 namespace metrale {
 
-CacheKey to_cache_key(const EntryKey& key) {
-  return CacheKey{key.kernel,
-                  key.params_tag,
-                  key.arch,
-                  key.nvrtc_version,
-                  key.options + " #name-expression=" + key.name_expression,
-                  key.source_digest};
-}
-
 EntryStore disk_entry_store(const std::shared_ptr<DiskCache>& cache) {
   if (cache == nullptr || !cache->enabled()) {
     return {};
   }
-  return EntryStore{[cache](const EntryKey& key) {
-                      // Without NVRTC (nothing could be compiled anyway) any compiler's entry will do.
-                      return key.nvrtc_version == kNoNvrtcVersion ? cache->load_from_any_compiler(to_cache_key(key))
-                                                                  : cache->load(to_cache_key(key));
-                    },
-                    [cache](const EntryKey& key, const EntrySections& sections) {
-                      try {
-                        return cache->store(to_cache_key(key), sections);
-                      } catch (const ArgumentError& error) {
-                        logger().warn("kernel {}: entry not cached on disk: {}", key.kernel, error.what());
-                        return false;
-                      }
-                    },
-                    [cache](const EntryKey& key, double wait_s) {
-                      // A cache that stores nothing has nothing to wait for: compile without a lock.
-                      return cache->writable() ? CompileLock::acquire(cache->dir(), to_cache_key(key).digest(), wait_s)
-                                               : CompileLock{};
-                    }};
+  return EntryStore{
+      [cache](const EntryKey& key) {
+        // Without NVRTC (nothing could be compiled anyway) any compiler's entry will do.
+        return key.nvrtc_version == kNoNvrtcVersion ? cache->load_from_any_compiler(key) : cache->load(key);
+      },
+      [cache](const EntryKey& key, const EntrySections& sections) {
+        try {
+          return cache->store(key, sections);
+        } catch (const ArgumentError& error) {
+          logger().warn("kernel {}: entry not cached on disk: {}", key.kernel, error.what());
+          return false;
+        }
+      },
+      [cache](const EntryKey& key, double wait_s) {
+        // A cache that stores nothing has nothing to wait for: compile without a lock.
+        return cache->writable() ? CompileLock::acquire(cache->dir(), key.digest(), wait_s) : CompileLock{};
+      }};
 }
 
 const EntryStore& default_disk_entry_store() {

@@ -1,19 +1,16 @@
 // jit/disk_entry_store.hpp: the DiskCache behind the registry's EntryStore seam.
 // Invariants: a disabled DiskCache gives a disabled store (memory only); the name expression
-// is part of the key (folded into the options field), so two expressions can never share an
-// entry; a store the cache refuses is a failed store (false), never an exception.
+// is part of the key (EntryKey::stored folds it into the options field), so two expressions can
+// never share an entry; a store the cache refuses is a failed store (false), never an exception.
 #pragma once
 
 #include <memory>
 
-#include "jit/cache_key.hpp"
 #include "jit/disk_cache.hpp"
+#include "jit/entry_key.hpp"
 #include "jit/entry_store.hpp"
 
 namespace metrale {
-
-// The cache key of a registry entry. Pure.
-CacheKey to_cache_key(const EntryKey& key);
 
 EntryStore disk_entry_store(const std::shared_ptr<DiskCache>& cache);
 

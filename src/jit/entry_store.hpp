@@ -12,23 +12,9 @@
 
 #include "jit/compile_lock.hpp"
 #include "jit/compiled_entry.hpp"
+#include "jit/entry_key.hpp"
 
 namespace metrale {
-
-// What identifies one compiled variant: everything that changes the compiler's output.
-struct EntryKey {
-  std::string kernel;         // "ssm_ba_gates_hopper"
-  std::string params_tag;     // "b256l64g8"
-  std::string arch;           // "sm_90"
-  std::string nvrtc_version;  // "13-0"
-  std::string options;        // the option list, space-joined
-  std::string source_digest;  // SourceSet::digest of the source (and its includes)
-  std::string name_expression;
-
-  // A single string with every field, for in-memory maps. Pure.
-  [[nodiscard]] std::string joined() const;
-  friend bool operator==(const EntryKey&, const EntryKey&) = default;
-};
 
 struct EntryStore {
   std::function<std::optional<EntrySections>(const EntryKey&)> load;

@@ -222,7 +222,7 @@ std::vector<BuildRecord> KernelRegistry::build_ids(std::string_view arch, std::s
   return built;
 }
 
-BundleKeyFields KernelRegistry::bundle_key(VariantId id, std::string_view arch) const {
+EntryKey KernelRegistry::bundle_key(VariantId id, std::string_view arch) const {
   return detail::make_bundle_key(variant(id), arch, *sources(), options_.extra_options);
 }
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <array>
 
-#include "jit/cache_key.hpp"
+#include "jit/entry_key.hpp"
 
 namespace metrale {
 namespace {

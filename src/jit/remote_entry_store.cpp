@@ -24,7 +24,7 @@ bool remote_may_ask(Clock::time_point now, std::optional<Clock::time_point> down
   return !down_until || now >= *down_until;
 }
 
-std::string remote_entry_problem(std::string_view bytes, const CacheKey& key, CacheSections* sections) {
+std::string remote_entry_problem(std::string_view bytes, const EntryKey& key, CacheSections* sections) {
   CacheEntryParse parsed = parse_cache_entry(std::as_bytes(std::span(bytes.data(), bytes.size())), &key);
   if (!parsed.ok()) {
     return parsed.message();
@@ -45,7 +45,7 @@ std::string remote_entry_problem(std::string_view bytes, const CacheKey& key, Ca
 RemoteEntryStore::RemoteEntryStore(RemoteTierOptions options)
     : options_(std::move(options)), client_(options_.endpoint, options_.timeouts) {}
 
-std::string RemoteEntryStore::redis_key(const CacheKey& key) const { return options_.prefix + key.digest(); }
+std::string RemoteEntryStore::redis_key(const EntryKey& key) const { return options_.prefix + key.digest(); }
 
 void RemoteEntryStore::warn_once(const std::string& message) {
   if (!warned_.exchange(true)) {
@@ -65,7 +65,7 @@ void RemoteEntryStore::connection_failed(const std::string& what, const RedisRes
                   std::chrono::duration<double>(options_.backoff).count()));
 }
 
-std::optional<CacheSections> RemoteEntryStore::load(const CacheKey& key) {
+std::optional<CacheSections> RemoteEntryStore::load(const EntryKey& key) {
   const std::lock_guard lock(mutex_);
   if (!remote_may_ask(Clock::now(), down_until_)) {
     counters_.skipped.fetch_add(1, std::memory_order_relaxed);
@@ -106,7 +106,7 @@ std::optional<CacheSections> RemoteEntryStore::load(const CacheKey& key) {
   return sections;
 }
 
-bool RemoteEntryStore::store(const CacheKey& key, const CacheSections& sections) {
+bool RemoteEntryStore::store(const EntryKey& key, const CacheSections& sections) {
   if (!cache_sections_problem(key, sections).empty()) {
     counters_.publish_failures.fetch_add(1, std::memory_order_relaxed);
     return false;
@@ -171,10 +171,10 @@ EntryStore remote_entry_store(const std::shared_ptr<RemoteEntryStore>& tier) {
                       if (key.nvrtc_version == kNoNvrtcVersion) {
                         return std::nullopt;
                       }
-                      return tier->load(to_cache_key(key));
+                      return tier->load(key);
                     },
                     [tier](const EntryKey& key, const EntrySections& sections) {
-                      return key.nvrtc_version != kNoNvrtcVersion && tier->store(to_cache_key(key), sections);
+                      return key.nvrtc_version != kNoNvrtcVersion && tier->store(key, sections);
                     }};
 }
 

@@ -1,8 +1,8 @@
 // jit/remote_entry_store.hpp: the Redis remote cache tier (METRALE_REMOTE_CACHE), behind the
 // registry's EntryStore seam: after memory, bundles and the disk, before NVRTC.
 // Invariants:
-// - The same complete key as the disk cache (to_cache_key, name expression folded in): the Redis
-//   key is kRemoteKeyPrefix + CacheKey::digest(); the value is the disk cache's entry format
+// - The same complete key as the disk cache (EntryKey::stored, name expression folded in): the Redis
+//   key is kRemoteKeyPrefix + EntryKey::digest(); the value is the disk cache's entry format
 //   (cache_entry.hpp), whose stored key and checksum are checked before use, and whose sections
 //   must make a CompiledEntry for the key's arch; anything else is a bad entry: dropped (DEL),
 //   never used, so the caller recompiles and publishes the good one over it.
@@ -71,19 +71,19 @@ struct RemoteTierState {
 
 // Why this entry is refused (empty: usable): the disk format's problem (checksum, key mismatch,
 // ...) or sections that make no CompiledEntry for the key's arch. Pure.
-[[nodiscard]] std::string remote_entry_problem(std::string_view bytes, const CacheKey& key, CacheSections* sections);
+[[nodiscard]] std::string remote_entry_problem(std::string_view bytes, const EntryKey& key, CacheSections* sections);
 
 class RemoteEntryStore {
  public:
   explicit RemoteEntryStore(RemoteTierOptions options);
 
   [[nodiscard]] const RemoteTierOptions& options() const { return options_; }
-  [[nodiscard]] std::string redis_key(const CacheKey& key) const;
+  [[nodiscard]] std::string redis_key(const EntryKey& key) const;
 
   // nullopt on a miss, a bad entry (dropped) or a server that cannot be asked now.
-  std::optional<CacheSections> load(const CacheKey& key);
+  std::optional<CacheSections> load(const EntryKey& key);
   // False when not published (backing off, full, down, or sections the format cannot hold).
-  bool store(const CacheKey& key, const CacheSections& sections);
+  bool store(const EntryKey& key, const CacheSections& sections);
   // Connects now (whatever the back-off), PINGs and counts the keys under the prefix.
   RemoteTierState probe();
 
@@ -106,7 +106,7 @@ class RemoteEntryStore {
   } counters_;
 };
 
-// The tier as an EntryStore over registry keys (to_cache_key). A process without NVRTC asks
+// The tier as an EntryStore over registry keys. A process without NVRTC asks
 // nothing (its keys name no compiler; the disk's any-compiler load is the fallback there).
 EntryStore remote_entry_store(const std::shared_ptr<RemoteEntryStore>& tier);
 

@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "ground/embedded_files.hpp"
-#include "jit/cache_key.hpp"
+#include "jit/entry_key.hpp"
 #include "metrale/error.hpp"
 
 namespace metrale {

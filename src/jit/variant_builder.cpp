@@ -233,14 +233,15 @@ EntryKey with_compiler(EntryKey key) {
   return key;
 }
 
-BundleKeyFields make_bundle_key(const KernelVariant& variant, std::string_view arch, const SourceSet& sources,
-                                const std::vector<std::string>& extra_options) {
-  return BundleKeyFields{variant.kernel,
-                         variant.params.tag(),
-                         std::string(arch),
-                         variant.name_expression,
-                         join_options(nvrtc_options(arch, {}, extra_options)),
-                         sources.digest(variant.source).value_or("")};
+EntryKey make_bundle_key(const KernelVariant& variant, std::string_view arch, const SourceSet& sources,
+                         const std::vector<std::string>& extra_options) {
+  return EntryKey{.kernel = variant.kernel,
+                  .params_tag = variant.params.tag(),
+                  .arch = std::string(arch),
+                  .nvrtc_version = "",  // a bundle's key names no compiler
+                  .options = join_options(nvrtc_options(arch, {}, extra_options)),
+                  .source_digest = sources.digest(variant.source).value_or(""),
+                  .name_expression = variant.name_expression};
 }
 
 std::vector<std::vector<std::size_t>> group_by_source(std::span<const BuildJob> jobs,

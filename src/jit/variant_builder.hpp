@@ -89,8 +89,8 @@ EntryKey make_entry_key(const KernelVariant& variant, std::string_view arch, con
 EntryKey with_compiler(EntryKey key);
 // The bundle key of one variant for `arch` (no compiler, no toolkit path). Pure apart from
 // nothing: the options are computed with an empty include directory.
-BundleKeyFields make_bundle_key(const KernelVariant& variant, std::string_view arch, const SourceSet& sources,
-                                const std::vector<std::string>& extra_options);
+EntryKey make_bundle_key(const KernelVariant& variant, std::string_view arch, const SourceSet& sources,
+                         const std::vector<std::string>& extra_options);
 
 BuildSummary build_variants(std::span<const BuildJob> jobs, const BuildContext& context);
 

@@ -8,7 +8,7 @@
 
 #include "ground/log.hpp"
 #include "jit/bundle.hpp"
-#include "jit/cache_key.hpp"
+#include "jit/entry_key.hpp"
 #include "metrale/error.hpp"
 
 namespace metrale {
@@ -192,7 +192,7 @@ std::string VerificationGate::kernel_key(VariantId id, std::string_view arch) co
   }
   std::string joined;
   for (const VariantId kernel : keyed) {
-    joined += registry_.bundle_key(kernel, arch).digest() + ";";
+    joined += registry_.bundle_key(kernel, arch).bundle_digest() + ";";
   }
   return fields_digest({&joined});
 }

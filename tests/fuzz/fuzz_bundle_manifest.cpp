@@ -60,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (++checked > 8) {
       break;
     }
-    entry.key = entry.fields.digest();
+    entry.key = entry.fields.bundle_digest();
     entry.entry_xxh3 = entry.entry_checksum();
     (void)metrale::bundle_entry_problem(odd_folder(), entry);
   }

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "jit/cache_entry.hpp"
-#include "jit/cache_key.hpp"
+#include "jit/entry_key.hpp"
 #include "support/temp_dir.hpp"
 
 namespace metrale::cache_test {
@@ -34,10 +34,10 @@ inline std::string random_bytes(std::mt19937_64& rng, std::size_t size) {
   return out;
 }
 
-inline CacheKey sample_key(std::string kernel = "ssm_ba_gates_hopper", std::string arch = "sm_90",
+inline EntryKey sample_key(std::string kernel = "ssm_ba_gates_hopper", std::string arch = "sm_90",
                            std::string nvrtc = "13-0") {
-  return CacheKey{std::move(kernel), "b256l64g8", std::move(arch), std::move(nvrtc), "-std=c++17 -default-device",
-                  "3f2a9c0d1e5b7a4c"};
+  return EntryKey{std::move(kernel),  "b256l64g8", std::move(arch), std::move(nvrtc), "-std=c++17 -default-device",
+                  "3f2a9c0d1e5b7a4c", ""};
 }
 
 inline CacheSections sample_sections(std::mt19937_64& rng) {

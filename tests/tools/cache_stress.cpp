@@ -19,12 +19,12 @@
 
 namespace {
 
-using metrale::CacheKey;
 using metrale::CacheSections;
 using metrale::DiskCache;
+using metrale::EntryKey;
 
-CacheKey key_named(const std::string& kernel) {
-  return CacheKey{kernel, "b256l64g8", "sm_90", "13-0", "-std=c++17", "feedface"};
+EntryKey key_named(const std::string& kernel) {
+  return EntryKey{kernel, "b256l64g8", "sm_90", "13-0", "-std=c++17", "feedface", ""};
 }
 
 // Deterministic content per key name and size, so every writer of a key writes equal bytes.
@@ -56,7 +56,7 @@ int worker(const std::filesystem::path& dir, int id, int iterations, int start_f
     const std::string own = "own" + std::to_string(id) + "_" + std::to_string(i % 7);
     for (const std::string& name : {shared, own}) {
       const CacheSections sections = content_for(name, 2000 + 3000 * static_cast<std::size_t>(i % 5));
-      const CacheKey key = key_named(name + "_" + std::to_string(i % 5));
+      const EntryKey key = key_named(name + "_" + std::to_string(i % 5));
       auto before = cache.load(key);
       if (before && *before != sections) {
         std::fprintf(stderr, "worker %d: %s loaded different bytes\n", id, name.c_str());

@@ -29,7 +29,7 @@ void check_damage_detected(const std::function<void(std::filesystem::path)>& dam
   TempDir temp;
   std::mt19937_64 rng(42);
   DiskCache cache = DiskCache::open_at(temp.path());
-  const CacheKey key = sample_key();
+  const EntryKey key = sample_key();
   const CacheSections sections = sample_sections(rng);
   REQUIRE(cache.store(key, sections));
   const auto path = temp.path() / key.file_name();
@@ -51,7 +51,7 @@ TEST_CASE("disk cache stores and loads sections, a second instance hits", "[cach
   REQUIRE(cache.enabled());
   CHECK((std::filesystem::status(dir).permissions() & std::filesystem::perms::all) ==
         std::filesystem::perms::owner_all);
-  const CacheKey key = sample_key();
+  const EntryKey key = sample_key();
   const CacheSections sections = sample_sections(rng);
   CHECK_FALSE(cache.load(key).has_value());
   REQUIRE(cache.store(key, sections));
@@ -101,10 +101,10 @@ TEST_CASE("truncated, bit-flipped and wrong-magic entries are removed and rebuil
 }
 
 TEST_CASE("an entry for another arch or NVRTC under the requested name is a miss", "[cache]") {
-  for (const CacheKey& stored : {sample_key("k", "sm_100", "13-0"), sample_key("k", "sm_90", "12-8")}) {
+  for (const EntryKey& stored : {sample_key("k", "sm_100", "13-0"), sample_key("k", "sm_90", "12-8")}) {
     TempDir temp;
     DiskCache cache = DiskCache::open_at(temp.path());
-    const CacheKey requested = sample_key("k", "sm_90", "13-0");
+    const EntryKey requested = sample_key("k", "sm_90", "13-0");
     // Forge a collision: a valid entry for `stored` placed under the requested key's file name.
     REQUIRE(cache.store(stored, {{"cubin", "foreign"}}));
     std::filesystem::rename(temp.path() / stored.file_name(), temp.path() / requested.file_name());
@@ -158,7 +158,7 @@ TEST_CASE("a directory writable by others or owned by another user is refused", 
 TEST_CASE("entries owned by another user, writable by others, or symlinks are skipped", "[cache]") {
   TempDir temp;
   DiskCache cache = DiskCache::open_at(temp.path());
-  const CacheKey key = sample_key();
+  const EntryKey key = sample_key();
   const auto path = temp.path() / key.file_name();
   REQUIRE(cache.store(key, {{"cubin", "planted?"}}));
 
@@ -195,8 +195,8 @@ TEST_CASE("list, verify and clear see entries only", "[cache]") {
   TempDir temp;
   std::mt19937_64 rng(5);
   DiskCache cache = DiskCache::open_at(temp.path());
-  const CacheKey a = sample_key("alpha", "sm_90");
-  const CacheKey b = sample_key("beta", "sm_121");
+  const EntryKey a = sample_key("alpha", "sm_90");
+  const EntryKey b = sample_key("beta", "sm_121");
   REQUIRE(cache.store(a, sample_sections(rng)));
   REQUIRE(cache.store(b, {{"cubin", "tiny"}}));
   write_all(temp.path() / "notes.txt", "user file");
@@ -260,7 +260,7 @@ TEST_CASE("threads sharing one cache never see a torn entry", "[cache][concurren
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int i = t; i < t + 40; ++i) {
-        const CacheKey key = sample_key(fmt::format("k{}", i % 3));
+        const EntryKey key = sample_key(fmt::format("k{}", i % 3));
         const CacheSections sections{{"cubin", std::string(1000 + i % 3, static_cast<char>('a' + i % 3))}};
         if (!cache.store(key, sections)) {
           ++wrong;

@@ -8,8 +8,8 @@
 #include <random>
 #include <set>
 
-#include "jit/cache_key.hpp"
 #include "jit/cache_location.hpp"
+#include "jit/entry_key.hpp"
 #include "metrale/jit/source_set.hpp"
 #include "support/cache_test_support.hpp"
 
@@ -27,29 +27,29 @@ std::span<const std::byte> bytes_of(const std::string& text) {
 }  // namespace
 
 TEST_CASE("cache key digest covers every field unambiguously", "[cache]") {
-  const CacheKey base = sample_key();
+  const EntryKey base = sample_key();
   std::set<std::string> digests{base.digest()};
   CHECK(base.digest().size() == 32);
   CHECK(base.digest() == sample_key().digest());
-  for (std::string CacheKey::*field : {&CacheKey::kernel, &CacheKey::params_tag, &CacheKey::arch,
-                                       &CacheKey::nvrtc_version, &CacheKey::options, &CacheKey::source_digest}) {
-    CacheKey changed = base;
+  for (std::string EntryKey::*field : {&EntryKey::kernel, &EntryKey::params_tag, &EntryKey::arch,
+                                       &EntryKey::nvrtc_version, &EntryKey::options, &EntryKey::source_digest}) {
+    EntryKey changed = base;
     changed.*field += "x";
     CHECK(digests.insert(changed.digest()).second);
   }
   // Moving a byte from one field to the next must change the digest (length prefixes).
-  CacheKey shifted = base;
+  EntryKey shifted = base;
   shifted.kernel.pop_back();
   shifted.params_tag = base.kernel.back() + shifted.params_tag;
   CHECK(digests.insert(shifted.digest()).second);
 }
 
 TEST_CASE("cache file names are readable and safe", "[cache]") {
-  const CacheKey key = sample_key();
+  const EntryKey key = sample_key();
   const std::string name = key.file_name();
   CHECK(name == "ssm_ba_gates_hopper.b256l64g8.sm_90.nvrtc13-0." + key.digest().substr(0, 16) + ".cubin");
 
-  CacheKey hostile = key;
+  EntryKey hostile = key;
   hostile.kernel = "../../etc/passwd\n";
   hostile.params_tag = "";
   hostile.arch = std::string(1000, 'a');
@@ -65,7 +65,7 @@ TEST_CASE("cache file names are readable and safe", "[cache]") {
 
 TEST_CASE("cache entries round trip every byte", "[cache]") {
   std::mt19937_64 rng(0xC0FFEE);
-  const CacheKey key = sample_key();
+  const EntryKey key = sample_key();
   const CacheSections sections = sample_sections(rng);
   const std::string encoded = encode_cache_entry(key, sections);
   CacheEntryParse parsed = parse_cache_entry(bytes_of(encoded), &key);
@@ -79,7 +79,7 @@ TEST_CASE("cache entries round trip every byte", "[cache]") {
 
 TEST_CASE("every truncation of an entry is detected", "[cache]") {
   std::mt19937_64 rng(7);
-  const CacheKey key = sample_key();
+  const EntryKey key = sample_key();
   const std::string encoded = encode_cache_entry(key, {{"cubin", random_bytes(rng, 300)}, {"log", "ok"}});
   for (std::size_t length = 0; length < encoded.size(); ++length) {
     INFO("length " << length);
@@ -91,7 +91,7 @@ TEST_CASE("every truncation of an entry is detected", "[cache]") {
 
 TEST_CASE("a flipped bit anywhere in an entry is detected", "[cache]") {
   std::mt19937_64 rng(11);
-  const CacheKey key = sample_key();
+  const EntryKey key = sample_key();
   const std::string encoded = encode_cache_entry(key, {{"cubin", random_bytes(rng, 200)}, {"ptx", "x"}});
   std::map<CacheEntryProblem, int> seen;
   for (std::size_t offset = 0; offset < encoded.size(); ++offset) {
@@ -108,10 +108,10 @@ TEST_CASE("a flipped bit anywhere in an entry is detected", "[cache]") {
 }
 
 TEST_CASE("an entry for another key is a key mismatch naming the field", "[cache]") {
-  const CacheKey stored = sample_key("k", "sm_90", "13-0");
+  const EntryKey stored = sample_key("k", "sm_90", "13-0");
   const std::string encoded = encode_cache_entry(stored, {{"cubin", "abc"}});
-  const CacheKey other_arch = sample_key("k", "sm_100", "13-0");
-  const CacheKey other_nvrtc = sample_key("k", "sm_90", "12-8");
+  const EntryKey other_arch = sample_key("k", "sm_100", "13-0");
+  const EntryKey other_nvrtc = sample_key("k", "sm_90", "12-8");
   CacheEntryParse arch = parse_cache_entry(bytes_of(encoded), &other_arch);
   CHECK(arch.problem == CacheEntryProblem::key_mismatch);
   CHECK(arch.message() == "key mismatch: stored arch 'sm_90', requested 'sm_100'");
@@ -121,7 +121,7 @@ TEST_CASE("an entry for another key is a key mismatch naming the field", "[cache
 }
 
 TEST_CASE("hostile lengths and counts are refused without reading past the buffer", "[cache]") {
-  const CacheKey key = sample_key();
+  const EntryKey key = sample_key();
   const std::string good = encode_cache_entry(key, {{"cubin", "abcd"}});
   auto patch_u32 = [&](std::size_t offset, std::uint32_t value) {
     std::string out = good;
@@ -159,7 +159,7 @@ TEST_CASE("hostile lengths and counts are refused without reading past the buffe
 }
 
 TEST_CASE("sections the format cannot hold are named before writing", "[cache]") {
-  const CacheKey key = sample_key();
+  const EntryKey key = sample_key();
   CHECK(cache_sections_problem(key, {{"cubin", "x"}, {"ptx", "y"}}).empty());
   CHECK_FALSE(cache_sections_problem(key, {{"cubin", "x"}, {"cubin", "y"}}).empty());
   CHECK_FALSE(cache_sections_problem(key, {{"", "x"}}).empty());
@@ -222,7 +222,7 @@ TEST_CASE("every JIT digest is spelled by one formatter: 32 lowercase hex digits
   SourceSet sources;
   sources.add_source("a.cuh", "int a;\n");
   const std::string source_digest = sources.digest("a.cuh").value();
-  const std::string key_digest = CacheKey{"k", "b1", "sm_90", "13-0", "", source_digest}.digest();
+  const std::string key_digest = EntryKey{"k", "b1", "sm_90", "13-0", "", source_digest, ""}.digest();
   for (const std::string& digest : {source_digest, key_digest}) {
     INFO(digest);
     CHECK(digest.size() == 32);

@@ -43,7 +43,7 @@ constexpr const char* kNotStored = "new ones will not be stored";
 
 TEST_CASE("a file-size limit fails writes with EFBIG, one warning, no crash, no leftovers", "[cache]") {
   TempDir temp;
-  const CacheKey small_key = sample_key("small");
+  const EntryKey small_key = sample_key("small");
   const int code = run_in_child([&] {
     auto sink = std::make_shared<RecordingSink>();
     logger().sinks().push_back(sink);
@@ -83,7 +83,7 @@ TEST_CASE("a read-only cache directory serves loads and refuses writes gracefull
   TempDir temp;
   ::chmod(temp.path().c_str(), 0711);  // let the unprivileged child reach the directory
   const auto dir = temp.path() / "cache";
-  const CacheKey existing = sample_key("existing");
+  const EntryKey existing = sample_key("existing");
   {
     DiskCache cache = DiskCache::open_at(dir);
     REQUIRE(cache.store(existing, {{"cubin", "prebuilt"}}));
@@ -130,7 +130,7 @@ TEST_CASE("a cache prepared by root is shared read-only with other users", "[cac
   TempDir temp;
   ::chmod(temp.path().c_str(), 0711);
   const auto dir = temp.path() / "shared";
-  const CacheKey existing = sample_key("existing");
+  const EntryKey existing = sample_key("existing");
   std::mt19937_64 rng(13);
   const CacheSections sections{{"cubin", cache_test::random_bytes(rng, 512)}};
   {
@@ -191,8 +191,8 @@ TEST_CASE("a writer killed mid-write leaves no torn entry", "[cache]") {
   const CacheWriteStage stage = GENERATE(CacheWriteStage::kHalfWritten, CacheWriteStage::kBeforeRename);
   INFO("killed at stage " << static_cast<int>(stage));
   TempDir temp;
-  const CacheKey kept = sample_key("kept");
-  const CacheKey killed = sample_key("killed");
+  const EntryKey kept = sample_key("kept");
+  const EntryKey killed = sample_key("killed");
   constexpr std::size_t kBytes = std::size_t{1} << 20;
   std::fflush(nullptr);
   const pid_t writer = ::fork();

@@ -24,7 +24,13 @@ using namespace metrale;
 
 namespace {
 
-const BundleKeyFields kFields{"k", "b256", "compute_90", "ns::k<256>", "-std=c++17 --fmad=false", "abc123"};
+const EntryKey kFields{.kernel = "k",
+                       .params_tag = "b256",
+                       .arch = "compute_90",
+                       .nvrtc_version = "",
+                       .options = "-std=c++17 --fmad=false",
+                       .source_digest = "abc123",
+                       .name_expression = "ns::k<256>"};
 
 // A random PTX-like text (PTX-only: no CUBIN header to fake), seeded.
 std::string random_ptx(std::uint64_t seed) {

@@ -17,8 +17,14 @@ namespace {
 
 BundleEntry sample_entry(const std::string& kernel) {
   BundleEntry entry;
-  entry.fields = BundleKeyFields{kernel, "b256l64", "sm_90", "ns::k<256, 64>", "-std=c++17 --fmad=false", "abc123"};
-  entry.key = entry.fields.digest();
+  entry.fields = EntryKey{.kernel = kernel,
+                          .params_tag = "b256l64",
+                          .arch = "sm_90",
+                          .nvrtc_version = "",
+                          .options = "-std=c++17 --fmad=false",
+                          .source_digest = "abc123",
+                          .name_expression = "ns::k<256, 64>"};
+  entry.key = entry.fields.bundle_digest();
   entry.lowered_name = "_Z1kILi256EEvv";
   entry.built_by_nvrtc = "13-0+0badf00d";
   entry.cubin_file = kernel + ".cubin";
@@ -51,19 +57,21 @@ TEST_CASE("a bundle manifest survives JSON and names what is wrong", "[jit][bund
 }
 
 TEST_CASE("the bundle key changes with every field and never with the compiler", "[jit][bundle]") {
-  const BundleKeyFields base = sample_entry("k").fields;
-  for (std::string BundleKeyFields::*field :
-       {&BundleKeyFields::kernel, &BundleKeyFields::params_tag, &BundleKeyFields::arch,
-        &BundleKeyFields::name_expression, &BundleKeyFields::options, &BundleKeyFields::source_digest}) {
-    BundleKeyFields changed = base;
+  const EntryKey base = sample_entry("k").fields;
+  for (std::string EntryKey::*field : {&EntryKey::kernel, &EntryKey::params_tag, &EntryKey::arch,
+                                       &EntryKey::name_expression, &EntryKey::options, &EntryKey::source_digest}) {
+    EntryKey changed = base;
     changed.*field += "x";
-    CHECK(changed.digest() != base.digest());
+    CHECK(changed.bundle_digest() != base.bundle_digest());
   }
+  EntryKey compiled_by = base;
+  compiled_by.nvrtc_version = "13-0";
+  CHECK(compiled_by.bundle_digest() == base.bundle_digest());
   // Moving a byte between fields changes the key too (length-prefixed).
-  BundleKeyFields moved = base;
+  EntryKey moved = base;
   moved.kernel += moved.params_tag.substr(0, 1);
   moved.params_tag.erase(0, 1);
-  CHECK(moved.digest() != base.digest());
+  CHECK(moved.bundle_digest() != base.bundle_digest());
 }
 
 TEST_CASE("the CUBIN arch is read from the ELF header of both ABI layouts", "[jit][bundle]") {
@@ -101,8 +109,8 @@ TEST_CASE("without NVRTC the disk cache serves an entry any compiler wrote for t
   std::mt19937_64 rng(0x5EED13);
   DiskCache cache = DiskCache::open_at(temp.path());
   REQUIRE(cache.enabled());
-  const CacheKey old_compiler = cache_test::sample_key("ssm_ba_gates_hopper", "sm_90", "12-8+00000001");
-  const CacheKey new_compiler = cache_test::sample_key("ssm_ba_gates_hopper", "sm_90", "13-0+00000002");
+  const EntryKey old_compiler = cache_test::sample_key("ssm_ba_gates_hopper", "sm_90", "12-8+00000001");
+  const EntryKey new_compiler = cache_test::sample_key("ssm_ba_gates_hopper", "sm_90", "13-0+00000002");
   const CacheSections old_sections = cache_test::sample_sections(rng);
   const CacheSections new_sections = cache_test::sample_sections(rng);
   REQUIRE(cache.store(old_compiler, old_sections));
@@ -114,13 +122,13 @@ TEST_CASE("without NVRTC the disk cache serves an entry any compiler wrote for t
   REQUIRE(cache.store(cache_test::sample_key("ssm_ba_gates_hopper", "sm_89", "13-0+00000002"),
                       cache_test::sample_sections(rng)));
 
-  const CacheKey wanted = cache_test::sample_key("ssm_ba_gates_hopper", "sm_90", kNoNvrtcVersion);
+  const EntryKey wanted = cache_test::sample_key("ssm_ba_gates_hopper", "sm_90", kNoNvrtcVersion);
   CHECK_FALSE(cache.load(wanted).has_value());  // the exact key names no compiler
   CHECK(cache.load_from_any_compiler(wanted) == new_sections);
-  CacheKey other_source = wanted;
+  EntryKey other_source = wanted;
   other_source.source_digest += "0";
   CHECK_FALSE(cache.load_from_any_compiler(other_source).has_value());
-  CacheKey other_arch = wanted;
+  EntryKey other_arch = wanted;
   other_arch.arch = "sm_100";
   CHECK_FALSE(cache.load_from_any_compiler(other_arch).has_value());
   // A corrupt newest entry is passed over, not served.

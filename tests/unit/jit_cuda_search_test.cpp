@@ -10,9 +10,9 @@
 #include <map>
 #include <random>
 
-#include "jit/cache_key.hpp"
 #include "jit/cuda_search.hpp"
 #include "jit/cuda_toolkit.hpp"
+#include "jit/entry_key.hpp"
 #include "jit/nvrtc_library.hpp"
 #include "support/temp_dir.hpp"
 
@@ -220,14 +220,14 @@ TEST_CASE("both wheel layouts read into a header set and an identity of their re
 
 TEST_CASE("a cache key written by NVRTC 12.9 is not one NVRTC 13 reads", "[jit][toolkit][cuda_search][cache]") {
   std::mt19937_64 rng(0x129130);
-  metrale::CacheKey key{"silu_mul", "b256l8g1", "sm_90", "12-9+1a2b3c4d", "-arch=sm_90", std::to_string(rng())};
-  metrale::CacheKey newer = key;
+  metrale::EntryKey key{"silu_mul", "b256l8g1", "sm_90", "12-9+1a2b3c4d", "-arch=sm_90", std::to_string(rng()), ""};
+  metrale::EntryKey newer = key;
   newer.nvrtc_version = "13-5+1a2b3c4d";
   CHECK(key.digest() != newer.digest());
   CHECK(key.file_name() != newer.file_name());
   CHECK(key.file_name().find(".nvrtc12-9") != std::string::npos);
   // The same release installed elsewhere (another file): another identity, so another key.
-  metrale::CacheKey moved = key;
+  metrale::EntryKey moved = key;
   moved.nvrtc_version = "12-9+ffff0000";
   CHECK(key.digest() != moved.digest());
 }

@@ -4,6 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define XXH_INLINE_ALL
+#include <fmt/format.h>
+#include <xxhash.h>
+
 #include <catch2/catch.hpp>
 
 #include "jit/compiled_entry.hpp"
@@ -52,12 +56,38 @@ std::vector<std::filesystem::path> entries(const std::filesystem::path& dir) {
 
 }  // namespace
 
-TEST_CASE("the cache key folds in the name expression", "[jit][disk]") {
+TEST_CASE("the entry key folds in the name expression and keeps the digests entries were written under",
+          "[jit][disk]") {
   EntryKey key{"scale", "b64", "sm_90", "13-0", "-std=c++17", "abc", "jit_test::scale<64>"};
   EntryKey other = key;
   other.name_expression = "jit_test::scale<65>";
-  CHECK(to_cache_key(key).file_name().starts_with("scale.b64.sm_90.nvrtc13-0."));
-  CHECK(to_cache_key(key).digest() != to_cache_key(other).digest());
+  CHECK(key.file_name().starts_with("scale.b64.sm_90.nvrtc13-0."));
+  CHECK(key.digest() != other.digest());
+  CHECK(key.joined() != other.joined());
+  // The one key type keeps the digest entries were written under (the expression folded into the
+  // options): a key spelled folded by hand digests the same, and XXH3-128 over the length-prefixed
+  // fields, computed here, is that digest.
+  const EntryKey folded{"scale", "b64", "sm_90", "13-0", "-std=c++17 #name-expression=jit_test::scale<64>", "abc", ""};
+  CHECK(key.stored() == folded);
+  CHECK(folded.stored() == folded);
+  CHECK(key.digest() == folded.digest());
+  CHECK(key.file_name() == folded.file_name());
+  std::string buffer;
+  for (const std::string* field : {&folded.kernel, &folded.params_tag, &folded.arch, &folded.nvrtc_version,
+                                   &folded.options, &folded.source_digest}) {
+    for (int i = 0; i < 8; ++i) {
+      buffer.push_back(static_cast<char>((field->size() >> (8 * i)) & 0xFFU));
+    }
+    buffer += *field;
+  }
+  const XXH128_hash_t hash = XXH3_128bits(buffer.data(), buffer.size());
+  CHECK(key.digest() == fmt::format("{:016x}{:016x}", hash.high64, hash.low64));
+  // A bundle's digest leaves the compiler out and keeps the expression apart.
+  EntryKey other_compiler = key;
+  other_compiler.nvrtc_version = "12-8";
+  CHECK(other_compiler.bundle_digest() == key.bundle_digest());
+  CHECK(other_compiler.digest() != key.digest());
+  CHECK(other.bundle_digest() != key.bundle_digest());
   CHECK_FALSE(disk_entry_store(nullptr).enabled());
   CHECK_FALSE(disk_entry_store(std::make_shared<DiskCache>(DiskCache::disabled("off"))).enabled());
 }

@@ -58,7 +58,13 @@ std::string fake_cubin(std::mt19937_64& random) {
 
 BundleEntry written_bundle(const std::filesystem::path& dir, std::mt19937_64& random) {
   BundleImage image;
-  image.entry.fields = BundleKeyFields{"k", "b64", "sm_90", "ns::k<64>", "-std=c++17", "abc"};
+  image.entry.fields = EntryKey{.kernel = "k",
+                                .params_tag = "b64",
+                                .arch = "sm_90",
+                                .nvrtc_version = "",
+                                .options = "-std=c++17",
+                                .source_digest = "abc",
+                                .name_expression = "ns::k<64>"};
   image.entry.lowered_name = "_Z1kILi64EEvv";
   image.cubin = std::make_shared<const std::string>(fake_cubin(random));
   write_bundle(dir, {image});
@@ -134,7 +140,7 @@ TEST_CASE("a bundle manifest that is not a regular file is refused and the bundl
 TEST_CASE("cache entries that are not regular files are skipped and named by verify", "[cache][readback]") {
   cache_test::TempDir temp;
   DiskCache cache = DiskCache::open_at(temp.path());
-  const CacheKey key = cache_test::sample_key("odd");
+  const EntryKey key = cache_test::sample_key("odd");
   const std::filesystem::path entry = temp.path() / key.file_name();
   for (const Planted& planted : odd_files(kCacheMaxEntryBytes)) {
     INFO(planted.rule);

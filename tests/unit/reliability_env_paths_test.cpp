@@ -63,7 +63,9 @@ void write_hardware_dir(const TempDir& temp, const std::string& relative) {
   temp.write(relative + "/generic/HARDWARE.toml", shipped_hardware("generic"));
 }
 
-CacheKey sample_key() { return CacheKey{"ssm_ba_gates", "b256l64", "sm_90", "13-0", "-std=c++17", "0123456789abcdef"}; }
+EntryKey sample_key() {
+  return EntryKey{"ssm_ba_gates", "b256l64", "sm_90", "13-0", "-std=c++17", "0123456789abcdef", ""};
+}
 
 mode_t mode_of(const std::filesystem::path& path) {
   struct stat info {};

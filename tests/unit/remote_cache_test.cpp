@@ -71,9 +71,9 @@ std::shared_ptr<const EntryStore> seam(const std::shared_ptr<RemoteEntryStore>& 
 }
 
 // The complete key (as the registry makes it) of test variant `i`.
-CacheKey cache_key_of(std::size_t i) {
+EntryKey cache_key_of(std::size_t i) {
   const SourceSet sources = jit_test_support::test_sources();
-  return to_cache_key(detail::with_compiler(detail::make_entry_key(test_variants()[i], "sm_90", sources, {})));
+  return detail::with_compiler(detail::make_entry_key(test_variants()[i], "sm_90", sources, {}));
 }
 
 std::size_t disk_entries(const std::filesystem::path& dir) {
@@ -154,8 +154,8 @@ TEST_CASE("a planted bad entry in Redis is refused, dropped, recompiled and repu
   const auto tier = tier_at(server.endpoint());
   RedisClient planter(server.endpoint(), RedisTimeouts{});
   std::mt19937_64 rng(35);
-  const CacheKey scale_key = cache_key_of(0);
-  const CacheKey bf16_key = cache_key_of(1);
+  const EntryKey scale_key = cache_key_of(0);
+  const EntryKey bf16_key = cache_key_of(1);
   // Random bytes under the first key; under the second, a valid entry of the first (wrong key).
   REQUIRE(planter.set(tier->redis_key(scale_key), cache_test::random_bytes(rng, 3000), std::chrono::seconds(60)).ok());
   const EntrySections scale_sections = entry_to_sections(*reference.records[0].entry);
@@ -177,7 +177,7 @@ TEST_CASE("a planted bad entry in Redis is refused, dropped, recompiled and repu
   CHECK(log.warnings("key mismatch") == 1);
 
   // The good ones were republished over them: their keys now hold valid entries of their own.
-  for (const CacheKey& key : {scale_key, bf16_key}) {
+  for (const EntryKey& key : {scale_key, bf16_key}) {
     const RedisResult got = planter.get(tier->redis_key(key), kCacheMaxEntryBytes);
     REQUIRE(got.ok());
     CHECK(remote_entry_problem(got.value, key, nullptr).empty());

@@ -165,7 +165,7 @@ std::size_t write_bundle_of(const KernelRegistry& registry, const std::vector<Ke
     }
     BundleEntry described;
     described.fields = registry.bundle_key(row.record.id, row.record.arch);
-    if (!written.insert(described.fields.digest()).second) {
+    if (!written.insert(described.fields.bundle_digest()).second) {
       continue;
     }
     described.lowered_name = entry->lowered_name;

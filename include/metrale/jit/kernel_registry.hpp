@@ -38,7 +38,7 @@ class CompiledMemoryCache;
 struct EntryStore;
 class HandleTable;
 class BundleSet;  // ahead-of-time bundles (src/jit/bundle.hpp)
-struct BundleKeyFields;
+struct EntryKey;  // a compiled entry's key (src/jit/entry_key.hpp)
 
 // The disk cache (METRALE_CACHE_DIR, XDG_CACHE_HOME, ~/.cache/metrale), opened once per process.
 std::shared_ptr<const EntryStore> default_entry_store();
@@ -185,7 +185,7 @@ class KernelRegistry {
   [[nodiscard]] RegistryStats stats() const;
 
   // The key a bundle entry of `id` for `arch` is written under and looked up by.
-  [[nodiscard]] BundleKeyFields bundle_key(VariantId id, std::string_view arch) const;
+  [[nodiscard]] EntryKey bundle_key(VariantId id, std::string_view arch) const;
 
   // The arch a backend's variants are compiled for; nullopt for a backend needing no image
   // or one whose compute capability NVRTC cannot target.

@@ -1,7 +1,7 @@
-// cache_key.cpp: the cache key's digest and readable file name.
+// entry_key.cpp: the entry key's digests, its stored form and its readable file name.
 // The digest hashes each field as (u64 little-endian length, bytes), so field boundaries are
 // unambiguous; the file name carries only a readable prefix, the digest is the identity.
-#include "jit/cache_key.hpp"
+#include "jit/entry_key.hpp"
 
 #define XXH_INLINE_ALL
 #include <fmt/format.h>
@@ -58,13 +58,37 @@ std::string fields_digest(std::initializer_list<const std::string*> fields) {
   return hex_digest(hash.high64, hash.low64);
 }
 
-std::string CacheKey::digest() const {
+EntryKey EntryKey::stored() const {
+  if (name_expression.empty()) {
+    return *this;
+  }
+  EntryKey out = *this;
+  out.options += " #name-expression=" + name_expression;
+  out.name_expression.clear();
+  return out;
+}
+
+std::string EntryKey::digest() const {
+  if (!name_expression.empty()) {
+    return stored().digest();
+  }
   return fields_digest({&kernel, &params_tag, &arch, &nvrtc_version, &options, &source_digest});
+}
+
+std::string EntryKey::bundle_digest() const {
+  return fields_digest({&kernel, &params_tag, &arch, &name_expression, &options, &source_digest});
+}
+
+std::string EntryKey::joined() const {
+  // The unit separator never occurs in names, tags or options.
+  static constexpr char kSeparator = '\x1f';
+  return kernel + kSeparator + params_tag + kSeparator + arch + kSeparator + nvrtc_version + kSeparator + options +
+         kSeparator + source_digest + kSeparator + name_expression;
 }
 
 std::string hex_digest(std::uint64_t high, std::uint64_t low) { return fmt::format("{:016x}{:016x}", high, low); }
 
-std::string CacheKey::file_name() const {
+std::string EntryKey::file_name() const {
   return fmt::format("{}.{}.{}.nvrtc{}.{}{}", sanitize_cache_name_part(kernel, kMaxNamePart),
                      sanitize_cache_name_part(params_tag, kMaxNamePart), sanitize_cache_name_part(arch, kMaxNamePart),
                      sanitize_cache_name_part(nvrtc_version, kMaxNamePart), digest().substr(0, 16), kCacheEntrySuffix);
