@@ -135,6 +135,22 @@ TEST_CASE("the typed entry points refuse an output over an input as a call by na
   gpu.free(all);
 }
 
+namespace {
+
+// A context over `op` (checked), whose run counts its calls in `ran` and launches nothing.
+ops::OpContext counting_context(ops::OpDeclaration& op, int& ran) {
+  op.run = [&ran](const ops::OpContext&, const ops::OpCall&) {
+    ++ran;
+    return ops::Pick{};
+  };
+  ops::check_declaration(op);
+  ops::OpContext context;
+  context.op = &op;
+  return context;
+}
+
+}  // namespace
+
 TEST_CASE("an output declared in place of an input may start at its address and nowhere else", "[ops][aliasing]") {
   ops::OpDeclaration op;
   op.name = "scale_in_place";
@@ -144,13 +160,7 @@ TEST_CASE("an output declared in place of an input may start at its address and 
              ops::scalar_arg("n", std::nullopt, UINT32_MAX, "length")};
   op.args[1].in_place_of = "x";
   int ran = 0;
-  op.run = [&ran](const ops::OpContext&, const ops::OpCall&) {
-    ++ran;
-    return ops::Pick{};
-  };
-  ops::check_declaration(op);
-  ops::OpContext context;
-  context.op = &op;
+  const ops::OpContext context = counting_context(op, ran);
   const std::vector<std::uint64_t> same{0x10000, 0x10000, 64};
   ops::run_op(context, ops::OpCall{same, 0, {}});
   CHECK(ran == 1);
@@ -179,13 +189,7 @@ TEST_CASE(
              ops::scalar_arg("layout", 0, 1, "1: column-major"),
              ops::scalar_arg("stride", 0, UINT32_MAX, "the column stride").with_multiple_of(4)};
   int ran = 0;
-  op.run = [&ran](const ops::OpContext&, const ops::OpCall&) {
-    ++ran;
-    return ops::Pick{};
-  };
-  ops::check_declaration(op);
-  ops::OpContext context;
-  context.op = &op;
+  const ops::OpContext context = counting_context(op, ran);
   // s at 0x10000, x 32 bytes on. Row-major s [3][2] floats: 24 bytes, clear of x.
   const std::vector<std::uint64_t> row_major{0x10020, 0x10000, 3, 2, 0, 0};
   ops::run_op(context, ops::OpCall{row_major, 0, {}});
