@@ -114,6 +114,26 @@ std::optional<std::uint64_t> dim_value(const ExtentPlan& plan, OpArgValues value
   return value / dim.divisor;
 }
 
+// The elements of a tensor that may be column-major ([r, c] as c columns of column_stride, the
+// last one holding r), when its selector says it is at this call; nullopt when it is row-major;
+// 0 when its extent is one the op's rules refuse (a stride short of r, an overflow): not compared.
+// Apart from range_of, so the path every other tensor takes stays as short as it was.
+[[gnu::noinline]] std::optional<std::uint64_t> column_major_elements(const ExtentPlan& plan, OpArgValues values,
+                                                                     const TensorExtent& extent, std::uint64_t rows,
+                                                                     std::uint64_t columns) {
+  if (dim_value(plan, values, *extent.column_major_by) != 1) {
+    return std::nullopt;
+  }
+  if (rows == 0 || columns == 0) {
+    return 0;
+  }
+  const auto stride = dim_value(plan, values, *extent.column_stride);
+  if (!stride || *stride < rows || *stride > (UINT64_MAX - rows) / columns) {
+    return 0;
+  }
+  return (columns - 1) * *stride + rows;
+}
+
 // [start, end) of tensor `i`; nullopt when it is not compared (see the header).
 struct Range {
   std::uint64_t start;
@@ -140,13 +160,13 @@ std::optional<Range> range_of(const ExtentPlan& plan, OpArgValues values, std::s
     return std::nullopt;
   }
   std::uint64_t elements = outer * *inner;
-  if (extent.column_major_by && dim_value(plan, values, *extent.column_major_by) == 1 && outer != 0 && *inner != 0) {
-    // Column-major [r, c]: c columns of column_stride elements, the last one holding r.
-    const auto stride = dim_value(plan, values, *extent.column_stride);
-    if (!stride || *stride < outer || *stride > (UINT64_MAX - outer) / *inner) {
-      return std::nullopt;
+  if (extent.column_major_by) [[unlikely]] {
+    if (const auto column_major = column_major_elements(plan, values, extent, outer, *inner)) {
+      if (*column_major == 0) {
+        return std::nullopt;
+      }
+      elements = *column_major;
     }
-    elements = (*inner - 1) * *stride + outer;
   } else if (extent.last_row && outer != 0) {
     const auto row = dim_value(plan, values, *extent.last_row);
     if (!row || *row > UINT64_MAX - (outer - 1) * *inner) {

@@ -13,12 +13,19 @@
 namespace metrale::ops {
 namespace {
 
-void check_scalar_range(const OpDeclaration& op, const ArgDecl& decl, std::uint64_t value) {
-  if (!decl.tensor() && (value < decl.min || value > decl.max)) {
+[[noreturn, gnu::cold, gnu::noinline]] void refuse_scalar(const OpDeclaration& op, const ArgDecl& decl,
+                                                          std::uint64_t value) {
+  if (value < decl.min || value > decl.max) {
     throw ArgumentError(fmt::format("{}: {}={} is outside [{}, {}]", op.name, decl.name, value, decl.min, decl.max));
   }
-  if (decl.multiple_of > 1 && value % decl.multiple_of != 0) {
-    throw ArgumentError(fmt::format("{}: {}={} is not a multiple of {}", op.name, decl.name, value, decl.multiple_of));
+  throw ArgumentError(fmt::format("{}: {}={} is not a multiple of {}", op.name, decl.name, value, decl.multiple_of));
+}
+
+// On every call: the checks inline, the message out of line.
+void check_scalar_range(const OpDeclaration& op, const ArgDecl& decl, std::uint64_t value) {
+  if (!decl.tensor() &&
+      (value < decl.min || value > decl.max || (decl.multiple_of > 1 && value % decl.multiple_of != 0))) [[unlikely]] {
+    refuse_scalar(op, decl, value);
   }
 }
 
