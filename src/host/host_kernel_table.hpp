@@ -21,6 +21,8 @@ class HostKernelTable {
   // "ssm_ba_gates<b256l64>, ...": every entry, for error messages and the CLI.
   [[nodiscard]] std::string list() const;
   [[nodiscard]] std::size_t size() const { return kernels_.size(); }
+  // Every entry, in the order added.
+  [[nodiscard]] const std::vector<HostKernelInfo>& entries() const { return kernels_; }
 
  private:
   std::vector<HostKernelInfo> kernels_;

@@ -1,6 +1,7 @@
 // kernels_shipped_host_test.cpp: every (kernel, params) any HARDWARE.toml ships has a builtin
-// host instantiation (src/host/builtin_kernels.cpp), so a runtime on the host backend runs
-// whatever target it is given; and the host backend loads each of them through the registry.
+// host instantiation (the METRALE_HOST_KERNEL lines of src/ops/*/*.cuh), so a runtime on the host
+// backend runs whatever target it is given, and every builtin is of a shipped variant (or named
+// as an exception, with why); and the host backend loads each of them through the registry.
 #include <catch2/catch.hpp>
 #include <optional>
 #include <string>
@@ -35,6 +36,33 @@ TEST_CASE("every shipped kernel variant has a builtin host instantiation", "[ker
     }
   }
   CHECK(shipped >= 12);  // hopper 4, gb10 3, b200 3, b300 2, generic 2
+}
+
+TEST_CASE("every builtin host instantiation is of a variant some target ships", "[kernels][host]") {
+  // The other direction: a METRALE_HOST_KERNEL line no target ships (a stale one, after a target
+  // dropped its variant) is code the library carries for nothing. A shape-specialised variant
+  // (shape != 0, built when an engine pins a shape) counts as its generic variant's.
+  HostKernelTable table;
+  register_builtin_host_kernels(table);
+  const std::vector<HardwareTarget> targets =
+      load_targets(metrale::test::no_environment, metrale::ops::library_catalog());
+  // The one instantiation no target ships, and why it stays: the FP8 op's default twin params
+  // (Fp8QuantKernels::twin_params, kFp8QuantLanes x kFp8QuantGroups), which the typed entry
+  // points fall back to and tests/support/reliability_host_ops.hpp loads from this table.
+  const KernelParams fp8_default_twin{0, ops::kFp8QuantLanes, ops::kFp8QuantGroups};
+  for (const HostKernelInfo& builtin : table.entries()) {
+    KernelParams generic = builtin.params;
+    generic.shape = 0;
+    bool shipped = builtin.kernel == ops::kFp8QuantTwinKernel && builtin.params == fp8_default_twin;
+    for (const HardwareTarget& target : targets) {
+      for (const KernelEntry& entry : target.kernels) {
+        shipped = shipped || (entry.name == builtin.kernel && entry.params == generic);
+      }
+    }
+    INFO(builtin.display_name << " is shipped by no target's [kernels]");
+    CHECK(shipped);
+  }
+  CHECK(table.size() >= 12);
 }
 
 TEST_CASE("a host runtime on every target loads every kernel it ships", "[kernels][host]") {
