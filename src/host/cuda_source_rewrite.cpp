@@ -1,31 +1,23 @@
-// host/cuda_source_rewrite.cpp: a tokenizer for the compiler's preprocessed output (line markers,
-// string and character literals, raw strings, pp-numbers) and the rewrites and refusals of the
-// header, applied as edits to the text at the end so offsets stay those of the input.
+// host/cuda_source_rewrite.cpp: the rewrites, stubs and refusals of the header over the engine's
+// tokens (cuda_token_scanner.hpp), applied as edits to the text at the end so offsets stay those
+// of the input.
 #include "host/cuda_source_rewrite.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <utility>
 #include <vector>
 
+#include "host/function_bodies.hpp"
+
 namespace metrale::host {
 namespace {
-
-enum class Kind : std::uint8_t { kIdentifier, kLiteral, kNumber, kPunctuator };
-
-struct Token {
-  Kind kind = Kind::kPunctuator;
-  std::size_t begin = 0;
-  std::size_t end = 0;
-  std::uint32_t line = 0;
-  std::uint32_t file = 0;  // index into the file names
-};
 
 struct Edit {
   std::size_t begin;
@@ -33,194 +25,43 @@ struct Edit {
   std::string text;
 };
 
-bool identifier_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '$'; }
-bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '$'; }
-
-// The engine's tokens of a preprocessed unit, with the name of the file each comes from.
-class Scanner {
- public:
-  Scanner(std::string_view text, const SourceNameFn& source_name) : text_(text), source_name_(source_name) {}
-
-  void run() {
-    while (at_ < text_.size()) {
-      const char c = text_[at_];
-      if (c == '\n') {
-        ++line_;
-        ++at_;
-        line_start_ = true;
-        continue;
-      }
-      if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-        ++at_;
-        continue;
-      }
-      if (line_start_ && c == '#') {
-        directive();
-        continue;
-      }
-      line_start_ = false;
-      token();
+// What a stubbed body keeps of its text: its newlines, and its line markers whole (an #include
+// inside a body), so every line after it is still named as the compiler first saw it.
+std::string lines_and_markers(std::string_view body) {
+  std::string kept;
+  for (std::size_t at = 0; at < body.size();) {
+    std::size_t end = body.find('\n', at);
+    const bool last = end == std::string_view::npos;
+    end = last ? body.size() : end;
+    const std::string_view line = body.substr(at, end - at);
+    const std::size_t first = line.find_first_not_of(" \t");
+    // A marker mid-line is not one; the body's first line starts after its '{'.
+    if (at > 0 && first != std::string_view::npos && line[first] == '#') {
+      kept.append(line);
     }
+    if (!last) {
+      kept.push_back('\n');
+    }
+    at = end + 1;
   }
-
-  std::vector<Token> tokens;
-  std::vector<std::string> files;
-
- private:
-  // `# N "file" flags` sets the next line's position; other directives (#pragma) are skipped.
-  void directive() {
-    const std::size_t end = std::min(text_.find('\n', at_), text_.size());
-    const std::string_view line = text_.substr(at_, end - at_);
-    at_ = end;
-    std::size_t i = 1;
-    while (i < line.size() && line[i] == ' ') {
-      ++i;
-    }
-    if (i < line.size() && line.substr(i).starts_with("line")) {
-      i += 4;
-      while (i < line.size() && line[i] == ' ') {
-        ++i;
-      }
-    }
-    if (i >= line.size() || std::isdigit(static_cast<unsigned char>(line[i])) == 0) {
-      return;
-    }
-    std::uint32_t number = 0;
-    while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])) != 0) {
-      number = number * 10U + static_cast<std::uint32_t>(line[i] - '0');
-      ++i;
-    }
-    line_ = number - 1;  // the directive's own newline counts it up
-    const std::size_t quote = line.find('"', i);
-    if (quote == std::string_view::npos) {
-      return;
-    }
-    std::string path;
-    std::size_t j = quote + 1;
-    for (; j < line.size() && line[j] != '"'; ++j) {
-      if (line[j] == '\\' && j + 1 < line.size()) {
-        ++j;
-      }
-      path.push_back(line[j]);
-    }
-    const std::optional<std::string> name = source_name_(path);
-    in_source_ = name.has_value();
-    if (in_source_) {
-      const auto known = std::find(files.begin(), files.end(), *name);
-      file_ = static_cast<std::uint32_t>(known - files.begin());
-      if (known == files.end()) {
-        files.push_back(*name);
-      }
-    }
-  }
-
-  void emit(Kind kind, std::size_t begin) {
-    if (in_source_) {
-      tokens.push_back(Token{kind, begin, at_, line_, file_});
-    }
-  }
-
-  // A quoted literal from at_ (on its opening quote) to its closing quote.
-  void quoted(char quote) {
-    ++at_;
-    while (at_ < text_.size() && text_[at_] != quote && text_[at_] != '\n') {
-      at_ += text_[at_] == '\\' ? 2 : 1;
-    }
-    at_ = std::min(at_ + 1, text_.size());
-  }
-
-  // R"delim( ... )delim", at_ on the opening quote; its newlines count.
-  void raw_string() {
-    const std::size_t open = text_.find('(', at_);
-    if (open == std::string_view::npos) {
-      at_ = text_.size();
-      return;
-    }
-    const std::string closing = ")" + std::string(text_.substr(at_ + 1, open - at_ - 1)) + "\"";
-    const std::size_t close = text_.find(closing, open);
-    const std::size_t end = close == std::string_view::npos ? text_.size() : close + closing.size();
-    line_ += static_cast<std::uint32_t>(std::count(text_.begin() + static_cast<std::ptrdiff_t>(at_),
-                                                   text_.begin() + static_cast<std::ptrdiff_t>(end), '\n'));
-    at_ = end;
-  }
-
-  void token() {
-    const std::size_t begin = at_;
-    const char c = text_[at_];
-    if (identifier_start(c)) {
-      while (at_ < text_.size() && identifier_char(text_[at_])) {
-        ++at_;
-      }
-      const std::string_view word = text_.substr(begin, at_ - begin);
-      if (at_ < text_.size() && (text_[at_] == '"' || text_[at_] == '\'')) {
-        static constexpr std::array<std::string_view, 5> kPrefixes{"u8", "u", "U", "L", ""};
-        static constexpr std::array<std::string_view, 4> kRaw{"R", "u8R", "uR", "UR"};
-        if (text_[at_] == '"' && (std::find(kRaw.begin(), kRaw.end(), word) != kRaw.end() || word == "LR")) {
-          raw_string();
-          emit(Kind::kLiteral, begin);
-          return;
-        }
-        if (std::find(kPrefixes.begin(), kPrefixes.end(), word) != kPrefixes.end()) {
-          quoted(text_[at_]);
-          emit(Kind::kLiteral, begin);
-          return;
-        }
-      }
-      emit(Kind::kIdentifier, begin);
-      return;
-    }
-    if (std::isdigit(static_cast<unsigned char>(c)) != 0 ||
-        (c == '.' && at_ + 1 < text_.size() && std::isdigit(static_cast<unsigned char>(text_[at_ + 1])) != 0)) {
-      ++at_;
-      while (at_ < text_.size()) {
-        const char d = text_[at_];
-        const char before = text_[at_ - 1];
-        if (identifier_char(d) || d == '.' ||
-            ((d == '+' || d == '-') && (before == 'e' || before == 'E' || before == 'p' || before == 'P')) ||
-            (d == '\'' && at_ + 1 < text_.size() && identifier_char(text_[at_ + 1]))) {
-          ++at_;
-          continue;
-        }
-        break;
-      }
-      emit(Kind::kNumber, begin);
-      return;
-    }
-    if (c == '"' || c == '\'') {
-      quoted(c);
-      emit(Kind::kLiteral, begin);
-      return;
-    }
-    const std::string_view rest = text_.substr(at_);
-    std::size_t length = 1;
-    for (const std::string_view multi : {"<<<", ">>>", "::", "->"}) {
-      if (rest.starts_with(multi)) {
-        length = multi.size();
-        break;
-      }
-    }
-    at_ += length;
-    emit(Kind::kPunctuator, begin);
-  }
-
-  std::string_view text_;
-  const SourceNameFn& source_name_;
-  std::size_t at_ = 0;
-  std::uint32_t line_ = 1;
-  std::uint32_t file_ = 0;
-  bool in_source_ = false;
-  bool line_start_ = true;
-};
+  return kept;
+}
 
 class Rewriter {
  public:
-  Rewriter(std::string_view text, const Scanner& scanned)
-      : text_(text), tokens_(scanned.tokens), files_(scanned.files) {}
+  Rewriter(std::string_view text, const ScannedUnit& scanned)
+      : text_(text),
+        tokens_(scanned.tokens),
+        files_(scanned.files),
+        bodies_(find_function_bodies(text, scanned.tokens)) {}
 
-  void run() {
+  void run(std::span<const FailedLine> failed) {
+    for (const FailedLine& line : failed) {
+      place(line);
+    }
     for (std::size_t i = 0; i < tokens_.size(); ++i) {
       const std::string_view word = spelling(i);
-      if (tokens_[i].kind == Kind::kPunctuator) {
+      if (tokens_[i].kind == TokenKind::kPunctuator) {
         if (word == "<<<") {
           refuse(i, "a kernel launch inside a kernel (<<<...>>>, dynamic parallelism)");
         } else if (word == "{") {
@@ -230,7 +71,7 @@ class Rewriter {
         }
         continue;
       }
-      if (tokens_[i].kind != Kind::kIdentifier) {
+      if (tokens_[i].kind != TokenKind::kIdentifier) {
         continue;
       }
       // `extern __shared__`, `__shared__ extern`, and `extern __align__(16) __shared__` (attributes between).
@@ -253,7 +94,8 @@ class Rewriter {
 
   CudaSourceRewrite result() {
     CudaSourceRewrite out;
-    if (!refusals_.empty()) {
+    out.unplaced = std::move(unplaced_);
+    if (unit_refused_) {
       constexpr std::size_t kNamed = 8;
       std::string listed;
       for (std::size_t k = 0; k < refusals_.size() && k < kNamed; ++k) {
@@ -268,6 +110,16 @@ class Rewriter {
           listed);
       return out;
     }
+    // A stubbed body's own edits go with it.
+    for (const auto& [body, index] : stubs_) {
+      const std::size_t from = tokens_[body->open].end;
+      const std::size_t to = tokens_[body->close].begin;
+      std::erase_if(edits_, [&](const Edit& edit) { return edit.begin >= from && edit.end <= to; });
+      edits_.push_back({from, to,
+                        fmt::format(" void {0}{1}(); {0}{1}(); __builtin_unreachable(); {2}", kUnavailableStubPrefix,
+                                    index, lines_and_markers(text_.substr(from, to - from)))});
+    }
+    out.stubbed = std::move(stubbed_);
     std::sort(edits_.begin(), edits_.end(), [](const Edit& a, const Edit& b) { return a.begin < b.begin; });
     out.text.reserve(text_.size() + edits_.size() * 160);
     std::size_t from = 0;
@@ -290,11 +142,52 @@ class Rewriter {
   [[nodiscard]] std::string where(std::size_t i) const {
     return fmt::format("{}:{}", files_[tokens_[i].file], tokens_[i].line);
   }
+  // A construct the host cannot run: its function's stub when it stands in one's body, else the
+  // unit's refusal (which then lists every construct, in a body or not).
   void refuse(std::size_t i, std::string_view construct) {
     std::string named = fmt::format("{} at {}", construct, where(i));
-    if (std::find(refusals_.begin(), refusals_.end(), named) == refusals_.end()) {
-      refusals_.push_back(std::move(named));
+    if (std::find(refusals_.begin(), refusals_.end(), named) != refusals_.end()) {
+      return;
     }
+    if (const FunctionBody* body = body_holding(bodies_, i)) {
+      stub(*body, named);
+    } else {
+      unit_refused_ = true;
+    }
+    refusals_.push_back(std::move(named));
+  }
+
+  void stub(const FunctionBody& body, const std::string& reason, bool from_compiler = false) {
+    constexpr std::ptrdiff_t kReasons = 3;  // per function; the first is what the engine fixes first
+    const auto [at, added] = stubs_.emplace(&body, stubbed_.size());
+    if (added) {
+      stubbed_.push_back({body.name, where(body.name_token), reason, from_compiler});
+      return;
+    }
+    StubbedFunction& function = stubbed_[at->second];
+    function.from_compiler = function.from_compiler || from_compiler;
+    if (function.reason.find(reason) == std::string::npos &&
+        std::count(function.reason.begin(), function.reason.end(), ';') + 1 < kReasons) {
+      function.reason += "; " + reason;
+    }
+  }
+
+  // A line the compiler failed on: the function whose body's lines hold it is stubbed (the
+  // compiler's column is of the rewritten text, so the line, not a token, is what is matched: a
+  // one-line function's error stands on its name's line).
+  void place(const FailedLine& line) {
+    const auto file = std::find(files_.begin(), files_.end(), line.file);
+    const auto body = std::find_if(bodies_.begin(), bodies_.end(), [&](const FunctionBody& b) {
+      const Token& open = tokens_[b.open];
+      const Token& close = tokens_[b.close];
+      return file != files_.end() && open.file == static_cast<std::uint32_t>(file - files_.begin()) &&
+             close.file == open.file && open.line <= line.line && line.line <= close.line;
+    });
+    if (body == bodies_.end()) {
+      unplaced_.push_back(line);
+      return;
+    }
+    stub(*body, line.reason, true);
   }
 
   void unsupported(std::size_t i, std::string_view word) {
@@ -324,7 +217,7 @@ class Rewriter {
       return;
     }
     if (i > 0 && is(i - 1, "::")) {
-      if (i > 1 && tokens_[i - 2].kind == Kind::kIdentifier) {
+      if (i > 1 && tokens_[i - 2].kind == TokenKind::kIdentifier) {
         if (!is(i - 2, "std")) {
           return;  // another namespace's printf
         }
@@ -405,7 +298,7 @@ class Rewriter {
     }
     const auto bracket = std::find_if(kept.begin(), kept.end(), [&](std::size_t i) { return spelling(i) == "["; });
     const bool shaped = bracket != kept.begin() && bracket != kept.end() && bracket - kept.begin() >= 2 &&
-                        tokens_[*(bracket - 1)].kind == Kind::kIdentifier && bracket + 1 != kept.end() &&
+                        tokens_[*(bracket - 1)].kind == TokenKind::kIdentifier && bracket + 1 != kept.end() &&
                         spelling(*(bracket + 1)) == "]";
     std::string suffix;
     bool suffix_ok = shaped;
@@ -455,7 +348,12 @@ class Rewriter {
   const std::vector<Token>& tokens_;
   const std::vector<std::string>& files_;
   std::vector<Edit> edits_;
-  std::vector<std::string> refusals_;
+  std::vector<FunctionBody> bodies_;
+  std::vector<std::string> refusals_;                 // every construct named, in source order
+  bool unit_refused_ = false;                         // one stands outside any function's body
+  std::map<const FunctionBody*, std::size_t> stubs_;  // body -> its index in stubbed_
+  std::vector<StubbedFunction> stubbed_;
+  std::vector<FailedLine> unplaced_;
   std::size_t declarations_ = 0;
   std::vector<std::size_t> scopes_;                         // the open braces, innermost last
   std::set<std::pair<std::size_t, std::string>> declared_;  // (innermost brace, name) rewritten
@@ -463,11 +361,11 @@ class Rewriter {
 
 }  // namespace
 
-CudaSourceRewrite rewrite_cuda_source(std::string_view preprocessed, const SourceNameFn& source_name) {
-  Scanner scanner(preprocessed, source_name);
-  scanner.run();
-  Rewriter rewriter(preprocessed, scanner);
-  rewriter.run();
+CudaSourceRewrite rewrite_cuda_source(std::string_view preprocessed, const SourceNameFn& source_name,
+                                      std::span<const FailedLine> failed) {
+  const ScannedUnit scanned = scan_engine_tokens(preprocessed, source_name);
+  Rewriter rewriter(preprocessed, scanned);
+  rewriter.run(failed);
   return rewriter.result();
 }
 

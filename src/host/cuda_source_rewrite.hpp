@@ -17,32 +17,60 @@
 // - `template inline` (an explicit instantiation of a __global__ or __forceinline__ template,
 //   which the prelude spells `inline`) loses its `inline`, as C++ requires;
 // - inline PTX (asm), textures, surfaces, warp matrix functions (nvcuda::wmma) and kernel launches
-//   from a kernel are a refusal naming each construct with its file and line.
+//   from a kernel, inside a function's body, stub that body (below); anywhere else (a parameter
+//   list, namespace scope) they are the unit's refusal naming each construct with its file and line.
+// Stubs (so a file's kernels load independently): the body of a function (function_bodies.hpp)
+// that holds such a construct, or a line the compiler failed on (`failed`, from the log of an
+// earlier try: compile_log_locations.hpp), becomes a call of an undefined function,
+// metrale_host_unavailable_<N>, N its index in `stubbed`. A kernel that never reaches the function
+// links (the host JIT links with --gc-sections, so an unused non-inline one is dropped too); one
+// that reaches it fails to link naming that symbol, which the host JIT turns into a refusal naming
+// the function and why: never a kernel that runs without it.
 // Invariants: pure; a rewrite keeps every newline where it was, so line markers, the compiler's
 // messages and the prelude's call sites (__builtin_LINE) still name the engine's lines; nothing
 // outside the engine's lines changes, so the library's own device-only branches (already removed
 // by the preprocessor) and the standard library's `asm` never count.
 #pragma once
 
-#include <functional>
-#include <optional>
+#include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "host/cuda_token_scanner.hpp"
 
 namespace metrale::host {
 
 // Bumped whenever what rewrite_cuda_source() writes changes: part of every host JIT key.
-inline constexpr std::string_view kCudaSourceRewriteVersion = "cuda-source-rewrite-3";
+inline constexpr std::string_view kCudaSourceRewriteVersion = "cuda-source-rewrite-4";
+
+// The name of a stub's undefined function, before its index.
+inline constexpr std::string_view kUnavailableStubPrefix = "metrale_host_unavailable_";
+
+// A line of an engine's file the compiler failed on, and its message.
+struct FailedLine {
+  std::string file;  // the engine's name of the file
+  std::uint32_t line = 0;
+  std::string reason;
+};
+
+// A function whose body the rewrite replaced by a stub.
+struct StubbedFunction {
+  std::string name;            // "lane_id", "Tile::sum"
+  std::string where;           // "k.cu:12", where its name stands
+  std::string reason;          // what the host cannot build in it: "inline PTX (asm) at k.cu:14", a compiler's message
+  bool from_compiler = false;  // a reason came from a failed line (the compiler's log says more)
+};
 
 struct CudaSourceRewrite {
   std::string text;     // the preprocessed unit, rewritten (meaningful when refusal is empty)
   std::string refusal;  // "" or why the host backend cannot run it, naming constructs and lines
+  std::vector<StubbedFunction> stubbed;
+  std::vector<FailedLine> unplaced;  // failed lines in no function's body (no stub can take them)
 };
 
-// `source_name(path)`: for a line marker's file path, the engine file's name for messages when
-// the path is one of the engine's files, nullopt otherwise.
-using SourceNameFn = std::function<std::optional<std::string>(std::string_view marker_path)>;
-
-CudaSourceRewrite rewrite_cuda_source(std::string_view preprocessed, const SourceNameFn& source_name);
+CudaSourceRewrite rewrite_cuda_source(std::string_view preprocessed, const SourceNameFn& source_name,
+                                      std::span<const FailedLine> failed = {});
 
 }  // namespace metrale::host

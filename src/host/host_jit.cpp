@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "ground/log.hpp"
+#include "host/compile_log_locations.hpp"
 #include "host/cuda_source_rewrite.hpp"
 #include "host/host_compiler.hpp"
 #include "host/host_include_dir.hpp"
@@ -51,15 +52,19 @@ constexpr std::string_view kPrelude = kPreludeHeader;
 constexpr std::string_view kCudaStandIns = "metrale/host/cuda_include";
 // The flags the library's own host unit is built with (CMakeLists.txt: C++20, position
 // independent, vector words moved as CUDA code moves them), then the object's isolation: every
-// symbol but the entry hidden, and no symbol left for the loading process to provide.
-constexpr std::array<std::string_view, 8> kFlags{"-std=c++20",
-                                                 "-O2",
-                                                 "-fPIC",
-                                                 "-shared",
-                                                 "-fno-strict-aliasing",
-                                                 "-fvisibility=hidden",
-                                                 "-fvisibility-inlines-hidden",
-                                                 "-Wl,--no-undefined"};
+// symbol but the entry hidden, and no symbol left for the loading process to provide. Each
+// function in a section of its own, collected when the entry cannot reach it: so a stubbed
+// function (cuda_source_rewrite.hpp) that no kernel of this object calls leaves no undefined symbol.
+constexpr std::array<std::string_view, 10> kFlags{"-std=c++20",
+                                                  "-O2",
+                                                  "-fPIC",
+                                                  "-shared",
+                                                  "-fno-strict-aliasing",
+                                                  "-fvisibility=hidden",
+                                                  "-fvisibility-inlines-hidden",
+                                                  "-ffunction-sections",
+                                                  "-Wl,--gc-sections",
+                                                  "-Wl,--no-undefined"};
 // The entry's answer when the table it was handed is not the one it was compiled against.
 constexpr std::size_t kTableRefused = static_cast<std::size_t>(-1);
 // The toolkit headers read before the prelude (metrale/host/cuda_include/metrale_toolkit_host.hpp).
@@ -145,6 +150,54 @@ std::string write_work_file(const std::filesystem::path& path, std::string_view 
     done += static_cast<std::size_t>(wrote);
   }
   return {};
+}
+
+// How many times a unit is compiled again with more functions stubbed, at most.
+constexpr int kStubTries = 4;
+
+// "lane_id (k.cu:3: inline PTX (asm) at k.cu:5), ..." for a log line.
+std::string stubbed_list(const std::vector<StubbedFunction>& stubbed) {
+  std::string out;
+  for (const StubbedFunction& function : stubbed) {
+    out += fmt::format("{}{} at {} ({})", out.empty() ? "" : ", ", function.name, function.where, function.reason);
+  }
+  return out;
+}
+
+// The refusal of a kernel whose link missed the stubs `called`: the functions it needs.
+std::string unavailable_needed_reason(const std::vector<StubbedFunction>& stubbed,
+                                      const std::vector<std::size_t>& called) {
+  std::vector<StubbedFunction> needed;
+  for (const std::size_t index : called) {
+    if (index < stubbed.size()) {
+      needed.push_back(stubbed[index]);
+    }
+  }
+  return fmt::format(
+      "it needs {}, which the host backend cannot build; a GPU runs it (the registry's NVRTC build), and the "
+      "file's other kernels still load here",
+      stubbed_list(needed));
+}
+
+// Whether one of the stubs `called` is the requested kernel's own body, stubbed for a compiler
+// error (its name's last part is the expression's, without template arguments or namespaces).
+bool stubs_own_body(const std::vector<StubbedFunction>& stubbed, const std::vector<std::size_t>& called,
+                    std::string_view name_expression) {
+  std::string_view kernel = name_expression.substr(0, name_expression.find('<'));
+  if (const std::size_t colons = kernel.rfind("::"); colons != std::string_view::npos) {
+    kernel.remove_prefix(colons + 2);
+  }
+  while (!kernel.empty() && kernel.back() == ' ') {
+    kernel.remove_suffix(1);
+  }
+  return std::any_of(called.begin(), called.end(), [&](std::size_t index) {
+    if (index >= stubbed.size() || !stubbed[index].from_compiler) {
+      return false;
+    }
+    const std::string& name = stubbed[index].name;
+    const std::size_t colons = name.rfind("::");
+    return std::string_view(name).substr(colons == std::string::npos ? 0 : colons + 2) == kernel;
+  });
 }
 
 // Removes every occurrence of `prefix` from `text`.
@@ -398,23 +451,60 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
   if (const CompilerRun ran = run_captured(argv, work, left_s()); ran.exit_code != 0) {
     return compiler_failed(ran);
   }
-  const CudaSourceRewrite rewritten =
-      rewrite_cuda_source(read_file(work / "unit.ii"), [&](std::string_view path) -> std::optional<std::string> {
-        if (!path.starts_with(prefix)) {
-          return std::nullopt;
-        }
-        const std::string name(path.substr(prefix.size()));
-        return request.sources->contains(name) ? std::optional<std::string>(name) : std::nullopt;
-      });
-  if (!rewritten.refusal.empty()) {
-    std::filesystem::remove_all(work, error);
-    return refuse(rewritten.refusal);
+  // Rewritten, then compiled; a function the compiler fails on is stubbed and the unit compiled
+  // again (cuda_source_rewrite.hpp), so one kernel's unbuildable code costs only the kernels that
+  // reach it. Bounded: each try must stub a function more, and there are kStubTries at most.
+  const SourceNameFn source_name = [&](std::string_view path) -> std::optional<std::string> {
+    if (!path.starts_with(prefix)) {
+      return std::nullopt;
+    }
+    const std::string name(path.substr(prefix.size()));
+    return request.sources->contains(name) ? std::optional<std::string>(name) : std::nullopt;
+  };
+  const std::string preprocessed = read_file(work / "unit.ii");
+  std::vector<FailedLine> failed;
+  std::size_t stubbed_before = 0;
+  std::optional<CompilerRun> first_failure;
+  std::optional<CompilerRun> last_failure;
+  CudaSourceRewrite rewritten;
+  for (int tried = 0;; ++tried) {
+    rewritten = rewrite_cuda_source(preprocessed, source_name, failed);
+    if (!rewritten.refusal.empty()) {
+      std::filesystem::remove_all(work, error);
+      return refuse(rewritten.refusal);
+    }
+    if (last_failure && (rewritten.stubbed.size() == stubbed_before || tried > kStubTries)) {
+      return compiler_failed(*last_failure);  // nothing more to stub: the failure is the kernel's own
+    }
+    stubbed_before = rewritten.stubbed.size();
+    if (std::string failed_write = write_work_file(work / "unit.ii", rewritten.text); !failed_write.empty()) {
+      return write_failed(std::move(failed_write));
+    }
+    CompilerRun ran = run_captured(compile, work, left_s());
+    if (ran.exit_code == 0) {
+      break;
+    }
+    if (ran.timed_out) {
+      return compiler_failed(ran);
+    }
+    if (const std::vector<std::size_t> called = unavailable_stubs_called(ran.output); !called.empty()) {
+      // The kernel's own body failed to compile: the compiler's whole log says it best.
+      if (first_failure && stubs_own_body(rewritten.stubbed, called, request.name_expression)) {
+        return compiler_failed(*first_failure);
+      }
+      std::filesystem::remove_all(work, error);
+      return refuse(unavailable_needed_reason(rewritten.stubbed, called));
+    }
+    for (FailedLine& line : failed_engine_lines(ran.output, source_name, prefix)) {
+      failed.push_back(std::move(line));
+    }
+    if (!first_failure) {
+      first_failure = ran;
+    }
+    last_failure = std::move(ran);
   }
-  if (std::string failed = write_work_file(work / "unit.ii", rewritten.text); !failed.empty()) {
-    return write_failed(std::move(failed));
-  }
-  if (const CompilerRun ran = run_captured(compile, work, left_s()); ran.exit_code != 0) {
-    return compiler_failed(ran);
+  if (!rewritten.stubbed.empty()) {
+    logger().info("host JIT of {}: built without {}", what, stubbed_list(rewritten.stubbed));
   }
   const ReadBackFile built = read_back_file(work / "unit.so", ReadBackRules{kHostObjectMaxBytes, {}, {}});
   if (!built.ok()) {

@@ -985,9 +985,11 @@ inline const std::vector<CorpusCase>& corpus_cases() {
                      "thread (35 atomics each)", run_atomics_global});
     table.push_back({"atomics_shared", one("atomics_shared", "atomics.cu", "atomics_shared"), true, 8192, 1U << 20U,
                      "thread (15 atomics each)", run_atomics_shared});
-    // arch_guarded.cu, shared_templates.cu (corpus_cases_constructs.hpp)
+    // arch_guarded.cu, partly_host.cu, shared_templates.cu (corpus_cases_constructs.hpp)
     table.push_back({"arch_guarded_scale", one("arch_guarded_scale", "arch_guarded.cu", "corpus_arch::guarded_scale"),
                      false, 20000, 1U << 22U, "float", run_guarded_scale});
+    table.push_back({"partly_host_affine", one("partly_host_affine", "partly_host.cu", "corpus_partly::affine"), false,
+                     20001, 1U << 22U, "float", run_partly_host_affine});
     table.push_back({"smem_reverse_scaled_3",
                      one("smem_reverse_scaled_3", "shared_templates.cu", "corpus_smem::reverse_scaled<3>"), false,
                      20000, 1U << 22U, "float", [](CaseRun& r, std::size_t n, std::uint32_t s) {

@@ -1,8 +1,8 @@
 // tests/data/corpus/corpus_cases_constructs.hpp: the runs and references of the corpus cases for
 // constructs the host backend once got wrong or refused (arch_guarded.cu: a body under
 // `#if __CUDA_ARCH__ >= 700`; shared_templates.cu: `extern __shared__` reached from function
-// templates), for the table in corpus_cases.hpp, which includes this inside namespace corpus,
-// after its helpers.
+// templates; partly_host.cu: the one kernel of its file that needs nothing the host lacks), for the table in
+// corpus_cases.hpp, which includes this inside namespace corpus, after its helpers.
 #pragma once
 
 // guarded_scale: out[i] = in[i] * k + 1 over a ragged tail; the output starts as NaN, so a body
@@ -26,6 +26,31 @@ inline CaseResult run_guarded_scale(CaseRun& run, std::size_t n, std::uint32_t s
   std::vector<float> want(n);
   std::transform(x.begin(), x.end(), want.begin(), [](float v) { return v * kScale + 1.0F; });
   return {n, first_difference(run.download<float>(out, n), want, "guarded scale")};
+}
+
+// partly_host.cu's affine: out[i] = in[i] * k + bias over a ragged tail, NaN first; its file's other
+// kernels (inline PTX, __dp4a) must not take it down on the host backend.
+inline CaseResult run_partly_host_affine(CaseRun& run, std::size_t n, std::uint32_t seed) {
+  constexpr std::uint32_t kThreads = 96;
+  constexpr float kScale = 4.0F;  // a power of two: the product is exact, so a GPU's FMA rounds alike
+  constexpr float kBias = -0.5F;
+  const std::vector<float> x = random_floats(n, seed, -4.0F, 4.0F);
+  const metrale::DevicePtr in = run.upload(x);
+  const metrale::DevicePtr out = run.upload(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()));
+  run.timed([&] {
+    run.launch("corpus_partly_host_affine")
+        .grid({blocks_for(n, kThreads), 1, 1})
+        .block({kThreads, 1, 1})
+        .arg_ptr(in)
+        .arg_ptr(out)
+        .arg_u32(static_cast<std::uint32_t>(n))
+        .arg_f32(kScale)
+        .arg_f32(kBias)
+        .launch();
+  });
+  std::vector<float> want(n);
+  std::transform(x.begin(), x.end(), want.begin(), [](float v) { return v * kScale + kBias; });
+  return {n, first_difference(run.download<float>(out, n), want, "affine value")};
 }
 
 // The shared_templates.cu kernels: each block of 128 reverses its values through dynamic shared
