@@ -214,7 +214,8 @@ class BodyFinder {
       }
     }
     for (std::size_t k = name; k > 1 && spelling(k - 1) == "::" && is_identifier(k - 2); k -= 2) {
-      out = std::string(spelling(k - 2)) + "::" + out;
+      out.insert(0, "::");
+      out.insert(0, spelling(k - 2));
     }
     return out;
   }

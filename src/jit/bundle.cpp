@@ -347,7 +347,8 @@ std::vector<std::filesystem::path> BundleSet::split_dirs(std::string_view list) 
   return out;
 }
 
-BundleSet::BundleSet(const std::vector<std::filesystem::path>& dirs, std::shared_ptr<const BundlePublicKey> key) {
+BundleSet::BundleSet(const std::vector<std::filesystem::path>& dirs,
+                     const std::shared_ptr<const BundlePublicKey>& key) {
   for (const std::filesystem::path& dir : dirs) {
     std::string text;
     try {

@@ -105,7 +105,7 @@ class BundleSet {
   // Opens each directory's manifest; a missing or unreadable one is a warning, not an error. With
   // `key`, a bundle whose signature does not hold under it is refused (a warning, refusals()).
   explicit BundleSet(const std::vector<std::filesystem::path>& dirs,
-                     std::shared_ptr<const BundlePublicKey> key = nullptr);
+                     const std::shared_ptr<const BundlePublicKey>& key = nullptr);
   // METRALE_BUNDLE_DIR (':'-separated) of the process, opened once, signatures checked under
   // METRALE_BUNDLE_PUBKEY when set (ConfigError when that file is no public key); null when unset.
   static std::shared_ptr<const BundleSet> from_environment();
