@@ -23,18 +23,16 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
-#include <span>
 #include <sstream>
 #include <vector>
 
 #include "ground/log.hpp"
-#include "host/compile_log_locations.hpp"
 #include "host/cuda_source_rewrite.hpp"
 #include "host/host_compiler.hpp"
 #include "host/host_include_dir.hpp"
 #include "host/host_object_file.hpp"
 #include "host/prelude_table.hpp"
-#include "host/profiled_host_flags.hpp"
+#include "host/stubbed_compile.hpp"
 #include "jit/cache_file_io.hpp"
 #include "jit/cache_location.hpp"
 #include "jit/compile_deadline.hpp"
@@ -46,38 +44,11 @@
 namespace metrale::host {
 namespace {
 
-constexpr const char* kEntry = "metrale_host_kernel_v2";
 constexpr std::size_t kMaxParameters = 64;
 constexpr std::string_view kPrelude = kPreludeHeader;
 constexpr std::string_view kCudaStandIns = "metrale/host/cuda_include";
-// The flags the library's own host unit is built with (CMakeLists.txt: C++20, position
-// independent, vector words moved as CUDA code moves them), then the object's isolation: every
-// symbol but the entry hidden, and no symbol left for the loading process to provide. Each
-// function in a section of its own, collected when the entry cannot reach it: so a stubbed
-// function (cuda_source_rewrite.hpp) that no kernel of this object calls leaves no undefined symbol.
-constexpr std::array<std::string_view, 10> kFlags{"-std=c++20",
-                                                  "-O2",
-                                                  "-fPIC",
-                                                  "-shared",
-                                                  "-fno-strict-aliasing",
-                                                  "-fvisibility=hidden",
-                                                  "-fvisibility-inlines-hidden",
-                                                  "-ffunction-sections",
-                                                  "-Wl,--gc-sections",
-                                                  "-Wl,--no-undefined"};
 // The entry's answer when the table it was handed is not the one it was compiled against.
 constexpr std::size_t kTableRefused = static_cast<std::size_t>(-1);
-// The toolkit headers read before the prelude (metrale/host/cuda_include/metrale_toolkit_host.hpp).
-constexpr std::string_view kToolkitHost = "metrale/host/cuda_include/metrale_toolkit_host.hpp";
-// The macros NVRTC defines for device code hold over the engine's source only, so a kernel under
-// `#if __CUDA_ARCH__ >= 700` runs its body (without them it compiled to an empty kernel that
-// launched); the library's headers around it never see them.
-constexpr std::string_view kDevicePassEnd = "#undef __CUDA_ARCH__\n#undef __CUDACC_RTC__\n#undef __CUDACC__\n";
-std::string device_pass_macros(unsigned cuda_arch) {
-  return fmt::format("#define __CUDACC__ 1\n#define __CUDACC_RTC__ 1\n#define __CUDA_ARCH__ {}\n", cuda_arch);
-}
-// Where a profiled unit puts the variant's source (host_jit_unit).
-constexpr std::string_view kProfiledNamespace = "metrale_profiled_jit";
 
 using EntryFn = std::size_t (*)(const PreludeTable*, void (**)(const KernelArg*), std::size_t*, std::size_t);
 
@@ -117,10 +88,6 @@ std::string unit_digest(const std::string& unit) {
   return hex_digest(hash.high64, hash.low64);
 }
 
-// A compiler's family from its `--version` line: "clang version ..." or "Debian clang version ..."
-// for clang; g++ says "g++ (...)" or, as c++, "c++ (...)".
-bool is_clang(std::string_view compiler_identity) { return compiler_identity.find("clang") != std::string_view::npos; }
-
 // The folder of the work folder the sources are written to, by their names: apart from the unit
 // and the compiler's outputs, so no source name can stand for either.
 constexpr std::string_view kSourceFolder = "src";
@@ -152,54 +119,6 @@ std::string write_work_file(const std::filesystem::path& path, std::string_view 
   return {};
 }
 
-// How many times a unit is compiled again with more functions stubbed, at most.
-constexpr int kStubTries = 4;
-
-// "lane_id (k.cu:3: inline PTX (asm) at k.cu:5), ..." for a log line.
-std::string stubbed_list(const std::vector<StubbedFunction>& stubbed) {
-  std::string out;
-  for (const StubbedFunction& function : stubbed) {
-    out += fmt::format("{}{} at {} ({})", out.empty() ? "" : ", ", function.name, function.where, function.reason);
-  }
-  return out;
-}
-
-// The refusal of a kernel whose link missed the stubs `called`: the functions it needs.
-std::string unavailable_needed_reason(const std::vector<StubbedFunction>& stubbed,
-                                      const std::vector<std::size_t>& called) {
-  std::vector<StubbedFunction> needed;
-  for (const std::size_t index : called) {
-    if (index < stubbed.size()) {
-      needed.push_back(stubbed[index]);
-    }
-  }
-  return fmt::format(
-      "it needs {}, which the host backend cannot build; a GPU runs it (the registry's NVRTC build), and the "
-      "file's other kernels still load here",
-      stubbed_list(needed));
-}
-
-// Whether one of the stubs `called` is the requested kernel's own body, stubbed for a compiler
-// error (its name's last part is the expression's, without template arguments or namespaces).
-bool stubs_own_body(const std::vector<StubbedFunction>& stubbed, const std::vector<std::size_t>& called,
-                    std::string_view name_expression) {
-  std::string_view kernel = name_expression.substr(0, name_expression.find('<'));
-  if (const std::size_t colons = kernel.rfind("::"); colons != std::string_view::npos) {
-    kernel.remove_prefix(colons + 2);
-  }
-  while (!kernel.empty() && kernel.back() == ' ') {
-    kernel.remove_suffix(1);
-  }
-  return std::any_of(called.begin(), called.end(), [&](std::size_t index) {
-    if (index >= stubbed.size() || !stubbed[index].from_compiler) {
-      return false;
-    }
-    const std::string& name = stubbed[index].name;
-    const std::size_t colons = name.rfind("::");
-    return std::string_view(name).substr(colons == std::string::npos ? 0 : colons + 2) == kernel;
-  });
-}
-
 // Removes every occurrence of `prefix` from `text`.
 void erase_all(std::string& text, const std::string& prefix) {
   for (std::size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at)) {
@@ -208,88 +127,6 @@ void erase_all(std::string& text, const std::string& prefix) {
 }
 
 }  // namespace
-
-std::string host_jit_profiled_refusal(std::string_view compiler_identity) {
-  const bool built_with_clang = kProfiledHostCompilerId.find("Clang") != std::string_view::npos;
-  if (is_clang(compiler_identity) == built_with_clang) {
-    return {};
-  }
-  return fmt::format(
-      "a profiled object needs a compiler of the family the library's profiled built-ins were built with ({}); "
-      "'{}' is not one (set CXX to one)",
-      kProfiledHostCompilerId, compiler_identity);
-}
-
-std::string host_jit_unit(std::string_view source, std::string_view name_expression, bool profiled,
-                          unsigned cuda_arch) {
-  std::string head;
-  std::string expression(name_expression);
-  if (profiled) {
-    if (expression.starts_with("::")) {
-      expression.erase(0, 2);
-    }
-    expression.insert(0, fmt::format("{}::", kProfiledNamespace));
-    head = fmt::format(
-        "// generated by metrale's host JIT (profiled)\n"
-        "#define METRALE_HOST_JIT_UNIT 1\n"
-        "#include \"metrale/host/host_kernel.hpp\"\n"
-        "#include \"{3}\"\n"
-        "#include \"{0}\"\n"
-        "{4}"
-        "namespace {2} {{\n"
-        "#include \"{1}\"\n"
-        "}}  // namespace {2}\n"
-        "{5}",
-        kPrelude, source, kProfiledNamespace, kToolkitHost, device_pass_macros(cuda_arch), kDevicePassEnd);
-  } else {
-    head = fmt::format(
-        "// generated by metrale's host JIT\n"
-        "#define METRALE_HOST_JIT_UNIT 1\n"
-        "#include \"{2}\"\n"
-        "#include \"{0}\"\n"
-        "{3}"
-        "#include \"{1}\"\n"
-        "{4}"
-        "#include \"metrale/host/host_kernel.hpp\"\n",
-        kPrelude, source, kToolkitHost, device_pass_macros(cuda_arch), kDevicePassEnd);
-  }
-  return head + fmt::format(
-                    "namespace {{\n"
-                    "constexpr auto kKernel = &{0};\n"
-                    "using Signature = "
-                    "::metrale::host::detail::KernelSignature<std::remove_const_t<decltype(kKernel)>>;\n"
-                    "void invoke(const ::metrale::KernelArg* args) {{\n"
-                    "  ::metrale::host::detail::refresh_extern_shared();\n"
-                    "  Signature::template invoke<kKernel>(args, std::make_index_sequence<Signature::count>{{}});\n"
-                    "}}\n"
-                    "}}  // namespace\n"
-                    "extern \"C\" __attribute__((visibility(\"default\"))) std::size_t {1}(\n"
-                    "    const ::metrale::host::PreludeTable* table, void (**out)(const ::metrale::KernelArg*),\n"
-                    "    std::size_t* sizes, std::size_t capacity) {{\n"
-                    "  if (!::metrale::host::bind_prelude(table)) {{\n"
-                    "    return static_cast<std::size_t>(-1);\n"
-                    "  }}\n"
-                    "  *out = &invoke;\n"
-                    "  const std::vector<std::size_t> all = Signature::sizes();\n"
-                    "  for (std::size_t i = 0; i < all.size() && i < capacity; ++i) {{\n"
-                    "    sizes[i] = all[i];\n"
-                    "  }}\n"
-                    "  return all.size();\n"
-                    "}}\n",
-                    expression, kEntry);
-}
-
-std::vector<std::string> host_jit_flags(std::string_view compiler_identity, bool profiled) {
-  std::vector<std::string> flags(kFlags.begin(), kFlags.end());
-  if (profiled) {
-    const bool clang = is_clang(compiler_identity);
-    const std::span<const std::string_view> extra = clang ? std::span<const std::string_view>(kProfiledHostFlagsClang)
-                                                          : std::span<const std::string_view>(kProfiledHostFlagsGnu);
-    flags.insert(flags.end(), extra.begin(), extra.end());
-    flags.push_back(fmt::format("-D{}", kProfiledHostDefine));
-  }
-  return flags;
-}
 
 HostJit::HostJit(std::optional<std::filesystem::path> cache_dir, EnvLookup env, std::optional<double> compile_timeout_s)
     : cache_(std::move(cache_dir)), env_(std::move(env)) {
@@ -451,9 +288,8 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
   if (const CompilerRun ran = run_captured(argv, work, left_s()); ran.exit_code != 0) {
     return compiler_failed(ran);
   }
-  // Rewritten, then compiled; a function the compiler fails on is stubbed and the unit compiled
-  // again (cuda_source_rewrite.hpp), so one kernel's unbuildable code costs only the kernels that
-  // reach it. Bounded: each try must stub a function more, and there are kStubTries at most.
+  // Rewritten, then compiled, in rounds: a function the host cannot build is stubbed, so one
+  // kernel's unbuildable code costs only the kernels that reach it (host/stubbed_compile.hpp).
   const SourceNameFn source_name = [&](std::string_view path) -> std::optional<std::string> {
     if (!path.starts_with(prefix)) {
       return std::nullopt;
@@ -461,50 +297,26 @@ HostJitResult HostJit::build(const HostJitRequest& request) {
     const std::string name(path.substr(prefix.size()));
     return request.sources->contains(name) ? std::optional<std::string>(name) : std::nullopt;
   };
-  const std::string preprocessed = read_file(work / "unit.ii");
-  std::vector<FailedLine> failed;
-  std::size_t stubbed_before = 0;
-  std::optional<CompilerRun> first_failure;
-  std::optional<CompilerRun> last_failure;
-  CudaSourceRewrite rewritten;
-  for (int tried = 0;; ++tried) {
-    rewritten = rewrite_cuda_source(preprocessed, source_name, failed);
-    if (!rewritten.refusal.empty()) {
+  std::string write_problem;
+  const StubbedCompile compiled = compile_with_stubs(
+      read_file(work / "unit.ii"), source_name, prefix, request.name_expression,
+      [&](const std::string& text) -> std::optional<CompilerRun> {
+        write_problem = write_work_file(work / "unit.ii", text);
+        return write_problem.empty() ? std::optional<CompilerRun>(run_captured(compile, work, left_s())) : std::nullopt;
+      });
+  switch (compiled.outcome) {
+    case StubbedCompile::Outcome::kNotCompiled:
+      return write_failed(std::move(write_problem));
+    case StubbedCompile::Outcome::kRefused:
       std::filesystem::remove_all(work, error);
-      return refuse(rewritten.refusal);
-    }
-    if (last_failure && (rewritten.stubbed.size() == stubbed_before || tried > kStubTries)) {
-      return compiler_failed(*last_failure);  // nothing more to stub: the failure is the kernel's own
-    }
-    stubbed_before = rewritten.stubbed.size();
-    if (std::string failed_write = write_work_file(work / "unit.ii", rewritten.text); !failed_write.empty()) {
-      return write_failed(std::move(failed_write));
-    }
-    CompilerRun ran = run_captured(compile, work, left_s());
-    if (ran.exit_code == 0) {
+      return refuse(compiled.refusal);
+    case StubbedCompile::Outcome::kCompilerFailed:
+      return compiler_failed(*compiled.failure);
+    case StubbedCompile::Outcome::kBuilt:
       break;
-    }
-    if (ran.timed_out) {
-      return compiler_failed(ran);
-    }
-    if (const std::vector<std::size_t> called = unavailable_stubs_called(ran.output); !called.empty()) {
-      // The kernel's own body failed to compile: the compiler's whole log says it best.
-      if (first_failure && stubs_own_body(rewritten.stubbed, called, request.name_expression)) {
-        return compiler_failed(*first_failure);
-      }
-      std::filesystem::remove_all(work, error);
-      return refuse(unavailable_needed_reason(rewritten.stubbed, called));
-    }
-    for (FailedLine& line : failed_engine_lines(ran.output, source_name, prefix)) {
-      failed.push_back(std::move(line));
-    }
-    if (!first_failure) {
-      first_failure = ran;
-    }
-    last_failure = std::move(ran);
   }
-  if (!rewritten.stubbed.empty()) {
-    logger().info("host JIT of {}: built without {}", what, stubbed_list(rewritten.stubbed));
+  if (!compiled.stubbed.empty()) {
+    logger().info("host JIT of {}: built without {}", what, stubbed_list(compiled.stubbed));
   }
   const ReadBackFile built = read_back_file(work / "unit.so", ReadBackRules{kHostObjectMaxBytes, {}, {}});
   if (!built.ok()) {
@@ -553,12 +365,12 @@ HostJitResult HostJit::load_object(const std::filesystem::path& object, const Re
                         why != nullptr ? why : "unknown error"),
             false};
   }
-  auto entry = reinterpret_cast<EntryFn>(::dlsym(library, kEntry));
+  auto entry = reinterpret_cast<EntryFn>(::dlsym(library, kHostJitEntry));
   if (entry == nullptr) {
-    return {
-        std::nullopt,
-        fmt::format("host JIT of {}<{}>: {} has no {}", request.kernel, request.params.tag(), object.string(), kEntry),
-        false};
+    return {std::nullopt,
+            fmt::format("host JIT of {}<{}>: {} has no {}", request.kernel, request.params.tag(), object.string(),
+                        kHostJitEntry),
+            false};
   }
   HostKernelInfo info;
   info.kernel = std::string(request.kernel);

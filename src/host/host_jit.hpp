@@ -62,6 +62,9 @@ struct HostJitStats {
   std::uint64_t failures = 0;    // results without a kernel
 };
 
+// The C entry every host JIT object exports (host_jit_unit) and the loader looks up.
+inline constexpr const char* kHostJitEntry = "metrale_host_kernel_v2";
+
 // The translation unit compiled for `name_expression` from `source`. Pure. A profiled unit
 // includes the standard headers before the prelude (whose special functions become macros) and
 // the source inside namespace metrale_profiled_jit: the executable exports the plain built-in

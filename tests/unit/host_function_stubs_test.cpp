@@ -12,6 +12,7 @@
 #include "host/compile_log_locations.hpp"
 #include "host/cuda_source_rewrite.hpp"
 #include "host/function_bodies.hpp"
+#include "host/stubbed_compile.hpp"
 
 namespace {
 
@@ -176,4 +177,69 @@ TEST_CASE("a compiler's log gives each error's outermost engine line and a link'
       "x.cpp:(.text+0x11): undefined reference to `unrelated_7()'\n";
   CHECK(metrale::host::unavailable_stubs_called(link) == std::vector<std::size_t>{0, 3, 12});
   CHECK(metrale::host::unavailable_stubs_called("/w/src/k.cu:1:1: error: metrale_host_unavailable_5").empty());
+}
+
+TEST_CASE("the stub rounds end built, refused naming a reached stub, or with the compiler's log, within the bound",
+          "[host][jit][rewrite]") {
+  using metrale::host::CompilerRun;
+  using Outcome = metrale::host::StubbedCompile::Outcome;
+  std::string unit = "# 1 \"/w/src/k.cu\"\n";
+  for (int f = 0; f < 10; ++f) {  // f<N> on line N + 1
+    unit += "inline int f" + std::to_string(f) + "(int a) { return a; }\n";
+  }
+  // A compiler that fails on the lines in `errors`, in turn, then answers `last`.
+  auto compiler = [](std::vector<std::string> logs, int& runs) {
+    return [logs = std::move(logs), &runs](const std::string&) -> std::optional<CompilerRun> {
+      const std::size_t at = static_cast<std::size_t>(runs++);
+      CompilerRun run;
+      run.output = at < logs.size() ? logs[at] : logs.back();
+      run.exit_code = run.output.empty() ? 0 : 1;
+      return run;
+    };
+  };
+  const std::string error_f1 = "/w/src/k.cu:2:30: error: bad in f1\n";
+  const std::string reached_0 = "x.cpp:(.text+0x5): undefined reference to `metrale_host_unavailable_0()'\n";
+
+  int runs = 0;
+  metrale::host::StubbedCompile built =
+      metrale::host::compile_with_stubs(unit, engine_name, "/w/src/", "k", compiler({error_f1, ""}, runs));
+  CHECK(built.outcome == Outcome::kBuilt);
+  CHECK(runs == 2);
+  REQUIRE(built.stubbed.size() == 1);
+  CHECK(built.stubbed[0].name == "f1");
+
+  runs = 0;
+  const metrale::host::StubbedCompile refused =
+      metrale::host::compile_with_stubs(unit, engine_name, "/w/src/", "k", compiler({error_f1, reached_0}, runs));
+  CHECK(refused.outcome == Outcome::kRefused);
+  CHECK(refused.refusal ==
+        "it needs f1 at k.cu:2 (k.cu:2:30: error: bad in f1), which the host backend cannot build; a "
+        "GPU runs it (the registry's NVRTC build), and the file's other kernels still load here");
+
+  // The requested kernel's own body: the compiler's first log, whole.
+  runs = 0;
+  const metrale::host::StubbedCompile own = metrale::host::compile_with_stubs(unit, engine_name, "/w/src/", "ns::f1<3>",
+                                                                              compiler({error_f1, reached_0}, runs));
+  CHECK(own.outcome == Outcome::kCompilerFailed);
+  REQUIRE(own.failure.has_value());
+  CHECK(own.failure->output == error_f1);
+
+  // An error in no function's body stubs nothing: one compile, its log.
+  runs = 0;
+  const std::string outside = "/w/src/k.cu:40:1: error: after every body\n";
+  const metrale::host::StubbedCompile stuck =
+      metrale::host::compile_with_stubs(unit, engine_name, "/w/src/", "k", compiler({outside}, runs));
+  CHECK(stuck.outcome == Outcome::kCompilerFailed);
+  CHECK(runs == 1);
+
+  // A compiler that fails on a new function every time: 1 + kStubRounds compiles at most.
+  runs = 0;
+  std::vector<std::string> every;
+  for (int f = 0; f < 10; ++f) {
+    every.push_back("/w/src/k.cu:" + std::to_string(f + 2) + ":20: error: bad in f" + std::to_string(f) + "\n");
+  }
+  const metrale::host::StubbedCompile bounded =
+      metrale::host::compile_with_stubs(unit, engine_name, "/w/src/", "k", compiler(every, runs));
+  CHECK(bounded.outcome == Outcome::kCompilerFailed);
+  CHECK(runs == 1 + metrale::host::kStubRounds);
 }
