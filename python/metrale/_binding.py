@@ -165,6 +165,8 @@ def _column_major_outputs(call: Call) -> None:
             step = max(stride_decl.multiple_of, 1) if stride_decl is not None else 1
             call.scalars[arg.column_stride] = -(-rows // step) * step
             call.origin[arg.column_stride] = f"{arg.dims[0].text} = {rows} rounded up to {step} ({arg.name})"
+            if stride_decl is not None:  # derived here, after the given sizes were checked
+                _check_scalar(call, stride_decl, call.scalars[arg.column_stride])
         stride = call.scalars[arg.column_stride]
         if stride < rows:
             raise call.fail(f"{arg.column_stride} = {stride} ({call.origin[arg.column_stride]}) is less than "
@@ -181,6 +183,15 @@ def _column_major(rows: int, columns: int, stride: int, dtype: str,
         return base.T[:rows], base
 
     return allocate
+
+
+def _check_scalar(call: Call, arg: ArgSpec, value: int) -> None:
+    """A size within its declared range and a multiple of its multiple_of, or a refusal naming
+    where the value came from."""
+    if not arg.min <= value <= arg.max:
+        raise call.fail(f"{arg.name} = {value} ({call.origin[arg.name]}) is outside [{arg.min}, {arg.max}]")
+    if arg.multiple_of > 1 and value % arg.multiple_of != 0:
+        raise call.fail(f"{arg.name} = {value} ({call.origin[arg.name]}) is not a multiple of {arg.multiple_of}")
 
 
 def _fallback(spec: OpSpec, name: str) -> int:
@@ -230,10 +241,8 @@ def bind(spec: OpSpec, given: dict[str, Any], on_host: bool, device_ordinal: int
         if value is None:
             if arg.required:
                 raise call.fail(f"{arg.name}: missing (an integer: {arg.doc}), and no array given names it")
-        elif not arg.min <= value <= arg.max:
-            raise call.fail(f"{arg.name} = {value} ({call.origin[arg.name]}) is outside [{arg.min}, {arg.max}]")
-        elif arg.multiple_of > 1 and value % arg.multiple_of != 0:
-            raise call.fail(f"{arg.name} = {value} ({call.origin[arg.name]}) is not a multiple of {arg.multiple_of}")
+        else:
+            _check_scalar(call, arg, value)
     _column_major_outputs(call)
     # Every check passed: how to allocate what the caller left out, then the named arguments.
     like = next((a.name for a in spec.args if a.kind == "input" and a.name in call.arrays), None)

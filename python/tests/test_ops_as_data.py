@@ -86,3 +86,19 @@ def test_a_dict_op_called_with_arrays_allocates_and_checks_from_its_declaration(
             rt.ops.fp8_act_quant_py(x, scale_layout=1, m_aligned=6)
         with pytest.raises(metrale.ArgumentError, match=r"q.shape\[1\] is k = 256, but x.shape\[1\] is k = 384"):
             rt.ops.fp8_act_quant_py(x, q=np.zeros((m, 256), np.uint8))
+
+
+def test_a_column_stride_the_binding_derives_is_held_to_its_declared_range(tmp_path):
+    """m_aligned left out of a column-major call is derived (m rounded up to its multiple_of); a
+    declared max it would pass is a refusal naming where the value came from, not a launch."""
+    spec = op_dict("fp8_act_quant_capped")
+    next(a for a in spec["args"] if a["name"] == "m_aligned")["max"] = 4
+    x = bf16_bits(np.random.default_rng(0xCA9).uniform(-4, 4, (5, 128)))
+    with metrale.Runtime("host", target="hopper", verify=False, cache_dir=str(tmp_path), ops=[spec]) as rt:
+        with pytest.raises(metrale.ArgumentError,
+                           match=r"m_aligned = 8 \(m = 5 rounded up to 4 \(scales\)\) is outside \[0, 4\]"):
+            rt.ops.fp8_act_quant_capped(x, scale_layout=1)
+        q, scales = rt.ops.fp8_act_quant_capped(x[:4], scale_layout=1)  # m = 4: m_aligned = 4 is within
+        want_q, want_scales = fp8_reference(x[:4])
+        np.testing.assert_array_equal(scales, want_scales)
+        np.testing.assert_array_equal(q, want_q)
