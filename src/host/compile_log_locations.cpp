@@ -97,18 +97,27 @@ std::vector<FailedLine> failed_engine_lines(std::string_view log, const SourceNa
                                             std::string_view path_prefix) {
   std::vector<FailedLine> failed;
   for (const LoggedError& error : logged_errors(log)) {
-    const Location& outermost = !error.chain_after.empty()    ? error.chain_after.back()
-                                : !error.chain_before.empty() ? error.chain_before.back()
-                                                              : error.at;
-    const std::optional<std::string> file = source_name(outermost.path);
+    // The chain outermost first (both compilers list it innermost first), then the error's line.
+    const std::vector<Location>& listed = error.chain_after.empty() ? error.chain_before : error.chain_after;
+    std::vector<const Location*> chain;
+    for (auto it = listed.rbegin(); it != listed.rend(); ++it) {
+      chain.push_back(&*it);
+    }
+    chain.push_back(&error.at);
+    const std::optional<std::string> file = source_name(chain.front()->path);
     if (!file) {
-      continue;
+      continue;  // the unit's own wrapper (the requested kernel's instantiation), the prelude: not the engine's
     }
     std::string reason = without(error.text, path_prefix);
-    if (&outermost != &error.at) {  // the line that asked for the instantiation, named too
-      reason += fmt::format(" (instantiated at {}:{})", *file, outermost.line);
+    if (chain.size() > 1) {  // the line that asked for the instantiation, named too
+      reason += fmt::format(" (instantiated at {}:{})", *file, chain.front()->line);
     }
-    FailedLine line{*file, outermost.line, std::move(reason)};
+    FailedLine line{*file, chain.front()->line, std::move(reason), {}};
+    for (std::size_t i = 1; i < chain.size(); ++i) {
+      if (std::optional<std::string> inner = source_name(chain[i]->path)) {
+        line.inner.push_back({std::move(*inner), chain[i]->line});
+      }
+    }
     const bool known = std::any_of(failed.begin(), failed.end(), [&](const FailedLine& seen) {
       return seen.file == line.file && seen.line == line.line && seen.reason == line.reason;
     });

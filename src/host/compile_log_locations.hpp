@@ -19,7 +19,8 @@ namespace metrale::host {
 
 // One per error of `log` whose outermost location is an engine file's line; the reason is the
 // error's own line of the log, with `path_prefix` (the work folder) taken out of it, and, for an
-// instantiation, " (instantiated at k.cu:N)".
+// instantiation, " (instantiated at k.cu:N)"; `inner` the chain's other engine lines, outermost
+// first (for an instantiation asked for outside any function: an explicit one).
 std::vector<FailedLine> failed_engine_lines(std::string_view log, const SourceNameFn& source_name,
                                             std::string_view path_prefix);
 

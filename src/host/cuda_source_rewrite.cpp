@@ -176,18 +176,29 @@ class Rewriter {
   // compiler's column is of the rewritten text, so the line, not a token, is what is matched: a
   // one-line function's error stands on its name's line).
   void place(const FailedLine& line) {
-    const auto file = std::find(files_.begin(), files_.end(), line.file);
-    const auto body = std::find_if(bodies_.begin(), bodies_.end(), [&](const FunctionBody& b) {
-      const Token& open = tokens_[b.open];
-      const Token& close = tokens_[b.close];
-      return file != files_.end() && open.file == static_cast<std::uint32_t>(file - files_.begin()) &&
-             close.file == open.file && open.line <= line.line && line.line <= close.line;
-    });
-    if (body == bodies_.end()) {
+    const FunctionBody* body = body_on_line(line.file, line.line);
+    for (std::size_t i = 0; body == nullptr && i < line.inner.size(); ++i) {
+      body = body_on_line(line.inner[i].file, line.inner[i].line);
+    }
+    if (body == nullptr) {
       unplaced_.push_back(line);
       return;
     }
     stub(*body, line.reason, true);
+  }
+
+  [[nodiscard]] const FunctionBody* body_on_line(const std::string& name, std::uint32_t line) const {
+    const auto file = std::find(files_.begin(), files_.end(), name);
+    if (file == files_.end()) {
+      return nullptr;
+    }
+    const auto index = static_cast<std::uint32_t>(file - files_.begin());
+    const auto body = std::find_if(bodies_.begin(), bodies_.end(), [&](const FunctionBody& b) {
+      const Token& open = tokens_[b.open];
+      const Token& close = tokens_[b.close];
+      return open.file == index && close.file == index && open.line <= line && line <= close.line;
+    });
+    return body == bodies_.end() ? nullptr : &*body;
   }
 
   void unsupported(std::size_t i, std::string_view word) {

@@ -49,10 +49,18 @@ inline constexpr std::string_view kCudaSourceRewriteVersion = "cuda-source-rewri
 inline constexpr std::string_view kUnavailableStubPrefix = "metrale_host_unavailable_";
 
 // A line of an engine's file the compiler failed on, and its message.
+struct SourceLine {
+  std::string file;  // the engine's name of the file
+  std::uint32_t line = 0;
+};
+
 struct FailedLine {
   std::string file;  // the engine's name of the file
   std::uint32_t line = 0;
   std::string reason;
+  // The instantiation chain's other engine lines, outermost first, tried in turn when `line` is in
+  // no function's body (an explicit instantiation at namespace scope: the template's body is stubbed).
+  std::vector<SourceLine> inner;
 };
 
 // A function whose body the rewrite replaced by a stub.

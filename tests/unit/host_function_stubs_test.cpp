@@ -112,9 +112,10 @@ TEST_CASE("a line the compiler failed on stubs the function holding it, one in n
       "}\n"
       "bad_type global;\n"
       "int other(int a) { return a; }\n";
-  const std::vector<metrale::host::FailedLine> failed{{"k.cu", 2, "k.cu:2:10: error: '__dp4a' was not declared"},
-                                                      {"k.cu", 4, "k.cu:4:1: error: 'bad_type' does not name a type"},
-                                                      {"other.cu", 2, "not this file"}};
+  const std::vector<metrale::host::FailedLine> failed{
+      {"k.cu", 2, "k.cu:2:10: error: '__dp4a' was not declared", {}},
+      {"k.cu", 4, "k.cu:4:1: error: 'bad_type' does not name a type", {}},
+      {"other.cu", 2, "not this file", {}}};
   const metrale::host::CudaSourceRewrite out = metrale::host::rewrite_cuda_source(in, engine_name, failed);
   REQUIRE(out.stubbed.size() == 1);
   CHECK(out.stubbed[0].name == "helper");
@@ -124,6 +125,15 @@ TEST_CASE("a line the compiler failed on stubs the function holding it, one in n
   CHECK(out.unplaced[1].file == "other.cu");
   CHECK(out.text.find("__dp4a") == std::string::npos);
   CHECK_THAT(out.text, Catch::Contains("int other(int a) { return a; }"));
+
+  // An instantiation asked for in no body (an explicit one, at namespace scope): the chain's next
+  // engine line in a body is stubbed, the template's own.
+  const std::vector<metrale::host::FailedLine> explicit_one{
+      {"k.cu", 4, "k.cu:5:20: error: bad (instantiated at k.cu:4)", {{"k.cu", 5}}}};
+  const metrale::host::CudaSourceRewrite inner = metrale::host::rewrite_cuda_source(in, engine_name, explicit_one);
+  REQUIRE(inner.stubbed.size() == 1);
+  CHECK(inner.stubbed[0].name == "other");
+  CHECK(inner.unplaced.empty());
 }
 
 TEST_CASE("a compiler's log gives each error's outermost engine line and a link's missing stubs",
@@ -148,6 +158,8 @@ TEST_CASE("a compiler's log gives each error's outermost engine line and a link'
   CHECK(from_gcc[0].reason == "k.cu:2:29: error: '__dp4a' was not declared in this scope");
   CHECK(from_gcc[1].line == 4);
   CHECK(from_gcc[1].reason == "k.cu:1:54: error: '__dp4a' was not declared in this scope (instantiated at k.cu:4)");
+  REQUIRE(from_gcc[1].inner.size() == 1);  // the chain inward: the template's own line
+  CHECK(from_gcc[1].inner[0].line == 1);
 
   // Clang: the chain after the error.
   const std::string clang =

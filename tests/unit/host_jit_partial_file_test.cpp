@@ -1,8 +1,8 @@
 // host_jit_partial_file_test.cpp: a file's kernels load independently on the host backend
 // (issue 38 item 2): in tests/data/corpus/partly_host.cu, a helper with inline PTX, a plain helper
-// over __dp4a (which the host prelude lacks) and a template whose instantiation needs it cost only
-// the kernels that reach them: `affine` loads and computes its reference, and each other kernel is
-// an absent handle whose reason names the function it needs and why.
+// over __dp4a (which the host prelude lacks), a template whose instantiation needs it and an
+// explicitly instantiated kernel template over it cost only the kernels that reach them: `affine` loads and computes
+// its reference, and each other kernel is an absent handle whose reason names the function it needs and why.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
@@ -85,19 +85,24 @@ TEST_CASE("a file's kernels load independently: what one function cannot build c
   const std::string lanes = refusal_of(gpu, sources, "lane_ids");
   CHECK_THAT(lanes,
              Catch::Contains("host JIT of partly_lane_ids") &&
-                 Catch::Contains("it needs lane_id_ptx at partly_host.cu:9 (inline PTX (asm) at partly_host.cu:11)"));
+                 Catch::Contains("it needs lane_id_ptx at partly_host.cu:10 (inline PTX (asm) at partly_host.cu:12)"));
   const std::string dot = refusal_of(gpu, sources, "dot_rows");
   CHECK_THAT(
-      dot, Catch::Contains("it needs dot4_int8 at partly_host.cu:16 (partly_host.cu:16:") && Catch::Contains("__dp4a"));
+      dot, Catch::Contains("it needs dot4_int8 at partly_host.cu:17 (partly_host.cu:17:") && Catch::Contains("__dp4a"));
   // The template's error is charged to the function that instantiated it, not the template; here
   // that is the kernel asked for, whose own failure is the compiler's whole log, as for any kernel.
   const std::string accumulate = refusal_of(gpu, sources, "dot_accumulate");
-  CHECK_THAT(accumulate, Catch::Contains("failed (exit") && Catch::Contains("partly_host.cu:38") &&
-                             Catch::Contains("partly_host.cu:20:") && Catch::Contains("__dp4a"));
+  CHECK_THAT(accumulate, Catch::Contains("failed (exit") && Catch::Contains("partly_host.cu:39") &&
+                             Catch::Contains("partly_host.cu:21:") && Catch::Contains("__dp4a"));
+  // An explicitly instantiated kernel template: its instantiation stands in no body, so the
+  // template's is stubbed for the others (affine loaded above), and asking for it is its own failure.
+  const std::string typed = refusal_of(gpu, sources, "dot_typed<int>");
+  CHECK_THAT(typed,
+             Catch::Contains("failed (exit") && Catch::Contains("partly_host.cu:53") && Catch::Contains("__dp4a"));
   for (const std::string& reason : {lanes, dot}) {
     CHECK(reason.find(".work-") == std::string::npos);  // the engine's names, not the work folder's
   }
-  CHECK(gpu.jit_stats().failures == 3);
+  CHECK(gpu.jit_stats().failures == 4);
   gpu.free(in);
   gpu.free(out);
 }
