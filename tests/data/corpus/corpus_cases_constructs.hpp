@@ -5,52 +5,42 @@
 // corpus_cases.hpp, which includes this inside namespace corpus, after its helpers.
 #pragma once
 
-// guarded_scale: out[i] = in[i] * k + 1 over a ragged tail; the output starts as NaN, so a body
-// compiled away (no __CUDA_ARCH__) leaves it and differs.
-inline CaseResult run_guarded_scale(CaseRun& run, std::size_t n, std::uint32_t seed) {
-  constexpr std::uint32_t kThreads = 128;
-  constexpr float kScale = -2.5F;
-  const std::vector<float> x = random_floats(n, seed);
-  const metrale::DevicePtr in = run.upload(x);
-  const metrale::DevicePtr out = run.upload(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()));
-  run.timed([&] {
-    run.launch("corpus_arch_guarded_scale")
-        .grid({blocks_for(n, kThreads), 1, 1})
-        .block({kThreads, 1, 1})
-        .arg_ptr(in)
-        .arg_ptr(out)
-        .arg_u32(static_cast<std::uint32_t>(n))
-        .arg_f32(kScale)
-        .launch();
-  });
-  std::vector<float> want(n);
-  std::transform(x.begin(), x.end(), want.begin(), [](float v) { return v * kScale + 1.0F; });
-  return {n, first_difference(run.download<float>(out, n), want, "guarded scale")};
-}
-
-// partly_host.cu's affine: out[i] = in[i] * k + bias over a ragged tail, NaN first; its file's other
-// kernels (inline PTX, __dp4a) must not take it down on the host backend.
-inline CaseResult run_partly_host_affine(CaseRun& run, std::size_t n, std::uint32_t seed) {
-  constexpr std::uint32_t kThreads = 96;
-  constexpr float kScale = 4.0F;  // a power of two: the product is exact, so a GPU's FMA rounds alike
-  constexpr float kBias = -0.5F;
+// out[i] = in[i] * scale + offset over a ragged tail, from NaN (so a body compiled away, or a
+// launch that never ran, leaves it and differs); the kernel takes `in, out, n, scale` and, when
+// `offset_argument`, the offset after them (else it adds the offset itself).
+inline CaseResult run_scale_offset(CaseRun& run, std::string_view kernel, std::size_t n, std::uint32_t seed,
+                                   std::uint32_t threads, float scale, float offset, bool offset_argument) {
   const std::vector<float> x = random_floats(n, seed, -4.0F, 4.0F);
   const metrale::DevicePtr in = run.upload(x);
   const metrale::DevicePtr out = run.upload(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()));
   run.timed([&] {
-    run.launch("corpus_partly_host_affine")
-        .grid({blocks_for(n, kThreads), 1, 1})
-        .block({kThreads, 1, 1})
+    metrale::KernelLaunch launch = run.launch(kernel);
+    launch.grid({blocks_for(n, threads), 1, 1})
+        .block({threads, 1, 1})
         .arg_ptr(in)
         .arg_ptr(out)
         .arg_u32(static_cast<std::uint32_t>(n))
-        .arg_f32(kScale)
-        .arg_f32(kBias)
-        .launch();
+        .arg_f32(scale);
+    if (offset_argument) {
+      launch.arg_f32(offset);
+    }
+    launch.launch();
   });
   std::vector<float> want(n);
-  std::transform(x.begin(), x.end(), want.begin(), [](float v) { return v * kScale + kBias; });
-  return {n, first_difference(run.download<float>(out, n), want, "affine value")};
+  std::transform(x.begin(), x.end(), want.begin(), [&](float v) { return v * scale + offset; });
+  return {n, first_difference(run.download<float>(out, n), want, kernel)};
+}
+
+// guarded_scale: out[i] = in[i] * k + 1, its body under `#if __CUDA_ARCH__ >= 700`.
+inline CaseResult run_guarded_scale(CaseRun& run, std::size_t n, std::uint32_t seed) {
+  return run_scale_offset(run, "corpus_arch_guarded_scale", n, seed, 128, -2.5F, 1.0F, false);
+}
+
+// partly_host.cu's affine: out[i] = in[i] * k + bias; its file's other kernels (inline PTX,
+// __dp4a) must not take it down on the host backend. A power-of-two scale keeps the product
+// exact, so a GPU's FMA rounds alike.
+inline CaseResult run_partly_host_affine(CaseRun& run, std::size_t n, std::uint32_t seed) {
+  return run_scale_offset(run, "corpus_partly_host_affine", n, seed, 96, 4.0F, -0.5F, true);
 }
 
 // The shared_templates.cu kernels: each block of 128 reverses its values through dynamic shared
