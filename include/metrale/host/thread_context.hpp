@@ -306,7 +306,7 @@ namespace metrale::host {
 struct PreludeTable {
   std::uint64_t fingerprint = 0;  // prelude_table_fingerprint() of the side that filled it
 #define METRALE_HOST_PRELUDE_MEMBER(member, function, result, params, args, qualifiers) \
-  result(*member) params qualifiers = nullptr;
+  result(*member) params qualifiers = nullptr;  // NOLINT(bugprone-macro-parentheses): a declarator, not an expression
   METRALE_HOST_PRELUDE_API(METRALE_HOST_PRELUDE_MEMBER)
 #undef METRALE_HOST_PRELUDE_MEMBER
 };
