@@ -307,8 +307,11 @@ class Rewriter {
         kept.push_back(i++);
       }
     }
+    // No literal belongs in one (a raw string would carry its newlines into the edit).
+    const bool literal =
+        std::any_of(kept.begin(), kept.end(), [&](std::size_t i) { return tokens_[i].kind == TokenKind::kLiteral; });
     const auto bracket = std::find_if(kept.begin(), kept.end(), [&](std::size_t i) { return spelling(i) == "["; });
-    const bool shaped = bracket != kept.begin() && bracket != kept.end() && bracket - kept.begin() >= 2 &&
+    const bool shaped = !literal && bracket != kept.begin() && bracket != kept.end() && bracket - kept.begin() >= 2 &&
                         tokens_[*(bracket - 1)].kind == TokenKind::kIdentifier && bracket + 1 != kept.end() &&
                         spelling(*(bracket + 1)) == "]";
     std::string suffix;

@@ -97,13 +97,18 @@ class Scanner {
     }
   }
 
-  // A quoted literal from at_ (on its opening quote) to its closing quote.
+  // A quoted literal from at_ (on its opening quote) to its closing quote; an unterminated one
+  // ends before its line's newline, which stays outside every token (so lines are counted and no
+  // edit's text can carry a newline).
   void quoted(char quote) {
     ++at_;
     while (at_ < text_.size() && text_[at_] != quote && text_[at_] != '\n') {
-      at_ += text_[at_] == '\\' ? 2 : 1;
+      const bool escape = text_[at_] == '\\' && at_ + 1 < text_.size() && text_[at_ + 1] != '\n';
+      at_ += escape ? 2 : 1;
     }
-    at_ = std::min(at_ + 1, text_.size());
+    if (at_ < text_.size() && text_[at_] == quote) {
+      ++at_;
+    }
   }
 
   // R"delim( ... )delim", at_ on the opening quote; its newlines count.

@@ -118,6 +118,18 @@ TEST_CASE("what the host cannot run is refused by name, file and line, only in t
   CHECK(out.refusal.find("stdio2") == std::string::npos);
 }
 
+TEST_CASE("an unterminated quote ends at its line: later lines keep their numbers, no edit carries a newline",
+          "[host][jit][rewrite]") {
+  // Found by fuzz_cuda_rewrite: the literal took its newline, so every later line was named one
+  // too early, and an extern __shared__ edit around it wrote that newline twice.
+  const metrale::host::CudaSourceRewrite out =
+      rewrite("# 1 \"/work/k.cu\"\nchar c = 'x\nvoid f();\ntexture<float> t;\n");
+  CHECK_THAT(out.refusal, Catch::Contains("a texture reference (texture<...>) at k.cu:3"));
+  const metrale::host::CudaSourceRewrite shared =
+      rewrite("# 1 \"/work/k.cu\"\nextern thread_local float R\"(\n)\" s[];\n");
+  CHECK_THAT(shared.refusal, Catch::Contains("other than one unsized array"));
+}
+
 TEST_CASE("an extern __shared__ declaration other than one unsized array is refused by name", "[host][jit][rewrite]") {
   // In a function's body it stubs that function (host_function_stubs_test.cpp), naming it.
   const metrale::host::CudaSourceRewrite in_body =
