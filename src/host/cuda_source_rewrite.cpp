@@ -237,7 +237,12 @@ class Rewriter {
         begin = tokens_[i - 1].begin;
       }
     }
-    edits_.push_back({begin, tokens_[i].end, "::metrale::host::detail::kernel_printf"});
+    // `std\n::\nprintf` is one call: the lines between its tokens stay.
+    const auto newlines = std::count(text_.begin() + static_cast<std::ptrdiff_t>(begin),
+                                     text_.begin() + static_cast<std::ptrdiff_t>(tokens_[i].end), '\n');
+    edits_.push_back(
+        {begin, tokens_[i].end,
+         "::metrale::host::detail::kernel_printf" + std::string(static_cast<std::size_t>(newlines), '\n')});
   }
 
   // The first token at or after `i` that is not an attribute (__attribute__((...)), alignas(...),

@@ -128,6 +128,10 @@ TEST_CASE("an unterminated quote ends at its line: later lines keep their number
   const metrale::host::CudaSourceRewrite shared =
       rewrite("# 1 \"/work/k.cu\"\nextern thread_local float R\"(\n)\" s[];\n");
   CHECK_THAT(shared.refusal, Catch::Contains("other than one unsized array"));
+  const std::string split = "# 1 \"/work/k.cu\"\nvoid f() { std\n::\nprintf(\"x\"); }\n";
+  const metrale::host::CudaSourceRewrite printed = rewrite(split);
+  CHECK_THAT(printed.text, Catch::Contains("::metrale::host::detail::kernel_printf\n\n(\"x\")"));
+  CHECK(lines(printed.text) == lines(split));
 }
 
 TEST_CASE("an extern __shared__ declaration other than one unsized array is refused by name", "[host][jit][rewrite]") {
