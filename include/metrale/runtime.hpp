@@ -29,6 +29,7 @@
 #include "metrale/host/host_kernel.hpp"
 #include "metrale/jit/kernel_registry.hpp"
 #include "metrale/ops/op_declaration.hpp"
+#include "metrale/ops/tuning_table.hpp"
 #include "metrale/target/hardware_target.hpp"
 #include "metrale/target/levers.hpp"
 
@@ -131,7 +132,26 @@ struct RuntimeOptions {
   // that is not a positive number of seconds is a ConfigError. Given with `registry`, the
   // registry's own compile_timeout_s wins when set.
   std::optional<double> compile_timeout_s;
+  // A tuning table (`metrale-jit tune`, README "Tuning tables") over METRALE_TUNING_TABLE: the
+  // guards hold M to its measured thresholds, at the shapes it measured, instead of the
+  // predicted ones. A table measured on another kind of device, SM count, driver, NVRTC or with
+  // other kernels (their keys) is refused by name, with one warning, and the predictions stay.
+  // A file that cannot be read or parsed, or was edited, is a ConfigError. An empty string: none.
+  std::optional<std::string> tuning_table;
 };
+
+// What Runtime::tune measures (README "Tuning tables").
+struct TuneRequest {
+  std::vector<std::string> ops;                    // names or aliases; empty: every op with a tunable guard
+  std::vector<std::uint32_t> m;                    // the ladder; empty: kDefaultTuneLadder
+  std::vector<std::uint32_t> n{96};                // the N values (ops without an N ignore them)
+  std::vector<std::uint32_t> k{5120};              // the K values
+  std::uint32_t repeats = 5;                       // timed calls per point and kernel set; the median is kept
+  std::function<void(std::string_view)> progress;  // one line per row, when set
+};
+// The ladder of M tune times by default: decode sizes to a few waves of prefill.
+inline constexpr std::array<std::uint32_t, 16> kDefaultTuneLadder = {1,   2,   4,   8,   16,  32,   64,   128,
+                                                                     192, 256, 384, 512, 768, 1024, 2048, 4096};
 
 // One shape constant of an op at one call's value: the template argument the rule chose (0:
 // generic, with its reason) and whether that variant is published now (the call takes it).
@@ -287,6 +307,17 @@ class Runtime : public ops::OpHost {
   // takes and why. Requests nothing.
   [[nodiscard]] std::vector<ShapeVariantState> shape_variants(std::string_view op,
                                                               std::span<const ops::NamedArg> shape) const;
+  // Times each guarded role of each op (those whose guard declares a tuned_reason) against its
+  // op's parent over the ladder of M, at each (n, k), on this runtime's device (the host backend
+  // for tests), with the kernels this runtime loaded, and returns the table with its provenance
+  // (write it with ops::write_tuning_table). A role or parent whose kernel is absent is left out
+  // (`progress` says so). BackendError with no device; ArgumentError for an unknown op, an empty
+  // ladder value or a shape the op refuses.
+  ops::TuningTable tune(const TuneRequest& request);
+  // The tuning table the guards read (nullptr: none given, or the one given was refused).
+  [[nodiscard]] const ops::TuningTable* tuning_table() const { return tuning_.get(); }
+  // One line: "tuning table F: 4 rows in use", "tuning table F refused: <why>", or "" when none given.
+  [[nodiscard]] const std::string& tuning_status() const { return tuning_status_; }
 
  private:
   Runtime() = default;
@@ -343,6 +374,19 @@ class Runtime : public ops::OpHost {
   void take_generic_form(ops::OpKernel& kernel, std::uint64_t stream, ShapeBuild build) const;
   [[nodiscard]] std::vector<ShapeVariantState> shape_states(const ops::OpContext& context,
                                                             ops::OpArgValues values) const;
+  // Reads RuntimeOptions::tuning_table (or METRALE_TUNING_TABLE) and accepts it for this device,
+  // or refuses it by name (runtime_tuning.cpp); sets every op's context to it when accepted.
+  void accept_tuning_table(const RuntimeOptions& options);
+  // Why `table` does not fit this runtime (device, SM count, driver, NVRTC, kernel keys); nullopt: it fits.
+  [[nodiscard]] std::optional<std::string> tuning_mismatch(const ops::TuningTable& table) const;
+  // The role's kernel key and its parent's, as a table row records them (runtime_tuning.cpp).
+  [[nodiscard]] std::string kernel_key(const ResolvedOp& entry, std::size_t role) const;
+  [[nodiscard]] std::vector<std::string> parent_kernel_keys(const ResolvedOp& entry) const;
+  // The smallest M the role's guard predicts at (n, k), from the op's explain with no table (op_tuner.cpp).
+  [[nodiscard]] std::optional<std::uint32_t> predicted_min_m(const ResolvedOp& entry, std::string_view role,
+                                                             std::uint32_t n, std::uint32_t k) const;
+  // Names the source of each guarded role's threshold in an explanation.
+  void explain_thresholds(const ops::OpContext& context, ops::OpArgValues values, ops::Explanation& out) const;
 
   // Bit 63: closed; the rest: the calls in flight (CallScope) and background jobs. One atomic, so
   // a call pays one uncontended add and one subtract, and no call can slip past a close.
@@ -367,8 +411,11 @@ class Runtime : public ops::OpHost {
   std::unique_ptr<RuntimeCaptureState> capture_;  // runtime/prepared_gpu.hpp
   // Expands a specialised variant's name expression (the catalog of open()).
   std::function<KernelVariant(const KernelEntry&)> variant_of_;
-  mutable std::mutex shapes_mutex_;                   // declaring shape variants: one caller declares and requests
-  std::vector<VariantId> generic_on_request_;         // generic forms open() left to first sight (set once, in open)
+  mutable std::mutex shapes_mutex_;                 // declaring shape variants: one caller declares and requests
+  std::vector<VariantId> generic_on_request_;       // generic forms open() left to first sight (set once, in open)
+  std::unique_ptr<const ops::TuningTable> tuning_;  // accepted at open (accept_tuning_table); null: none
+  std::string tuning_file_;
+  std::string tuning_status_;
   mutable std::vector<VariantId> generic_requested_;  // those a call asked for (shapes_mutex_)
 };
 

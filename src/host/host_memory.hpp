@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "metrale/gpu/device_ptr.hpp"
+#include "metrale/gpu/device_handles.hpp"
 
 namespace metrale::host {
 

@@ -11,7 +11,7 @@
 #include <memory>
 #include <mutex>
 
-#include "metrale/gpu/kernel_handle.hpp"
+#include "metrale/gpu/device_handles.hpp"
 
 namespace metrale {
 

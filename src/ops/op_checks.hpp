@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "metrale/gpu/device_ptr.hpp"
+#include "metrale/gpu/device_handles.hpp"
 
 namespace metrale::ops::detail {
 

@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "metrale/gpu/device_handles.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
-#include "metrale/gpu/kernel_handle.hpp"
 #include "metrale/gpu/kernel_params.hpp"
 #include "metrale/gpu/launch_config.hpp"
 

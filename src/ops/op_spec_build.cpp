@@ -195,7 +195,8 @@ BuiltOp build_op(const OpSpec& spec) {
     op.roles.push_back(RoleDecl{role.role, role.kernel.kernel, role.aliases, role.doc, role.lever});
     if (i > 0) {
       op.guards.push_back(GuardDecl{
-          role.role, std::vector<std::string>(program->roles[i]->reasons.begin(), program->roles[i]->reasons.end())});
+          role.role, std::vector<std::string>(program->roles[i]->reasons.begin(), program->roles[i]->reasons.end()),
+          ""});  // a declared guard's conditions are expressions: none is a tunable M threshold yet
     }
     if (!role.lever.empty()) {
       op.levers.push_back(LeverSpec{role.lever, role.lever_env, false, role.lever_doc});

@@ -23,6 +23,12 @@ inline constexpr std::uint32_t kMinCtasPerSm = 2;
 // kMinCtasPerSm x sm_count (0 counts as 1), saturating. Pure.
 std::uint32_t min_ctas(std::uint32_t sm_count);
 
+// Whether a twin's grid of `ctas` CTAs at M = m is past its floor: m >= the tuning table's
+// measured threshold when there is one at this shape (OpContext::tuned_min_m), else
+// ctas >= min_ctas(sm_count), the prediction. Pure.
+bool past_twin_floor(std::uint32_t ctas, std::uint32_t m, std::uint32_t sm_count,
+                     std::optional<std::uint32_t> tuned_min_m);
+
 // The device's SM count, else `fallback` (the target's sm_count); at least 1.
 std::uint32_t device_sm_count(const GpuBackend& gpu, std::uint32_t fallback);
 

@@ -228,6 +228,7 @@ void Runtime::initialise(RuntimeOptions& options) {
   } else {
     logger().info("metrale: no device ({}); target {} for compiling only", no_device_reason_, target_.name);
   }
+  accept_tuning_table(options);
 }
 
 void Runtime::resolve_ops() {
@@ -403,6 +404,7 @@ ops::Explanation Runtime::explain(std::string_view op, std::span<const ops::Name
   }
   ops::Explanation explanation =
       ops::explain_op(context, ops::ExplainQuery{bound, m_given, ops::given_mask(*context.op, shape)});
+  explain_thresholds(context, bound, explanation);
   // Each role's verdict, and a refused kernel's refusal as the reason it does not run.
   for (ops::RoleExplanation& row : explanation.roles) {
     const std::optional<KernelVerdict> verdict = this->verdict(row.kernel);

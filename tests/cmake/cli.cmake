@@ -55,3 +55,14 @@ metrale_cli_test(explain_bad_lever_exits_2 2 "lever" ARGS explain fp8-quant --ta
 add_executable(metrale_explain_agreement ${PROJECT_SOURCE_DIR}/tests/cli/explain_agreement.cpp)
 target_link_libraries(metrale_explain_agreement PRIVATE metrale::jit metrale_warnings)
 add_test(NAME cli_explain_agrees_with_guards COMMAND metrale_explain_agreement $<TARGET_FILE:metrale-jit>)
+
+# tune on the host backend (no device here): the table goes to stdout with its provenance and one
+# row per guarded role at each K; an unknown op is bad usage. The table's reading and the guards'
+# use of it are tests/unit/runtime_tuning_test.cpp's.
+metrale_cli_test(tune_writes_a_table 0
+                 "backend = \"host\".*op = \"fp8_act_quant\".*role = \"twin\".*k = 1024.*timings" ARGS tune --op
+                 fp8-quant --m 1,2 --k 1024 --repeats 1 ENV METRALE_VERIFY=off)
+metrale_cli_test(tune_unknown_op_exits_2 2 "unknown op 'nope'" ARGS tune --op nope ENV METRALE_VERIFY=off)
+add_test(NAME cli_tune_then_explain_names_the_row
+         COMMAND ${CMAKE_COMMAND} -DCLI=$<TARGET_FILE:metrale-jit> -DWORK=${CMAKE_CURRENT_BINARY_DIR}/tune-then-explain
+                 -P ${PROJECT_SOURCE_DIR}/tests/scripts/tune_then_explain.cmake)

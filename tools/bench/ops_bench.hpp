@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "metrale/gpu/device_ptr.hpp"
+#include "metrale/gpu/device_handles.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
 
 namespace metrale {

@@ -1,5 +1,5 @@
 // cmd_explain.cpp: `metrale-jit explain NAME --target T [--m M] [--NAME VALUE | --set NAME=VALUE ...]
-// [--sm-count S] [--lever on|off] [--tensor-core on|off] [--lever-set KEY=on|off] [--json]
+// [--sm-count S] [--tuning-table FILE] [--lever on|off] [--tensor-core on|off] [--lever-set KEY=on|off] [--json]
 // [--ops FILE]`: which kernel any declared op (the library's, or a plug-in's) would run for a shape
 // on a target, and each guard's reason; without --m, the smallest M each guarded role takes. It
 // asks the op's own explain (OpDeclaration::explain) on a runtime with no device, so it cannot
@@ -8,7 +8,8 @@
 // Each shape constant of the op says which variant a call at this shape takes and why (a
 // specialised one pinned by the target's [shapes], one built on a call's first sight, or the
 // generic with the rule's reason). Output keys: explain_output.hpp. Exit 1: an unknown target or a shape the op
-// refuses; 2: bad usage.
+// refuses, or a tuning table that cannot be read; 2: bad usage. With --tuning-table each guarded
+// role says where its threshold came from (the table's file and row, or the prediction).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -26,6 +27,7 @@
 #include "op_flags.hpp"
 #include "op_plugins.hpp"
 #include "op_runtime.hpp"
+#include "runtime/runtime_tuning.hpp"
 
 namespace metrale::cli {
 namespace {
@@ -34,6 +36,7 @@ struct ExplainOptions {
   std::string op;
   std::string target;
   std::optional<std::uint32_t> sm_count;
+  std::string tuning_table;
   OpFlags flags;
   bool json = false;
 };
@@ -69,6 +72,14 @@ int explain(const ExplainOptions& options, const std::vector<std::string>& extra
     throw UsageError(fmt::format("explain {}: the op declares nothing to explain", op.name));
   }
   ops::OpContext context = runtime->op_context(op.name);
+  // A table's thresholds as its device would see them: its SM count unless --sm-count says another
+  // (no device here, so its kernel keys are not compared: a runtime on the device does that).
+  std::optional<ops::TuningTable> table;
+  if (!options.tuning_table.empty()) {
+    table = ops::load_tuning_table(options.tuning_table);
+    context.tuning = &*table;
+    context.fallback_sm_count = table->provenance.sm_count;
+  }
   if (options.sm_count) {
     context.fallback_sm_count = *options.sm_count;  // no device: the guards see this count
   }
@@ -87,6 +98,7 @@ int explain(const ExplainOptions& options, const std::vector<std::string>& extra
   ops::bind_shape(op, shape, bound);
   ops::Explanation explanation =
       ops::explain_op(context, ops::ExplainQuery{bound, given.contains("m"), ops::given_mask(op, shape)});
+  explain_thresholds(context, bound, table ? &*table : nullptr, options.tuning_table, "", explanation);
   for (ops::RoleExplanation& row : explanation.roles) {
     if (const auto lever = forced.find(row.lever); lever != forced.end()) {
       row.lever_origin = lever->second.flag;  // "--lever on", as the user wrote it
@@ -105,6 +117,8 @@ void setup_explain(CLI::App& app, CommandContext& context) {
   command->add_option("op", options->op, op_names_help())->required();
   command->add_option("--target", options->target, "Target name (hopper, gb10, b200, b300, generic)")->required();
   command->add_option("--sm-count", options->sm_count, "SM count (default: the target's)");
+  command->add_option("--tuning-table", options->tuning_table,
+                      "Hold M to this tuning table's measured thresholds (`metrale-jit tune`) and name its rows");
   command->add_flag("--json", options->json, "Print JSON (keys kernel, twin, reject, ...)");
   add_op_flags(command, options->flags, true);
   add_ops_option(command);

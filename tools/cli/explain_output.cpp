@@ -60,6 +60,9 @@ Json roles_json(const ops::Explanation& e, std::string_view op) {
   out["reject"] = main != nullptr ? or_null(main->reject) : Json(nullptr);
   out["requested"] = main != nullptr && main->requested;
   out["lever"] = main != nullptr ? main->lever_origin : "";
+  if (main != nullptr && !main->threshold_origin.empty()) {
+    out["threshold"] = main->threshold_origin;
+  }
   if (main != nullptr && !main->verification.empty()) {
     out["verification"] = main->verification;  // only where verification ran (a device, verify on)
   }
@@ -71,6 +74,9 @@ Json roles_json(const ops::Explanation& e, std::string_view op) {
         {"runs", row.runs}, {"reject", or_null(row.reject)}, {"requested", row.requested}, {"lever", row.lever_origin}};
     if (!row.verification.empty()) {
       role["verification"] = row.verification;
+    }
+    if (!row.threshold_origin.empty()) {
+      role["threshold"] = row.threshold_origin;  // "prediction" or the tuning table's file and row
     }
     for (const auto& [key, value] : row.details) {
       role[key] = value;
@@ -108,9 +114,10 @@ std::string explain_roles_text(const ops::Explanation& e, std::string_view op) {
   std::string text;
   if (!e.m) {
     const auto line = [&](const ops::RoleExplanation& row) {
-      text += row.min_m ? fmt::format("{} runs {} for M >= {}\n", op, row.kernel, *row.min_m)
-                        : fmt::format("{} never runs {} for this shape: {}\n", op, row.kernel,
+      text += row.min_m ? fmt::format("{} runs {} for M >= {}", op, row.kernel, *row.min_m)
+                        : fmt::format("{} never runs {} for this shape: {}", op, row.kernel,
                                       row.min_reason.value_or("no reason given"));
+      text += row.threshold_origin.empty() ? "\n" : fmt::format(" (threshold: {})\n", row.threshold_origin);
     };
     if (main != nullptr) {
       line(*main);
@@ -137,6 +144,9 @@ std::string explain_roles_text(const ops::Explanation& e, std::string_view op) {
                         row.lever_origin);
     if (row.runs && !row.note.empty()) {
       text += fmt::format("  {}\n", row.note);
+    }
+    if (!row.threshold_origin.empty()) {
+      text += fmt::format("  {} threshold: {}\n", spoken(row.role), row.threshold_origin);
     }
     if (!row.verification.empty()) {
       text += fmt::format("  {} kernel verdict: {}\n", spoken(row.role), row.verification);

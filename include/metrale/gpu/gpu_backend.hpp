@@ -15,8 +15,7 @@
 #include <string_view>
 
 #include "metrale/gpu/compute_capability.hpp"
-#include "metrale/gpu/device_ptr.hpp"
-#include "metrale/gpu/kernel_handle.hpp"
+#include "metrale/gpu/device_handles.hpp"
 #include "metrale/gpu/kernel_params.hpp"
 #include "metrale/gpu/launch_config.hpp"
 

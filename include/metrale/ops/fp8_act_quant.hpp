@@ -9,9 +9,8 @@
 #include <optional>
 #include <string_view>
 
-#include "metrale/gpu/device_ptr.hpp"
+#include "metrale/gpu/device_handles.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
-#include "metrale/gpu/kernel_handle.hpp"
 #include "metrale/gpu/kernel_params.hpp"
 #include "metrale/gpu/launch_config.hpp"
 
@@ -36,6 +35,9 @@ struct Fp8QuantKernels {
   KernelParams twin_params{0, kFp8QuantLanes, kFp8QuantGroups};
   // The target's sm_count: what the guard sees when the device cannot say.
   std::uint32_t fallback_sm_count = kFallbackSmCount;
+  // A tuning table's threshold at the call's K (README "Tuning tables"): the smallest M the twin
+  // takes instead of the predicted one; nullopt: the prediction.
+  std::optional<std::uint32_t> twin_tuned_min_m = std::nullopt;
 };
 
 // Which kernel a launch runs, on what grid and block, and why the other did not.

@@ -23,8 +23,8 @@
 #include <string_view>
 #include <vector>
 
+#include "metrale/gpu/device_handles.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
-#include "metrale/gpu/kernel_handle.hpp"
 #include "metrale/gpu/kernel_params.hpp"
 #include "metrale/target/hardware_target.hpp"
 #include "metrale/target/levers.hpp"
@@ -110,6 +110,10 @@ struct RoleDecl {
 struct GuardDecl {
   std::string role;
   std::vector<std::string> reasons;
+  // The reason the guard refuses the role with below its M threshold, the one threshold a tuning
+  // table may set (README "Tuning tables"); empty: the guard has no M threshold to tune. It must be
+  // one of `reasons`.
+  std::string tuned_reason{};
 };
 
 // What a shape constant's rule makes of one value: the template argument of the role's
@@ -184,6 +188,7 @@ inline constexpr std::size_t kMaxLevers = 8;
 inline constexpr std::size_t kMaxArgs = 64;
 
 struct OpDeclaration;
+struct TuningTable;
 // The resolved extents of an op's tensors (op_aliasing.cpp); opaque here.
 struct ExtentPlan;
 // How `metrale-jit profile` runs the op's kernels (src/ops/op_profile_hook.hpp); opaque here.
@@ -201,6 +206,9 @@ struct OpContext {
   std::optional<ComputeCapability> compute_capability;  // the target's (what explain uses with no device)
   std::array<OpKernel, kMaxRoles> kernels{};
   std::array<const LeverValue*, kMaxLevers> levers{};  // by the declaration's lever order; nullptr: off
+  // The tuning table the runtime accepted for this device (metrale/ops/tuning_table.hpp); nullptr:
+  // every guard keeps its prediction.
+  const TuningTable* tuning = nullptr;
 
   // The kernel of `role`; ArgumentError naming the op and its roles when it has none.
   [[nodiscard]] const OpKernel& kernel(std::string_view role) const;
@@ -214,6 +222,10 @@ struct OpContext {
   [[nodiscard]] KernelHandle handle_or_shipped(const OpKernel& kernel) const;
   // The SM count a guard sees: the device's, else the target's (at least 1).
   [[nodiscard]] std::uint32_t sm_count() const;
+  // The smallest M the tuning table measured `role` beating its parent at (n, k) (n = 0 for an op
+  // without one): UINT32_MAX when it won at no M of the ladder; nullopt when there is no table or
+  // it has no such row (the guard's prediction stands).
+  [[nodiscard]] std::optional<std::uint32_t> tuned_min_m(std::string_view role, std::uint32_t n, std::uint32_t k) const;
 };
 
 // How one call is asked for: the values, the stream, and the role the caller forces ("" lets
@@ -234,7 +246,10 @@ struct RoleExplanation {
   std::optional<std::string> reject;
   std::string lever;  // its [defaults] key; empty when the role has none
   bool requested = false;
-  std::string lever_origin;                                   // "file: hardware/hopper/HARDWARE.toml"
+  std::string lever_origin;  // "file: hardware/hopper/HARDWARE.toml"
+  // Where min_m's threshold comes from: "tuning table t.toml, row 2 (NVIDIA H200, 2026-12-06; predicted 264)"
+  // or "prediction"; empty for a role whose guard has no M threshold.
+  std::string threshold_origin;
   std::optional<std::uint32_t> min_m;                         // nullopt with min_reason: never at this shape
   std::optional<std::string> min_reason;                      // why it never runs at this shape
   std::vector<std::pair<std::string, std::int64_t>> details;  // {"tokens_per_tile", 128}, ...

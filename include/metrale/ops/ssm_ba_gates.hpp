@@ -9,9 +9,8 @@
 #include <optional>
 #include <string_view>
 
-#include "metrale/gpu/device_ptr.hpp"
+#include "metrale/gpu/device_handles.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
-#include "metrale/gpu/kernel_handle.hpp"
 #include "metrale/gpu/kernel_params.hpp"
 #include "metrale/gpu/launch_config.hpp"
 
@@ -64,6 +63,10 @@ struct BaGatesKernels {
   std::uint32_t fallback_sm_count = kFallbackSmCount;
   KernelHandle mma{};
   KernelParams mma_params{kBaGatesMmaBlock, kBaGatesMmaTokens, kBaGatesMmaStages};
+  // A tuning table's thresholds at the call's (n, k) (README "Tuning tables"): the smallest M the
+  // twin and the tensor-core kernel take instead of the predicted ones; nullopt: the prediction.
+  std::optional<std::uint32_t> twin_tuned_min_m = std::nullopt;
+  std::optional<std::uint32_t> mma_tuned_min_m = std::nullopt;
 };
 
 // The levers the op reads: ssm_ba_gates_hopper and ssm_ba_gates_tensor_core.

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "metrale/environment.hpp"
-#include "metrale/gpu/kernel_handle.hpp"
+#include "metrale/gpu/device_handles.hpp"
 #include "metrale/target/hardware_target.hpp"
 
 namespace metrale {

@@ -5,9 +5,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "metrale/error.hpp"
+#include "metrale/ops/tuning_table.hpp"
 #include "ops/op_verdict.hpp"
 
 namespace metrale::ops {
@@ -188,6 +190,17 @@ std::uint32_t OpContext::sm_count() const {
   return gpu != nullptr ? device_sm_count(*gpu, fallback_sm_count) : std::max<std::uint32_t>(fallback_sm_count, 1);
 }
 
+std::optional<std::uint32_t> OpContext::tuned_min_m(std::string_view role, std::uint32_t n, std::uint32_t k) const {
+  if (tuning == nullptr || op == nullptr) {
+    return std::nullopt;
+  }
+  const TuningRow* row = tuning->find(op->name, role, n, k);
+  if (row == nullptr) {
+    return std::nullopt;
+  }
+  return row->min_m.value_or(std::numeric_limits<std::uint32_t>::max());
+}
+
 ArgDecl tensor_arg(std::string name, ArgKind kind, DType dtype, std::uint32_t alignment, std::vector<std::string> dims,
                    std::string doc) {
   ArgDecl arg;
@@ -312,6 +325,10 @@ void check_declaration(const OpDeclaration& op) {
       if (reason.empty() || !reasons.insert(reason).second) {
         declaration_error(op, fmt::format("role '{}': guard reason '{}' is empty or listed twice", guard.role, reason));
       }
+    }
+    if (!guard.tuned_reason.empty() && !reasons.contains(guard.tuned_reason)) {
+      declaration_error(op, fmt::format("role '{}': the tuned reason '{}' is not one of its guard's reasons",
+                                        guard.role, guard.tuned_reason));
     }
   }
   std::set<std::string_view> args;

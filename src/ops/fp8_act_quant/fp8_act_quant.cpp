@@ -140,20 +140,21 @@ std::uint32_t fp8_quant_hopper_min_m(std::uint32_t k, std::uint32_t sm_count, st
 
 std::optional<std::string_view> fp8_act_quant_hopper_reject(bool requested, bool twin_present, bool shared_present,
                                                             std::uint32_t m, std::uint32_t k, std::uint32_t sm_count,
-                                                            std::uint32_t groups) {
+                                                            std::uint32_t groups,
+                                                            std::optional<std::uint32_t> tuned_min_m) {
   // Without the shared kernel a refusal would hand the launch to nothing, so past the twin's own
   // presence no condition can refuse it.
   const bool shared_absent = !shared_present;
-  return first_failed(
-      {{kFp8QuantRejects[1], twin_present},
-       {kFp8QuantRejects[0], shared_absent || requested},
-       {kFp8QuantTooFewCtas, shared_absent || fp8_quant_hopper_ctas(m, k, groups) >= fp8_quant_min_ctas(sm_count)}});
+  return first_failed({{kFp8QuantRejects[1], twin_present},
+                       {kFp8QuantRejects[0], shared_absent || requested},
+                       {kFp8QuantTooFewCtas, shared_absent || past_twin_floor(fp8_quant_hopper_ctas(m, k, groups), m,
+                                                                              sm_count, tuned_min_m)}});
 }
 
 Fp8QuantPick fp8_quant_pick(bool requested, const Fp8QuantKernels& kernels, std::uint32_t m, std::uint32_t k,
                             std::uint32_t sm_count) {
   const auto reject = fp8_act_quant_hopper_reject(requested, kernels.twin.present(), kernels.shared.present(), m, k,
-                                                  sm_count, kernels.twin_params.groups);
+                                                  sm_count, kernels.twin_params.groups, kernels.twin_tuned_min_m);
   const bool twin = !reject.has_value();
   const KernelParams& params = twin ? kernels.twin_params : kernels.shared_params;
   Fp8QuantPick pick;

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "hardware/kernel_catalog.hpp"
-#include "metrale/gpu/kernel_handle.hpp"
+#include "metrale/gpu/device_handles.hpp"
 #include "metrale/gpu/kernel_params.hpp"
 #include "metrale/gpu/launch_config.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
@@ -95,9 +95,11 @@ std::uint32_t fp8_quant_hopper_min_m(std::uint32_t k, std::uint32_t sm_count, st
 
 // Why the twin is not running; nullopt means it runs. Order: twin absent; twin present and
 // shared absent -> runs; not requested; too few CTAs.
+// The CTA floor is past_twin_floor's (a tuning table's threshold, else the prediction).
 std::optional<std::string_view> fp8_act_quant_hopper_reject(bool requested, bool twin_present, bool shared_present,
                                                             std::uint32_t m, std::uint32_t k, std::uint32_t sm_count,
-                                                            std::uint32_t groups = kFp8QuantGroups);
+                                                            std::uint32_t groups = kFp8QuantGroups,
+                                                            std::optional<std::uint32_t> tuned_min_m = std::nullopt);
 
 // One decision sets handle, grid and block together.
 Fp8QuantPick fp8_quant_pick(bool requested, const Fp8QuantKernels& kernels, std::uint32_t m, std::uint32_t k,

@@ -76,6 +76,7 @@ Fp8QuantPick run_typed(const OpContext& context, const Fp8QuantArgs& args, std::
                        std::string_view forced_role) {
   GpuBackend& gpu = context.device();
   Fp8QuantKernels kernels = kernels_of(context, false);
+  kernels.twin_tuned_min_m = context.tuned_min_m(kTwinRole, 0, args.k);
   if (forced_role.empty()) {
     return fp8_act_quant(gpu, kernels, context.lever(kTwinLever), args, stream);
   }
@@ -107,15 +108,17 @@ Pick generic_pick(const Fp8QuantPick& typed, bool forced) {
 
 Explanation explain(const OpContext& context, const ExplainQuery& query) {
   const Fp8QuantArgs shape = unpack(query.args);
-  const Fp8QuantKernels kernels = kernels_of(context, true);
+  Fp8QuantKernels kernels = kernels_of(context, true);
+  kernels.twin_tuned_min_m = context.tuned_min_m(kTwinRole, 0, shape.k);
   const std::uint32_t sm_count = context.sm_count();
-  const TwinExplainSpec spec{.parent_role = kParentRole,
-                             .twin_role = kTwinRole,
-                             .twin_lever = kTwinLever,
-                             .min_m = fp8_quant_hopper_min_m(shape.k, sm_count, kernels.twin_params.groups),
-                             .reject_at = [&](bool requested, std::uint32_t m) {
-                               return fp8_quant_pick(requested, kernels, m, shape.k, sm_count).reject;
-                             }};
+  const TwinExplainSpec spec{
+      .parent_role = kParentRole,
+      .twin_role = kTwinRole,
+      .twin_lever = kTwinLever,
+      .min_m = kernels.twin_tuned_min_m.value_or(fp8_quant_hopper_min_m(shape.k, sm_count, kernels.twin_params.groups)),
+      .reject_at = [&](bool requested, std::uint32_t m) {
+        return fp8_quant_pick(requested, kernels, m, shape.k, sm_count).reject;
+      }};
   return explain_twin_over_parent(context, query, shape.m, spec);
 }
 
@@ -151,7 +154,8 @@ OpDeclaration fp8_act_quant_declaration() {
                "8 groups per CTA, the same bytes",
                std::string(kTwinLever)},
   };
-  op.guards = {GuardDecl{std::string(kTwinRole), fp8_quant_guard().declared_reasons()}};
+  op.guards = {
+      GuardDecl{std::string(kTwinRole), fp8_quant_guard().declared_reasons(), std::string(kFp8QuantTooFewCtas)}};
   op.levers = {LeverSpec{std::string(kTwinLever), "METRALE_FP8_ACT_QUANT_HOPPER", true, "the Hopper twin"}};
   op.args = {
       tensor_arg("x", ArgKind::kInput, DType::kBf16, 16, {"m", "x_row_stride"}, "activations, rows of x_row_stride"),

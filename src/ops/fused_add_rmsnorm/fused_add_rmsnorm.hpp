@@ -17,9 +17,8 @@
 #include <vector>
 
 #include "hardware/kernel_catalog.hpp"
-#include "metrale/gpu/device_ptr.hpp"
+#include "metrale/gpu/device_handles.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
-#include "metrale/gpu/kernel_handle.hpp"
 #include "metrale/gpu/kernel_params.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "ops/fp8_act_quant/fp8_act_quant.hpp"

@@ -133,7 +133,7 @@ OpDeclaration fused_add_rmsnorm_declaration() {
                "16-byte loads, the same bytes",
                std::string(kTwinLever)},
   };
-  op.guards = {GuardDecl{std::string(kTwinRole), rmsnorm_guard().declared_reasons()}};
+  op.guards = {GuardDecl{std::string(kTwinRole), rmsnorm_guard().declared_reasons(), ""}};  // no M threshold
   op.levers = {LeverSpec{std::string(kTwinLever), "METRALE_FUSED_ADD_RMSNORM_VEC", false, "the vectorised twin"}};
   op.args = {
       tensor_arg("x", ArgKind::kInput, DType::kBf16, 2, {"m", "x_row_stride"}, "the layer's output rows"),

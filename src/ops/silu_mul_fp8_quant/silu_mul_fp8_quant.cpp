@@ -180,14 +180,15 @@ namespace metrale::ops {
 
 std::optional<std::string_view> silu_mul_fp8_quant_fused_reject(bool requested, bool twin_present, bool parent_present,
                                                                 std::uint32_t m, std::uint32_t k,
-                                                                std::uint32_t sm_count, std::uint32_t groups) {
+                                                                std::uint32_t sm_count, std::uint32_t groups,
+                                                                std::optional<std::uint32_t> tuned_min_m) {
   // Without both parent kernels a refusal would hand the launch to a parent that cannot run, so
   // past the twin's own presence no condition can refuse it.
   const bool parent_absent = !parent_present;
-  return first_failed(
-      {{kSiluMulRejects[1], twin_present},
-       {kSiluMulRejects[0], parent_absent || requested},
-       {kSiluMulTooFewCtas, parent_absent || fp8_quant_hopper_ctas(m, k, groups) >= min_ctas(sm_count)}});
+  return first_failed({{kSiluMulRejects[1], twin_present},
+                       {kSiluMulRejects[0], parent_absent || requested},
+                       {kSiluMulTooFewCtas, parent_absent || past_twin_floor(fp8_quant_hopper_ctas(m, k, groups), m,
+                                                                             sm_count, tuned_min_m)}});
 }
 
 std::uint32_t silu_mul_fused_min_m(std::uint32_t k, std::uint32_t sm_count, std::uint32_t groups) {
@@ -199,7 +200,7 @@ SiluMulFp8QuantPick silu_mul_fp8_quant_pick(bool requested, const SiluMulFp8Quan
   const std::uint32_t groups = std::max<std::uint32_t>(kernels.twin_params.groups, 1);
   SiluMulFp8QuantPick pick;
   pick.reject = silu_mul_fp8_quant_fused_reject(requested, kernels.twin.present(), kernels.parent_present(), m, k,
-                                                sm_count, groups);
+                                                sm_count, groups, kernels.twin_tuned_min_m);
   pick.twin = !pick.reject.has_value();
   pick.requested = requested;
   if (pick.twin) {

@@ -15,9 +15,8 @@
 #include <vector>
 
 #include "hardware/kernel_catalog.hpp"
-#include "metrale/gpu/device_ptr.hpp"
+#include "metrale/gpu/device_handles.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
-#include "metrale/gpu/kernel_handle.hpp"
 #include "metrale/gpu/kernel_params.hpp"
 #include "metrale/gpu/launch_config.hpp"
 #include "metrale/ops/fp8_act_quant.hpp"
@@ -84,6 +83,8 @@ struct SiluMulFp8QuantKernels {
   KernelParams twin_params{0, kSiluMulTwinLanes, kSiluMulTwinGroups};
   // The target's sm_count: what the guard sees when the device cannot say.
   std::uint32_t fallback_sm_count = kFallbackSmCount;
+  // A tuning table's threshold at the call's K (README "Tuning tables"); nullopt: the prediction.
+  std::optional<std::uint32_t> twin_tuned_min_m = std::nullopt;
 
   [[nodiscard]] bool parent_present() const { return silu_mul.present() && quant.present(); }
 };
@@ -111,10 +112,9 @@ inline constexpr std::array<std::string_view, 3> kSiluMulRejects = {
 inline constexpr std::size_t kSiluMulLogSlots = kSiluMulRejects.size() + 1;
 
 // Why the twin is not running; nullopt means it runs (order: see the invariants above).
-std::optional<std::string_view> silu_mul_fp8_quant_fused_reject(bool requested, bool twin_present, bool parent_present,
-                                                                std::uint32_t m, std::uint32_t k,
-                                                                std::uint32_t sm_count,
-                                                                std::uint32_t groups = kSiluMulTwinGroups);
+std::optional<std::string_view> silu_mul_fp8_quant_fused_reject(
+    bool requested, bool twin_present, bool parent_present, std::uint32_t m, std::uint32_t k, std::uint32_t sm_count,
+    std::uint32_t groups = kSiluMulTwinGroups, std::optional<std::uint32_t> tuned_min_m = std::nullopt);
 
 // The smallest m the twin accepts at this k.
 std::uint32_t silu_mul_fused_min_m(std::uint32_t k, std::uint32_t sm_count, std::uint32_t groups = kSiluMulTwinGroups);

@@ -104,6 +104,7 @@ Pick run(const OpContext& context, const OpCall& call) {
   const SiluMulFp8QuantArgs args = unpack(call.args);
   const DevicePtr scratch{call.args[kScratch]};
   SiluMulFp8QuantKernels kernels = kernels_of(context, false);
+  kernels.twin_tuned_min_m = context.tuned_min_m(kTwinRole, 0, args.k);
   bool requested = context.lever(kTwinLever);
   const bool forced = !call.forced_role.empty();
   if (forced) {
@@ -134,15 +135,17 @@ Pick run(const OpContext& context, const OpCall& call) {
 
 Explanation explain(const OpContext& context, const ExplainQuery& query) {
   const SiluMulFp8QuantArgs shape = unpack(query.args);
-  const SiluMulFp8QuantKernels kernels = kernels_of(context, true);
+  SiluMulFp8QuantKernels kernels = kernels_of(context, true);
+  kernels.twin_tuned_min_m = context.tuned_min_m(kTwinRole, 0, shape.k);
   const std::uint32_t sm_count = context.sm_count();
-  const TwinExplainSpec spec{.parent_role = kParentRole,
-                             .twin_role = kTwinRole,
-                             .twin_lever = kTwinLever,
-                             .min_m = silu_mul_fused_min_m(shape.k, sm_count, kernels.twin_params.groups),
-                             .reject_at = [&](bool requested, std::uint32_t m) {
-                               return silu_mul_fp8_quant_pick(requested, kernels, m, shape.k, sm_count).reject;
-                             }};
+  const TwinExplainSpec spec{
+      .parent_role = kParentRole,
+      .twin_role = kTwinRole,
+      .twin_lever = kTwinLever,
+      .min_m = kernels.twin_tuned_min_m.value_or(silu_mul_fused_min_m(shape.k, sm_count, kernels.twin_params.groups)),
+      .reject_at = [&](bool requested, std::uint32_t m) {
+        return silu_mul_fp8_quant_pick(requested, kernels, m, shape.k, sm_count).reject;
+      }};
   return explain_twin_over_parent(context, query, shape.m, spec);
 }
 
@@ -167,7 +170,7 @@ OpDeclaration silu_mul_fp8_quant_declaration() {
                std::string(kTwinLever)},
   };
   // Optional in a file: HARDWARE.toml files written before this op stay valid (off when absent).
-  op.guards = {GuardDecl{std::string(kTwinRole), silu_mul_guard().declared_reasons()}};
+  op.guards = {GuardDecl{std::string(kTwinRole), silu_mul_guard().declared_reasons(), std::string(kSiluMulTooFewCtas)}};
   op.levers = {LeverSpec{std::string(kTwinLever), "METRALE_SILU_MUL_FP8_QUANT_FUSED", false, "the fused twin"}};
   op.args = {
       tensor_arg("gate", ArgKind::kInput, DType::kBf16, 16, {"m", "gate_row_stride"}, "gate rows"),

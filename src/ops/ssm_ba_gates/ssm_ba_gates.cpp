@@ -202,6 +202,8 @@ BaGatesMmaQuery ba_gates_mma_query(const GpuBackend& gpu, const BaGatesKernels& 
   query.k_stride = args.k_stride;
   query.aligned = args.x.address % 16 == 0 && args.weight.address % 16 == 0;
   query.sm_count = device_sm_count(gpu, kernels.fallback_sm_count);
+  query.tuned_min_m = kernels.mma_tuned_min_m;
+  query.twin_tuned_min_m = kernels.twin_tuned_min_m;
   return query;
 }
 
@@ -254,20 +256,26 @@ namespace metrale::ops {
 
 std::uint32_t ba_gates_min_tokens(std::uint32_t sm_count) { return min_ctas(sm_count); }
 
+std::uint32_t ba_gates_twin_floor(std::uint32_t sm_count, std::optional<std::uint32_t> tuned_min_m) {
+  return tuned_min_m.value_or(ba_gates_min_tokens(sm_count));
+}
+
 std::optional<std::string_view> ssm_ba_gates_hopper_reject(bool requested, bool kernel_present, std::uint32_t m,
                                                            std::uint32_t n, std::uint32_t k, std::uint32_t k_stride,
-                                                           std::uint32_t sm_count) {
+                                                           std::uint32_t sm_count,
+                                                           std::optional<std::uint32_t> tuned_min_m) {
   return first_failed({{kBaGatesRejects[0], requested},
                        {kBaGatesRejects[1], kernel_present},
                        {kBaGatesRejects[2], n != 0 && k != 0},
                        {kBaGatesRejects[3], k % 8 == 0},
                        {kBaGatesRejects[4], k_stride >= k},
-                       {kBaGatesRejects[5], m >= ba_gates_min_tokens(sm_count)}});
+                       {kBaGatesRejects[5], m >= ba_gates_twin_floor(sm_count, tuned_min_m)}});
 }
 
 BaGatesPick ba_gates_pick(bool requested, KernelHandle parent, KernelHandle twin, std::uint32_t m, std::uint32_t n,
-                          std::uint32_t k, std::uint32_t k_stride, std::uint32_t sm_count, bool parent_launchable) {
-  const auto reject = ssm_ba_gates_hopper_reject(requested, twin.present(), m, n, k, k_stride, sm_count);
+                          std::uint32_t k, std::uint32_t k_stride, std::uint32_t sm_count, bool parent_launchable,
+                          std::optional<std::uint32_t> tuned_min_m) {
+  const auto reject = ssm_ba_gates_hopper_reject(requested, twin.present(), m, n, k, k_stride, sm_count, tuned_min_m);
   const bool only_a_preference = reject == kBaGatesRejects[0] || reject == kBaGatesTooFewTokens;
   if (!reject || (!parent_launchable && twin.present() && only_a_preference)) {
     return BaGatesPick{twin, true, std::nullopt};
@@ -413,6 +421,9 @@ std::uint32_t ba_gates_mma_max_cluster_blocks(std::uint32_t k, std::optional<Com
 }
 
 std::uint32_t ba_gates_mma_min_m(const BaGatesMmaQuery& query) {
+  if (query.tuned_min_m) {
+    return *query.tuned_min_m;
+  }
   return ba_gates_mma_min_tokens(query.sm_count, query.tokens_per_block,
                                  ba_gates_mma_max_cluster_blocks(query.k, query.compute_capability));
 }
@@ -451,7 +462,7 @@ BaGatesPick ba_gates_pick_with_mma(const BaGatesMmaQuery& query, KernelHandle mm
     return pick;
   }
   BaGatesPick pick = ba_gates_pick(twin_requested, parent, twin, query.m, query.n, query.k, query.k_stride,
-                                   query.sm_count, parent_launchable);
+                                   query.sm_count, parent_launchable, query.twin_tuned_min_m);
   pick.mma_reject = mma_reject;
   return pick;
 }

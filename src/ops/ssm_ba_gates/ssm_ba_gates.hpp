@@ -18,8 +18,8 @@
 
 #include "hardware/kernel_catalog.hpp"
 #include "metrale/gpu/compute_capability.hpp"
+#include "metrale/gpu/device_handles.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
-#include "metrale/gpu/kernel_handle.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/log_once.hpp"
@@ -88,10 +88,16 @@ inline constexpr std::size_t kBaGatesLogSlots = kBaGatesRejects.size() + 1;
 // The smallest token count the twin accepts with `sm_count` SMs (0 counts as 1); saturating.
 std::uint32_t ba_gates_min_tokens(std::uint32_t sm_count);
 
-// Why the twin does not run; nullopt means it runs. Tested in the order of kBaGatesRejects.
+// The token floor the twin's guard holds M to: a tuning table's measured threshold at this shape
+// when there is one (OpContext::tuned_min_m), else ba_gates_min_tokens(sm_count). Pure.
+std::uint32_t ba_gates_twin_floor(std::uint32_t sm_count, std::optional<std::uint32_t> tuned_min_m);
+
+// Why the twin does not run; nullopt means it runs. Tested in the order of kBaGatesRejects; the
+// token floor is ba_gates_twin_floor's.
 std::optional<std::string_view> ssm_ba_gates_hopper_reject(bool requested, bool kernel_present, std::uint32_t m,
                                                            std::uint32_t n, std::uint32_t k, std::uint32_t k_stride,
-                                                           std::uint32_t sm_count);
+                                                           std::uint32_t sm_count,
+                                                           std::optional<std::uint32_t> tuned_min_m = std::nullopt);
 
 // The one place the parent/twin rule lives: the twin exactly when the guard says nullopt, or when
 // the parent cannot launch the shape (`parent_launchable` false: its grid.y, ceil(N / outputs per
@@ -99,7 +105,7 @@ std::optional<std::string_view> ssm_ba_gates_hopper_reject(bool requested, bool 
 // the twin's grid is (M, 1, 1) whatever N is.
 BaGatesPick ba_gates_pick(bool requested, KernelHandle parent, KernelHandle twin, std::uint32_t m, std::uint32_t n,
                           std::uint32_t k, std::uint32_t k_stride, std::uint32_t sm_count,
-                          bool parent_launchable = true);
+                          bool parent_launchable = true, std::optional<std::uint32_t> tuned_min_m = std::nullopt);
 
 // The slot a verdict logs under, or nullopt when it is not logged (lever off: the parent is
 // the expected outcome). Pure, so tests replay call sequences.
@@ -254,6 +260,11 @@ struct BaGatesMmaQuery {
   // The device's opt-in limit per block (GpuBackend::max_dynamic_shared_bytes, else the
   // capability's, else 48 KiB).
   std::uint64_t max_shared_bytes = kDefaultSharedBytes;
+  // The tuning table's thresholds at this shape (BaGatesKernels): the tensor-core kernel's, which
+  // ba_gates_mma_min_m answers in place of its prediction, and the twin's, which the combined
+  // pick hands to ba_gates_pick. nullopt: the prediction.
+  std::optional<std::uint32_t> tuned_min_m = std::nullopt;
+  std::optional<std::uint32_t> twin_tuned_min_m = std::nullopt;
 };
 
 // The smallest M the kernel takes: tokens_per_block x ceil(ceil(sm_count / kBaGatesMmaSmsPerTile)

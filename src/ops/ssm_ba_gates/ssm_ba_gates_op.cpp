@@ -86,6 +86,13 @@ BaGatesKernels kernels_of(const OpContext& context, bool for_explain) {
   return kernels;
 }
 
+// The kernels with the tuning table's thresholds at the call's (n, k).
+BaGatesKernels with_tuning(BaGatesKernels kernels, const OpContext& context, const BaGatesArgs& shape) {
+  kernels.twin_tuned_min_m = context.tuned_min_m(kTwinRole, shape.n, shape.k);
+  kernels.mma_tuned_min_m = context.tuned_min_m(kTensorCoreRole, shape.n, shape.k);
+  return kernels;
+}
+
 KernelHandle require_built(const OpContext& context, KernelHandle handle, std::string_view kernel) {
   if (!handle.present()) {
     throw KernelChoiceError(fmt::format("target {} does not ship {} (or it failed to build)", context.target, kernel));
@@ -124,7 +131,7 @@ BaGatesPick run_typed(const OpContext& context, const BaGatesArgs& args, std::ui
     return run_forced(context, args, stream, forced_role);
   }
   const BaGatesLevers levers{context.lever(kTwinLever), context.lever(kTensorCoreLever)};
-  return ssm_ba_gates(context.device(), kernels_of(context, false), levers, args, stream);
+  return ssm_ba_gates(context.device(), with_tuning(kernels_of(context, false), context, args), levers, args, stream);
 }
 
 Pick generic_pick(const BaGatesPick& typed, bool forced) {
@@ -164,12 +171,14 @@ BaGatesMmaQuery tensor_core_query(const OpContext& context, const BaGatesKernels
   query.k = shape.k;
   query.k_stride = shape.k_stride;
   query.sm_count = sm_count;
+  query.tuned_min_m = kernels.mma_tuned_min_m;
+  query.twin_tuned_min_m = kernels.twin_tuned_min_m;
   return query;
 }
 
 Explanation explain(const OpContext& context, const ExplainQuery& query) {
   const BaGatesArgs shape = unpack(query.args);
-  const BaGatesKernels kernels = kernels_of(context, true);
+  const BaGatesKernels kernels = with_tuning(kernels_of(context, true), context, shape);
   const std::uint32_t sm_count = context.sm_count();
   RoleExplanation tensor_core = explain_role(context, kTensorCoreRole, kTensorCoreLever);
   RoleExplanation twin = explain_role(context, kTwinRole, kTwinLever);
@@ -178,9 +187,9 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
   out.target = std::string(context.target);
   out.sm_count = sm_count;
   // The smallest M each guarded role takes at this N and K.
-  const std::uint32_t twin_min = ba_gates_min_tokens(sm_count);
+  const std::uint32_t twin_min = ba_gates_twin_floor(sm_count, kernels.twin_tuned_min_m);
   const auto twin_never = ssm_ba_gates_hopper_reject(twin.requested, kernels.twin.present(), twin_min, shape.n, shape.k,
-                                                     shape.k_stride, sm_count);
+                                                     shape.k_stride, sm_count, kernels.twin_tuned_min_m);
   twin.min_m = twin_never ? std::nullopt : std::optional<std::uint32_t>(twin_min);
   if (twin_never) {
     twin.min_reason = std::string(*twin_never);
@@ -256,8 +265,10 @@ OpDeclaration ssm_ba_gates_declaration() {
                "bf16 tensor cores, K split over a cluster",
                std::string(kTensorCoreLever)},
   };
-  op.guards = {GuardDecl{std::string(kTwinRole), ba_gates_guard().declared_reasons()},
-               GuardDecl{std::string(kTensorCoreRole), ba_gates_mma_guard().declared_reasons()}};
+  op.guards = {
+      GuardDecl{std::string(kTwinRole), ba_gates_guard().declared_reasons(), std::string(kBaGatesTooFewTokens)},
+      GuardDecl{std::string(kTensorCoreRole), ba_gates_mma_guard().declared_reasons(),
+                std::string(kBaGatesMmaRejects.back())}};
   op.levers = {
       LeverSpec{std::string(kTwinLever), "METRALE_SSM_BA_GATES_HOPPER", true, "the Hopper twin"},
       LeverSpec{std::string(kTensorCoreLever), "METRALE_SSM_BA_GATES_TENSOR_CORE", true, "the tensor-core kernel"}};
