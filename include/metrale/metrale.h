@@ -48,8 +48,11 @@ extern "C" {
  *    still accepted (without them).
  * 7: metrale_arg_info.zero_means, in_place_of, multiple_of, layout_by and column_stride (what a
  *    caller holding arrays needs to size and check them), appended; a version-6 info struct is
- *    still filled (without them). */
-#define METRALE_ABI_VERSION 7
+ *    still filled (without them).
+ * 8: options.tuning_table, metrale_runtime_tune, metrale_runtime_tuning_status,
+ *    metrale_op_explanation.threshold_origins, appended; a version-7 options or explanation struct
+ *    is still accepted. */
+#define METRALE_ABI_VERSION 8
 
 typedef enum metrale_status {
   METRALE_OK = 0,
@@ -149,6 +152,14 @@ typedef struct metrale_runtime_options {
    * METRALE_ERROR_CONFIG naming "options.op_specs[i]", its line and its key. NULL when 0. */
   const char* const* op_specs;
   size_t op_spec_count;
+  /* Since ABI 8 (appended; read only from a struct that holds it). A tuning table
+   * (metrale_runtime_tune, `metrale-jit tune`; README "Tuning tables"), over METRALE_TUNING_TABLE:
+   * the guards hold M to its measured thresholds at the shapes it measured, the prediction
+   * elsewhere. A table measured on another device, SM count, driver, NVRTC or with other kernels
+   * is refused by name (metrale_runtime_tuning_status says why) and the predictions stay. A file
+   * that cannot be read or parsed, or was edited, fails the open with METRALE_ERROR_CONFIG. NULL:
+   * the variable's; "": none, even when the variable names one. */
+  const char* tuning_table;
 } metrale_runtime_options;
 
 /* One lever set by the caller: its [defaults] key ("ssm_ba_gates_hopper") and 1 on / 0 off. */
@@ -195,6 +206,25 @@ typedef struct metrale_runtime_info {
 
 METRALE_API void metrale_runtime_info_init(metrale_runtime_info* info);
 METRALE_API metrale_status metrale_runtime_describe(const metrale_runtime* runtime, metrale_runtime_info* info);
+
+/* ABI 8. The runtime's tuning table in one line: "tuning table F: 1 row in use (measured on ...)",
+ * "tuning table F refused: <why> (the guards keep their predictions)", or "" when none was given.
+ * Lives until the runtime is closed (metrale_runtime_close); NULL for a NULL runtime. */
+METRALE_API const char* metrale_runtime_tuning_status(const metrale_runtime* runtime);
+
+/* ABI 8. Times each guarded role of each op (those whose guard has a tunable threshold) against
+ * its op's parent over a ladder of M on the runtime's device (the host backend's numbers are for
+ * tests, not for a GPU) and writes the tuning table (README "Tuning tables") to `out_path`, whole
+ * or not at all (a temporary file beside it, renamed over it). `ops`: comma-separated names or
+ * aliases ("fp8-quant,ba-gates"); NULL or "": every op with a tunable guard. `m`: the ladder
+ * (m_count 0: 1 to 4096); `n` (n_count 0: {96}); `k` (k_count 0: {5120}); `repeats`: timed calls
+ * per point, the median kept (0: 5). An unknown op or a zero size is METRALE_ERROR_ARGUMENT, a
+ * runtime without a device METRALE_ERROR_BACKEND, a file that cannot be written
+ * METRALE_ERROR_CONFIG (nothing is written then). A role whose kernel is not loaded is left out;
+ * the table may have no row. Open a runtime with options.tuning_table = out_path to use it. */
+METRALE_API metrale_status metrale_runtime_tune(metrale_runtime* runtime, const char* ops, const uint32_t* m,
+                                                size_t m_count, const uint32_t* n, size_t n_count, const uint32_t* k,
+                                                size_t k_count, uint32_t repeats, const char* out_path);
 
 /* One lever of the runtime, in the order the ops declare them. Strings live until close. */
 typedef struct metrale_lever_info {
@@ -362,6 +392,11 @@ typedef struct metrale_op_explanation {
   uint32_t sm_count; /* the SM count the guards used */
   uint32_t role_count;
   metrale_role_explanation roles[METRALE_MAX_EXPLAIN_ROLES]; /* the first guard first */
+  /* Since ABI 8 (appended; filled only in a struct that holds it). Where each role's (roles[i])
+   * threshold came from: "tuning table F, row 1 (<device>, <date>; predicted M >= 264)",
+   * "prediction", "prediction; tuning table F refused: <why>", or "" for a role whose guard has
+   * no tunable threshold. */
+  const char* threshold_origins[METRALE_MAX_EXPLAIN_ROLES];
 } metrale_op_explanation;
 
 METRALE_API void metrale_op_explanation_init(metrale_op_explanation* explanation);

@@ -101,7 +101,8 @@ class Result:
 @dataclass(frozen=True, repr=False)
 class RoleExplanation:
     """One guarded role at a shape: present, whether it runs and why not, its lever and where
-    that came from, and the smallest M it takes at the shape's other sizes (or why never)."""
+    that came from, the smallest M it takes at the shape's other sizes (or why never), and where
+    that threshold came from (``threshold_origin``)."""
 
     role: str
     kernel: str
@@ -114,6 +115,10 @@ class RoleExplanation:
     min_m: int | None
     min_reason: str | None
     details: dict[str, int] = field(default_factory=dict)
+    threshold_origin: str = ""
+    """Where min_m's threshold came from: "tuning table F, row 1 (<device>, <date>; predicted M >=
+    264)", "prediction", "prediction; tuning table F refused: <why>", or "" for a role whose guard
+    has no tunable threshold."""
 
     def line(self) -> str:
         """"twin (fp8_act_quant_hopper): not at this shape: <why>; smallest M 264; lever ... on (file)"."""
@@ -131,6 +136,8 @@ class RoleExplanation:
         if self.lever:
             parts.append(f"lever {self.lever} {'on' if self.requested else 'off'} ({self.lever_origin})")
         parts += [f"{k} {v}" for k, v in self.details.items()]
+        if self.threshold_origin not in ("", "prediction"):  # a tuning table's row, or why one was refused
+            parts.append(f"threshold: {self.threshold_origin}")
         return "; ".join(parts)
 
     def __repr__(self) -> str:

@@ -12,6 +12,8 @@ closed"), also on a thread whose call raced close(): the library refuses it, nev
 
 from __future__ import annotations
 
+import os
+import tempfile
 from typing import Any, Literal, Mapping, Sequence
 
 import numpy as np
@@ -77,6 +79,11 @@ class Runtime:
     ``shapes={"ssm_ba_gates.n": [96]}``
     pins shape constants: open builds their specialised kernel variants in its one batch (a value
     first met by a call is built in the background instead).
+    ``tuning_table="h200.toml"`` (over METRALE_TUNING_TABLE; ``""``: none) has the guards hold M to
+    the thresholds a tuning table measured (``tune()``, ``metrale-jit tune``) at the shapes it
+    measured, the prediction elsewhere; one measured on another device, SM count, driver or with
+    other kernels is refused by name (``tuning_status`` says why) and the predictions stay; a file
+    that cannot be read or parsed, or was edited, raises ConfigError.
     """
 
     def __init__(
@@ -96,6 +103,7 @@ class Runtime:
         remote_cache: str | None = None,
         compile_timeout_s: float | None = None,
         ops: Sequence[Mapping[str, Any] | str] | None = None,
+        tuning_table: str | os.PathLike[str] | None = None,
     ) -> None:
         if backend not in _BACKENDS:
             raise ArgumentError(f"backend={backend!r}: expected 'auto', 'host' or 'cuda'")
@@ -117,6 +125,10 @@ class Runtime:
                 compile_timeout_s, (int, float)) or not 0 < compile_timeout_s < float("inf")):
             raise ArgumentError(f"compile_timeout_s={compile_timeout_s!r}: expected a positive number of seconds or None "
                                 f"(METRALE_COMPILE_TIMEOUT_S decides)")
+        if tuning_table is not None:
+            if not isinstance(tuning_table, (str, os.PathLike)):
+                raise ArgumentError(f"tuning_table={tuning_table!r}: expected the path of a tuning table, '' or None")
+            tuning_table = os.fspath(tuning_table)
         pins = []
         for key, values in (shapes or {}).items():
             if not isinstance(key, str) or "." not in key or any(c in key for c in ";=,"):
@@ -134,6 +146,7 @@ class Runtime:
             remote_cache,
             0.0 if compile_timeout_s is None else float(compile_timeout_s),
             specs,
+            tuning_table,
         )
         #: The C ABI itself (pointers as ints), for engines that manage their own memory.
         self.raw = _native.NativeRuntime(_BACKENDS[backend], *native_args)
@@ -204,6 +217,13 @@ class Runtime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @property
+    def tuning_status(self) -> str:
+        """The tuning table in one line: "tuning table F: 1 row in use (measured on ...)", "tuning
+        table F refused: <why> (the guards keep their predictions)", or "" when none was given."""
+        self._open()
+        return self.raw.tuning_status()
 
     def describe(self) -> dict[str, Any]:
         """Device, target, arch, SM count, the op names, and the levers with their provenance."""
@@ -285,6 +305,58 @@ class Runtime:
                 raise ArgumentError(f"{spec.name}: explain takes sizes, and {name} is a tensor")
             shape[name] = _count(f"{spec.name}: {name}", value)
         return Explanation.from_native(self.raw.explain(spec.name, tuple(shape), tuple(shape.values()), "m" in shape))
+
+    def tune(
+        self,
+        ops: str | Sequence[str] | None = None,
+        m: Sequence[int] | None = None,
+        n: Sequence[int] | None = None,
+        k: Sequence[int] | None = None,
+        repeats: int = 5,
+        out: str | os.PathLike[str] | None = None,
+    ) -> str:
+        """Times each guarded role of ``ops`` (names or aliases, a list or one comma-separated str;
+        None: every op with a tunable guard) against its op's parent over the ladder ``m`` (None: 1
+        to 4096) at each ``n`` (None: [96]) and ``k`` (None: [5120]), ``repeats`` timed calls per
+        point (the median is kept), and returns the tuning table's text (README "Tuning tables").
+        With ``out`` the table is also written there, whole or not at all; open a Runtime with
+        ``tuning_table=out`` to use it. On the host backend the numbers are for tests, not a GPU.
+        Raises ArgumentError for an unknown op or a size of 0, ConfigError when ``out`` cannot be
+        written (nothing is written then)."""
+        self._open()
+        if ops is None:
+            names = None
+        elif isinstance(ops, str):
+            names = ops
+        elif isinstance(ops, Sequence) and ops and all(isinstance(o, str) and o and "," not in o for o in ops):
+            names = ",".join(ops)
+        else:
+            raise ArgumentError(f"ops={ops!r}: expected an op's name or alias, a list of them, or None (every op "
+                                f"with a tunable guard)")
+        ladders = []
+        for name, values in (("m", m), ("n", n), ("k", k)):
+            if values is None:
+                ladders.append([])
+            elif isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+                raise ArgumentError(f"{name}={values!r}: expected a non-empty list of positive integers, or None")
+            else:
+                ladders.append([_count(f"{name}[{i}]", v) for i, v in enumerate(values)])
+        if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or not 1 <= repeats <= _U32:
+            raise ArgumentError(f"repeats={repeats!r}: expected a positive integer")
+        if out is not None and not isinstance(out, (str, os.PathLike)):
+            raise ArgumentError(f"out={out!r}: expected the path to write the table to, or None")
+        if not self.has_device:
+            raise NoDeviceError(f"no device: {self.no_device_reason}")
+        if out is not None:
+            path = os.fspath(out)
+            self.raw.tune(names, *ladders, int(repeats), path)
+            with open(path, encoding="utf-8") as table:
+                return table.read()
+        with tempfile.TemporaryDirectory(prefix="metrale-tune-") as folder:
+            path = os.path.join(folder, "tuning.toml")
+            self.raw.tune(names, *ladders, int(repeats), path)
+            with open(path, encoding="utf-8") as table:
+                return table.read()
 
     def prepare(self, op: str, /, *, role: str | None = None, **shape: int) -> int:
         """Does every first-call thing of ``op`` at a shape (its sizes by name, tensors not

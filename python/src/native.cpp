@@ -91,7 +91,7 @@ class NativeRuntime {
                 std::uint32_t host_sm_count, std::uint32_t host_worker_threads, std::optional<std::string> bundle_dirs,
                 int verify, std::optional<std::string> shapes, std::optional<std::string> bundle_pubkey,
                 std::optional<std::string> remote_cache, double compile_timeout_s,
-                const std::vector<std::string>& op_specs) {
+                const std::vector<std::string>& op_specs, std::optional<std::string> tuning_table) {
     std::vector<metrale_lever_override> overrides;
     for (const auto& [name, value] : levers) {
       overrides.push_back(metrale_lever_override{name.c_str(), value ? 1 : 0});
@@ -118,6 +118,7 @@ class NativeRuntime {
     }
     options.op_specs = spec_texts.empty() ? nullptr : spec_texts.data();
     options.op_spec_count = spec_texts.size();
+    options.tuning_table = tuning_table ? tuning_table->c_str() : nullptr;  // None: METRALE_TUNING_TABLE
     metrale_status status = METRALE_OK;
     {
       nb::gil_scoped_release unlocked;
@@ -278,10 +279,26 @@ class NativeRuntime {
     out["sm_count"] = e.sm_count;
     nb::list roles;
     for (std::uint32_t i = 0; i < e.role_count && i < METRALE_MAX_EXPLAIN_ROLES; ++i) {
-      roles.append(role_explanation_dict(e.roles[i]));
+      nb::dict role = role_explanation_dict(e.roles[i]);
+      role["threshold_origin"] = text(e.threshold_origins[i]);  // ABI 8: "" for a role with none
+      roles.append(role);
     }
     out["roles"] = roles;
     return out;
+  }
+
+  // metrale_runtime_tuning_status: the tuning table's line ("" when none was given).
+  std::string tuning_status() const { return text(metrale_runtime_tuning_status(get())); }
+
+  // metrale_runtime_tune: times the guarded roles of `ops` (comma-separated; None: every op with
+  // a tunable guard) and writes the table to out_path, whole or not at all. Empty lists and a
+  // repeats of 0 take the library's defaults.
+  void tune(std::optional<std::string> ops, const std::vector<std::uint32_t>& m, const std::vector<std::uint32_t>& n,
+            const std::vector<std::uint32_t>& k, std::uint32_t repeats, const std::string& out_path) {
+    call([&](metrale_runtime* rt) {
+      return metrale_runtime_tune(rt, ops ? ops->c_str() : nullptr, m.data(), m.size(), n.data(), n.size(), k.data(),
+                                  k.size(), repeats, out_path.c_str());
+    });
   }
 
   // metrale_op_prepare: the number of kernel choices made ready.
@@ -371,12 +388,13 @@ NB_MODULE(_native, m) {
       .def(nb::init<int, int, std::optional<std::string>, std::optional<std::string>,
                     const std::vector<std::pair<std::string, bool>>&, std::uint32_t, std::uint32_t,
                     std::optional<std::string>, int, std::optional<std::string>, std::optional<std::string>,
-                    std::optional<std::string>, double, const std::vector<std::string>&>(),
+                    std::optional<std::string>, double, const std::vector<std::string>&, std::optional<std::string>>(),
            nb::arg("backend"), nb::arg("device_ordinal"), nb::arg("target").none(), nb::arg("cache_dir").none(),
            nb::arg("levers"), nb::arg("host_sm_count"), nb::arg("host_worker_threads"),
            nb::arg("bundle_dirs").none() = nb::none(), nb::arg("verify") = -1, nb::arg("shapes").none() = nb::none(),
            nb::arg("bundle_pubkey").none() = nb::none(), nb::arg("remote_cache").none() = nb::none(),
-           nb::arg("compile_timeout_s") = 0.0, nb::arg("op_specs") = std::vector<std::string>{})
+           nb::arg("compile_timeout_s") = 0.0, nb::arg("op_specs") = std::vector<std::string>{},
+           nb::arg("tuning_table").none() = nb::none())
       .def("close", &NativeRuntime::close)
       .def_prop_ro("closed", &NativeRuntime::closed)
       .def("describe", &NativeRuntime::describe)
@@ -387,6 +405,9 @@ NB_MODULE(_native, m) {
       .def("run", &NativeRuntime::run, nb::arg("op"), nb::arg("role").none(), nb::arg("names"), nb::arg("values"),
            nb::arg("stream") = 0)
       .def("explain", &NativeRuntime::explain, nb::arg("op"), nb::arg("names"), nb::arg("values"), nb::arg("m_given"))
+      .def("tuning_status", &NativeRuntime::tuning_status)
+      .def("tune", &NativeRuntime::tune, nb::arg("ops").none(), nb::arg("m"), nb::arg("n"), nb::arg("k"),
+           nb::arg("repeats"), nb::arg("out_path"))
       .def("prepare", &NativeRuntime::prepare, nb::arg("op"), nb::arg("role").none(), nb::arg("names"),
            nb::arg("values"))
       .def("registry_add_source", &NativeRuntime::registry_add_source, nb::arg("name"), nb::arg("text"))

@@ -29,6 +29,8 @@ CALLS = {
     "prepare": lambda rt: rt.prepare("fp8_act_quant", m=1, k=128),
     "run": lambda rt: rt.run("fp8_act_quant", x=X),
     "synchronize": lambda rt: rt.synchronize(),
+    "tune": lambda rt: rt.tune("fp8_act_quant", m=[1], k=[128], repeats=1),
+    "tuning_status": lambda rt: rt.tuning_status,
 }
 # Attributes that stay readable: state, not calls into the library.
 READABLE = {"backend", "backend_reason", "close", "closed", "device_ordinal", "has_device", "no_device_reason", "last_pick", "ops", "raw",
@@ -50,6 +52,8 @@ RAW_CALLS = {
     "registry_handle": lambda raw: raw.registry_handle(0),
     "launch": lambda raw: raw.launch(1, (1, 1, 1), (1, 1, 1), []),
     "synchronize": lambda raw: raw.synchronize(0),
+    "tune": lambda raw: raw.tune("fp8_act_quant", [1], [], [128], 1, "closed-tuning.toml"),
+    "tuning_status": lambda raw: raw.tuning_status(),
 }
 
 

@@ -1,12 +1,16 @@
 // capi_explain.cpp: metrale_op_explain: what an op call with a shape would run on this runtime
-// and the smallest M each guarded role takes, from the op's own explain (Runtime::explain), so
-// it cannot disagree with the op call. With a device a kernel counts as present when its handle
-// is; without one, when the target ships it (as the CLI's explain).
+// and the smallest M each guarded role takes, with where its threshold came from (a tuning table's
+// row or the prediction), from the op's own explain (Runtime::explain), so it cannot disagree with
+// the op call. With a device a kernel counts as present when its handle is; without one, when
+// the target ships it (as the CLI's explain).
 // Invariants: knows no op; the strings handed out are the calling thread's copy of the last
 // explanation, replaced only once the new one is known to fit the C struct.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
+#include <cstring>
 #include <utility>
 
 #include "capi_call.hpp"
@@ -69,6 +73,7 @@ metrale_op_explanation c_explanation(const ops::Explanation& explanation, std::s
   out.role = explanation.role.c_str();
   out.sm_count = explanation.sm_count;
   for (const ops::RoleExplanation& role : explanation.roles) {
+    out.threshold_origins[out.role_count] = role.threshold_origin.c_str();  // ABI 8
     out.roles[out.role_count++] = c_role(role);
   }
   return out;
@@ -88,7 +93,8 @@ metrale_status metrale_op_explain(const metrale_runtime* runtime, const char* op
     const HeldRuntime held(runtime);
     const metrale::Runtime& rt = runtime_of(runtime);
     const FoundOp found = find_op(runtime, op);
-    require_struct(explanation, "explanation");
+    // ABI 7's struct ended at roles: it is still filled, up to its size and never past it.
+    require_struct_since(explanation, "explanation", offsetof(metrale_op_explanation, threshold_origins));
     if (arg_count > 0 && shape == nullptr) {
       throw CapiError(METRALE_ERROR_ARGUMENT, fmt::format("shape is NULL but arg_count is {}", arg_count));
     }
@@ -101,7 +107,8 @@ metrale_status metrale_op_explain(const metrale_runtime* runtime, const char* op
     require_fits(answer);
     metrale::ops::Explanation& stored = stored_explanation();
     stored = std::move(answer);
-    *explanation = c_explanation(stored, explanation->struct_size);
+    const metrale_op_explanation out = c_explanation(stored, explanation->struct_size);
+    std::memcpy(explanation, &out, std::min(explanation->struct_size, sizeof(out)));
   });
 }
 

@@ -1,4 +1,4 @@
-// capi_runtime.cpp: metrale_runtime_open / close / describe over metrale::Runtime. Lever
+// capi_runtime.cpp: metrale_runtime_open / close / describe / tuning_status over metrale::Runtime. Lever
 // settings in the options become RuntimeOptions::levers (the runtime checks their keys against
 // what the ops declare and reports them with "options" provenance); everything the describing
 // functions hand out is copied into the handle once, here.
@@ -178,6 +178,10 @@ RuntimeOptions runtime_options(const metrale_runtime_options& options) {
   if (has_field(options.struct_size, offsetof(metrale_runtime_options, op_spec_count), sizeof(options.op_spec_count))) {
     add_op_specs(options, out);
   }
+  if (has_field(options.struct_size, offsetof(metrale_runtime_options, tuning_table), sizeof(options.tuning_table)) &&
+      options.tuning_table != nullptr) {
+    out.tuning_table = std::string(options.tuning_table);  // "": none, over the variable
+  }
   return out;
 }
 
@@ -211,6 +215,7 @@ void fill_description(metrale_runtime& handle) {
   handle.arch = runtime.target().arch;
   const std::uint32_t fallback = runtime.target().sm_count.value_or(kFallbackSmCount);
   handle.sm_count = runtime.has_device() ? ops::device_sm_count(*runtime.backend(), fallback) : fallback;
+  handle.tuning_status = runtime.tuning_status();
   for (const Levers::Entry& entry : runtime.levers().entries()) {
     handle.levers.push_back(metrale_runtime::Lever{entry.spec.toml_key, entry.value.value,
                                                    std::string(to_string(entry.value.provenance)), entry.value.origin,
@@ -315,6 +320,16 @@ void metrale_runtime_close(metrale_runtime* runtime) {
 }
 
 void metrale_runtime_info_init(metrale_runtime_info* info) { metrale::capi::init_struct(info); }
+
+const char* metrale_runtime_tuning_status(const metrale_runtime* runtime) {
+  // Copied into the handle at open (fill_description): readable after a shutdown, until close.
+  if (runtime == nullptr || !runtime->runtime) {
+    (void)metrale::capi::fail(METRALE_ERROR_ARGUMENT, "metrale_runtime_tuning_status: runtime is NULL");
+    return nullptr;
+  }
+  metrale::capi::clear_last_error();
+  return runtime->tuning_status.c_str();
+}
 
 metrale_status metrale_runtime_describe(const metrale_runtime* runtime, metrale_runtime_info* info) {
   using namespace metrale::capi;

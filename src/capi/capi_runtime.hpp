@@ -39,6 +39,7 @@ struct metrale_runtime {
   std::string target_source;
   std::string arch;
   std::uint32_t sm_count = 0;
+  std::string tuning_status;  // Runtime::tuning_status(): "" when no tuning table was given
   std::vector<Lever> levers;
   std::vector<OpText> ops;
 };

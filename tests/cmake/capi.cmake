@@ -65,3 +65,13 @@ set(metrale_capi_jit_cache ${PROJECT_BINARY_DIR}/capi-host-jit-cache)
 add_test(NAME capi_host_jit COMMAND sh -c "rm -rf '${metrale_capi_jit_cache}' && exec \"$0\" '${metrale_capi_jit_cache}'"
                                     $<TARGET_FILE:metrale_capi_host_jit>)
 set_tests_properties(capi_host_jit PROPERTIES PASS_REGULAR_EXPRESSION "all C ABI host JIT checks passed")
+
+# ABI 8's tuning tables from C: metrale_runtime_tune writes one, options.tuning_table reads it,
+# explain's threshold_origins names its row; a version-7 options or explanation struct still works.
+add_executable(metrale_capi_tuning ${PROJECT_SOURCE_DIR}/tests/capi/capi_tuning.c)
+set_target_properties(metrale_capi_tuning PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
+target_compile_options(metrale_capi_tuning PRIVATE -Wall -Wextra -Wpedantic $<$<BOOL:${METRALE_WERROR}>:-Werror>)
+target_link_libraries(metrale_capi_tuning PRIVATE metrale_c)
+add_test(NAME capi_c99_tuning COMMAND metrale_capi_tuning)
+set_tests_properties(capi_c99_tuning PROPERTIES ENVIRONMENT "METRALE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache"
+                                                PASS_REGULAR_EXPRESSION "all C ABI tuning checks passed")

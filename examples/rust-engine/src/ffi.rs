@@ -1,4 +1,4 @@
-//! The C ABI of include/metrale/metrale.h (ABI version 3), by hand: the structs (repr(C), field
+//! The C ABI of include/metrale/metrale.h (ABI version 8), by hand: the structs (repr(C), field
 //! for field) and the functions this crate uses. C enums are `i32`. Each struct with a
 //! `struct_size` is checked at run time against the library's own (see `crate::init`); the
 //! embedded arrays' lengths are the header's `METRALE_MAX_*`.
@@ -16,7 +16,7 @@ pub const METRALE_ERROR_VERSION: metrale_status = 5;
 pub const METRALE_ERROR_INTERNAL: metrale_status = 6;
 pub const METRALE_ERROR_CAPTURE: metrale_status = 7;
 pub const METRALE_ERROR_CLOSED: metrale_status = 8;
-pub const METRALE_ABI_VERSION: u32 = 7;
+pub const METRALE_ABI_VERSION: u32 = 8;
 pub const METRALE_BACKEND_HOST: i32 = 1;
 pub const METRALE_ARG_INPUT: i32 = 0;
 pub const METRALE_ARG_OUTPUT: i32 = 1;
@@ -67,6 +67,7 @@ pub struct metrale_runtime_options {
     pub compile_timeout_s: f64,
     pub op_specs: *const *const c_char, // ABI 6: ops declared as data (left empty by this crate)
     pub op_spec_count: usize,
+    pub tuning_table: *const c_char, // ABI 8: a tuning table's path (NULL: METRALE_TUNING_TABLE; "": none)
 }
 
 #[repr(C)]
@@ -192,6 +193,7 @@ pub struct metrale_op_explanation {
     pub sm_count: u32,
     pub role_count: u32,
     pub roles: [metrale_role_explanation; METRALE_MAX_EXPLAIN_ROLES],
+    pub threshold_origins: [*const c_char; METRALE_MAX_EXPLAIN_ROLES], // ABI 8: by role, as roles
 }
 
 extern "C" {
@@ -210,6 +212,19 @@ extern "C" {
     pub fn metrale_runtime_info_init(info: *mut metrale_runtime_info);
     pub fn metrale_runtime_describe(runtime: *const metrale_runtime, info: *mut metrale_runtime_info)
         -> metrale_status;
+    pub fn metrale_runtime_tuning_status(runtime: *const metrale_runtime) -> *const c_char;
+    pub fn metrale_runtime_tune(
+        runtime: *mut metrale_runtime,
+        ops: *const c_char,
+        m: *const u32,
+        m_count: usize,
+        n: *const u32,
+        n_count: usize,
+        k: *const u32,
+        k_count: usize,
+        repeats: u32,
+        out_path: *const c_char,
+    ) -> metrale_status;
     pub fn metrale_lever_info_init(info: *mut metrale_lever_info);
     pub fn metrale_lever_get(
         runtime: *const metrale_runtime,
