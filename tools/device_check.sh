@@ -7,14 +7,16 @@
 #                                     this order: env (diagnostics; stops the run if the bench
 #                                     cannot start, unless --force), verify (`metrale-jit verify`:
 #                                     every kernel's check on this device, its table in
-#                                     tests.log), bench (goal shapes first),
+#                                     tests.log), tune (`metrale-jit tune --target hopper`: the
+#                                     measured guard thresholds beside the predicted ones and the
+#                                     table itself, in tests.log), bench (goal shapes first),
 #                                     tests (tests/gpu), python (python/tests/test_cuda_torch.py
 #                                     on the staged package), peers (tools/peers.py), memcheck and
 #                                     racecheck (compute-sanitizer on the bench's --sanity;
 #                                     skipped if the bench timed out). Files in $OUT: env.log,
 #                                     bench.log, tests.log, peers.log, results.json, summary.txt.
 #   tools/device_check.sh --dry-run   everything that needs no device, against the same binaries.
-# Options: --only STEP[,STEP] / --skip STEP[,STEP] (verify, bench, tests, python, peers, memcheck, racecheck,
+# Options: --only STEP[,STEP] / --skip STEP[,STEP] (verify, tune, bench, tests, python, peers, memcheck, racecheck,
 #   sanitizers; env always runs unless skipped), --force (go on when the bench cannot start),
 #   --deadline S (steps' total, default 360), --cap STEP=S, --log-cap BYTES (default 4 MiB),
 #   --bench / --gpu-tests / --peers / --sanitizer PATH (stand-ins, for tests; --gpu-tests none),
@@ -43,8 +45,9 @@ export LOG_CAP=$((4 << 20))  # read by steps.sh
 BENCH="" GPU_TESTS="" PEERS="" SANITIZER=compute-sanitizer
 # tests: the GPU tests took 40-60 s on the H200 (NVRTC for their own kernels), so 150 s leaves room;
 # python: torch's import, the host backend's reference at M = 300, K = 5120 and the closed-runtime test.
-declare -A CAP=([verify]=60 [bench]=150 [tests]=150 [python]=90 [peers]=150 [memcheck]=75 [racecheck]=75)
-usage() { sed -n '2,27p' "${BASH_SOURCE[0]}"; }
+# tune: 4 roles x 16 Ms x 6 calls of tens of microseconds, with each point's buffers made afresh.
+declare -A CAP=([verify]=60 [tune]=45 [bench]=150 [tests]=150 [python]=90 [peers]=150 [memcheck]=75 [racecheck]=75)
+usage() { sed -n '2,28p' "${BASH_SOURCE[0]}"; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) MODE=build ;;
@@ -67,8 +70,8 @@ while [ $# -gt 0 ]; do
   shift
 done
 for name in ${ONLY//,/ } ${SKIP//,/ }; do
-  case "$name" in env | verify | bench | tests | python | peers | memcheck | racecheck | sanitizers) ;;
-    *) echo "device_check.sh: unknown step '$name' (env verify bench tests python peers memcheck racecheck sanitizers)" >&2
+  case "$name" in env | verify | tune | bench | tests | python | peers | memcheck | racecheck | sanitizers) ;;
+    *) echo "device_check.sh: unknown step '$name' (env verify tune bench tests python peers memcheck racecheck sanitizers)" >&2
        exit 2 ;;
   esac
 done
@@ -167,6 +170,10 @@ elif [ "$MODE" = device ]; then
   # First: every kernel's verdict on this device (the first run of the device code since ecae987).
   if [ -x "$CLI" ]; then run_step verify tests.log "${CAP[verify]}" exit:0 "$CLI" verify
   else note verify skipped "no metrale-jit staged at $CLI"; fi
+  # The guards' thresholds measured (issue 36): progress lines "measured M >= a, predicted M >= b"
+  # and the table's TOML, both into tests.log (BENCHMARKS.md keeps them beside the predictions).
+  if [ -x "$CLI" ]; then run_step tune tests.log "${CAP[tune]}" exit:0 "$CLI" tune --target hopper
+  else note tune skipped "no metrale-jit staged at $CLI"; fi
   run_step bench bench.log "${CAP[bench]}" exit:0 "$BENCH" --json "$SCRATCH/bench.json"
   # The GPU tests read a few kernel files from the checkout; the staged binaries name the folder
   # they were built from, which this machine may not have.
@@ -192,6 +199,8 @@ else
   command -v nvidia-smi >/dev/null && no_device=0
   if [ -x "$CLI" ]; then run_step verify tests.log 60 exit:0 "$CLI" verify  # the host backend here
   else note verify skipped "no metrale-jit staged at $CLI"; fi
+  if [ -x "$CLI" ]; then run_step tune tests.log 30 exit:0 "$CLI" tune --op fp8-quant --m 1,2 --k 1024 --repeats 1
+  else note tune skipped "no metrale-jit staged at $CLI"; fi
   run_step bench-no-device bench.log 20 "exit:$no_device" "$BENCH" --sanity
   # The host emulation of every shape: killed at a 60 s cap under a load of 18 (2026-12-03).
   run_step bench bench.log 150 exit:0 "$BENCH" --host --json "$SCRATCH/bench.json"
