@@ -11,11 +11,6 @@ std::uint32_t min_ctas(std::uint32_t sm_count) {
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(ctas, std::numeric_limits<std::uint32_t>::max()));
 }
 
-bool past_twin_floor(std::uint32_t ctas, std::uint32_t m, std::uint32_t sm_count,
-                     std::optional<std::uint32_t> tuned_min_m) {
-  return tuned_min_m ? m >= *tuned_min_m : ctas >= min_ctas(sm_count);
-}
-
 std::uint32_t device_sm_count(const GpuBackend& gpu, std::uint32_t fallback) {
   return std::max<std::uint32_t>(gpu.sm_count().value_or(fallback), 1);
 }

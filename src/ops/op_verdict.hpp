@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "metrale/gpu/gpu_backend.hpp"
+#include "metrale/ops/op_declaration.hpp"
 #include "ops/log_once.hpp"
 
 namespace metrale::ops {
@@ -25,9 +26,18 @@ std::uint32_t min_ctas(std::uint32_t sm_count);
 
 // Whether a twin's grid of `ctas` CTAs at M = m is past its floor: m >= the tuning table's
 // measured threshold when there is one at this shape (OpContext::tuned_min_m), else
-// ctas >= min_ctas(sm_count), the prediction. Pure.
-bool past_twin_floor(std::uint32_t ctas, std::uint32_t m, std::uint32_t sm_count,
-                     std::optional<std::uint32_t> tuned_min_m);
+// ctas >= min_ctas(sm_count), the prediction. Pure; inline: it is on every call's path.
+inline bool past_twin_floor(std::uint32_t ctas, std::uint32_t m, std::uint32_t sm_count,
+                            std::optional<std::uint32_t> tuned_min_m) {
+  return tuned_min_m ? m >= *tuned_min_m : ctas >= min_ctas(sm_count);
+}
+
+// OpContext::tuned_min_m with its no-table answer inline: every call of a guarded op asks, and
+// almost every runtime has no table (the lookup is out of line).
+inline std::optional<std::uint32_t> tuned_threshold(const OpContext& context, std::string_view role, std::uint32_t n,
+                                                    std::uint32_t k) {
+  return context.tuning == nullptr ? std::nullopt : context.tuned_min_m(role, n, k);
+}
 
 // The device's SM count, else `fallback` (the target's sm_count); at least 1.
 std::uint32_t device_sm_count(const GpuBackend& gpu, std::uint32_t fallback);

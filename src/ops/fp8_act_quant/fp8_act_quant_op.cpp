@@ -76,7 +76,7 @@ Fp8QuantPick run_typed(const OpContext& context, const Fp8QuantArgs& args, std::
                        std::string_view forced_role) {
   GpuBackend& gpu = context.device();
   Fp8QuantKernels kernels = kernels_of(context, false);
-  kernels.twin_tuned_min_m = context.tuned_min_m(kTwinRole, 0, args.k);
+  kernels.twin_tuned_min_m = tuned_threshold(context, kTwinRole, 0, args.k);
   if (forced_role.empty()) {
     return fp8_act_quant(gpu, kernels, context.lever(kTwinLever), args, stream);
   }
@@ -109,7 +109,7 @@ Pick generic_pick(const Fp8QuantPick& typed, bool forced) {
 Explanation explain(const OpContext& context, const ExplainQuery& query) {
   const Fp8QuantArgs shape = unpack(query.args);
   Fp8QuantKernels kernels = kernels_of(context, true);
-  kernels.twin_tuned_min_m = context.tuned_min_m(kTwinRole, 0, shape.k);
+  kernels.twin_tuned_min_m = tuned_threshold(context, kTwinRole, 0, shape.k);
   const std::uint32_t sm_count = context.sm_count();
   const TwinExplainSpec spec{
       .parent_role = kParentRole,

@@ -104,7 +104,7 @@ Pick run(const OpContext& context, const OpCall& call) {
   const SiluMulFp8QuantArgs args = unpack(call.args);
   const DevicePtr scratch{call.args[kScratch]};
   SiluMulFp8QuantKernels kernels = kernels_of(context, false);
-  kernels.twin_tuned_min_m = context.tuned_min_m(kTwinRole, 0, args.k);
+  kernels.twin_tuned_min_m = tuned_threshold(context, kTwinRole, 0, args.k);
   bool requested = context.lever(kTwinLever);
   const bool forced = !call.forced_role.empty();
   if (forced) {
@@ -136,7 +136,7 @@ Pick run(const OpContext& context, const OpCall& call) {
 Explanation explain(const OpContext& context, const ExplainQuery& query) {
   const SiluMulFp8QuantArgs shape = unpack(query.args);
   SiluMulFp8QuantKernels kernels = kernels_of(context, true);
-  kernels.twin_tuned_min_m = context.tuned_min_m(kTwinRole, 0, shape.k);
+  kernels.twin_tuned_min_m = tuned_threshold(context, kTwinRole, 0, shape.k);
   const std::uint32_t sm_count = context.sm_count();
   const TwinExplainSpec spec{
       .parent_role = kParentRole,

@@ -86,11 +86,11 @@ BaGatesKernels kernels_of(const OpContext& context, bool for_explain) {
   return kernels;
 }
 
-// The kernels with the tuning table's thresholds at the call's (n, k).
-BaGatesKernels with_tuning(BaGatesKernels kernels, const OpContext& context, const BaGatesArgs& shape) {
-  kernels.twin_tuned_min_m = context.tuned_min_m(kTwinRole, shape.n, shape.k);
-  kernels.mma_tuned_min_m = context.tuned_min_m(kTensorCoreRole, shape.n, shape.k);
-  return kernels;
+// The tuning table's thresholds at the call's (n, k), set in place (the kernels are a call's own
+// copy, and copying them again costs the per-call path more than the lookups).
+void add_tuning(BaGatesKernels& kernels, const OpContext& context, const BaGatesArgs& shape) {
+  kernels.twin_tuned_min_m = tuned_threshold(context, kTwinRole, shape.n, shape.k);
+  kernels.mma_tuned_min_m = tuned_threshold(context, kTensorCoreRole, shape.n, shape.k);
 }
 
 KernelHandle require_built(const OpContext& context, KernelHandle handle, std::string_view kernel) {
@@ -131,7 +131,9 @@ BaGatesPick run_typed(const OpContext& context, const BaGatesArgs& args, std::ui
     return run_forced(context, args, stream, forced_role);
   }
   const BaGatesLevers levers{context.lever(kTwinLever), context.lever(kTensorCoreLever)};
-  return ssm_ba_gates(context.device(), with_tuning(kernels_of(context, false), context, args), levers, args, stream);
+  BaGatesKernels kernels = kernels_of(context, false);
+  add_tuning(kernels, context, args);
+  return ssm_ba_gates(context.device(), kernels, levers, args, stream);
 }
 
 Pick generic_pick(const BaGatesPick& typed, bool forced) {
@@ -178,7 +180,8 @@ BaGatesMmaQuery tensor_core_query(const OpContext& context, const BaGatesKernels
 
 Explanation explain(const OpContext& context, const ExplainQuery& query) {
   const BaGatesArgs shape = unpack(query.args);
-  const BaGatesKernels kernels = with_tuning(kernels_of(context, true), context, shape);
+  BaGatesKernels kernels = kernels_of(context, true);
+  add_tuning(kernels, context, shape);
   const std::uint32_t sm_count = context.sm_count();
   RoleExplanation tensor_core = explain_role(context, kTensorCoreRole, kTensorCoreLever);
   RoleExplanation twin = explain_role(context, kTwinRole, kTwinLever);
