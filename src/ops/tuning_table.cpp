@@ -17,8 +17,8 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
+#include <system_error>
 
-#include "jit/cache_file_io.hpp"
 #include "jit/entry_key.hpp"
 #include "metrale/error.hpp"
 
@@ -306,7 +306,7 @@ TuningTable read_tuning_table(std::string_view text, std::string_view file) {
 
 TuningTable load_tuning_table(const std::string& path) {
   const auto refuse = [&path](int error) {
-    return ConfigError(fmt::format("cannot read tuning table {}: {}", path, errno_text(error)));
+    return ConfigError(fmt::format("cannot read tuning table {}: {}", path, std::system_category().message(error)));
   };
   const std::unique_ptr<std::FILE, int (*)(std::FILE*)> stream(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (stream == nullptr) {
