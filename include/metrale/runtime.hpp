@@ -149,6 +149,10 @@ struct TuneRequest {
   std::uint32_t repeats = 5;                       // timed calls per point and kernel set; the median is kept
   std::function<void(std::string_view)> progress;  // one line per row, when set
 };
+// Writes `table` (ops::write_tuning_table) to `path` whole or not at all: a temporary file beside
+// it, fsync'ed and renamed over it (the disk cache's write), so a rank opening a runtime while a
+// tune runs reads the old table or the new one. ConfigError "<path>: cannot replace it: <why>".
+void save_tuning_table(const ops::TuningTable& table, const std::string& path);
 // The ladder of M tune times by default: decode sizes to a few waves of prefill.
 inline constexpr std::array<std::uint32_t, 16> kDefaultTuneLadder = {1,   2,   4,   8,   16,  32,   64,   128,
                                                                      192, 256, 384, 512, 768, 1024, 2048, 4096};

@@ -1,17 +1,12 @@
 // capi_tune.cpp: metrale_runtime_tune: Runtime::tune over the C ABI's arrays, the table written
-// (ops::write_tuning_table) to the caller's path whole or not at all.
+// to the caller's path whole or not at all (save_tuning_table).
 // Invariants: every op named is checked before anything is timed (an unknown one is an argument
 // error naming the known ops, as metrale_op_find's); a path whose folder does not exist fails
-// before the timing, not after it; the file is a temporary one beside the target renamed over it,
-// so a reader (another rank opening a runtime) sees the old table or the new one, never part of
-// one, and a failed write leaves no temporary file behind.
+// before the timing, not after it; a failed write leaves no temporary file behind.
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -20,7 +15,6 @@
 #include "capi_call.hpp"
 #include "capi_runtime.hpp"
 #include "metrale/error.hpp"
-#include "metrale/ops/tuning_table.hpp"
 
 namespace metrale::capi {
 namespace {
@@ -81,30 +75,6 @@ void require_folder(const std::filesystem::path& target) {
   }
 }
 
-// `text` to `target`, whole or not at all: a temporary file beside it (unique to the process and
-// the call), renamed over it.
-void write_whole(const std::filesystem::path& target, const std::string& text) {
-  static std::atomic<std::uint64_t> calls{0};
-  std::filesystem::path temporary = target;
-  temporary += fmt::format(".{}.{}.tmp", ::getpid(), calls.fetch_add(1));
-  std::error_code error;
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) {
-      out.close();
-      std::filesystem::remove(temporary, error);
-      throw ConfigError(fmt::format("out_path {}: cannot write {}", target.string(), temporary.string()));
-    }
-  }
-  std::filesystem::rename(temporary, target, error);
-  if (error) {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    throw ConfigError(fmt::format("out_path {}: cannot replace it: {}", target.string(), error.message()));
-  }
-}
-
 }  // namespace
 }  // namespace metrale::capi
 
@@ -134,8 +104,7 @@ metrale_status metrale_runtime_tune(metrale_runtime* runtime, const char* ops, c
       request.repeats = repeats;
     }
     require_folder(target);
-    const std::string text = metrale::ops::write_tuning_table(rt.tune(request));
-    write_whole(target, text);
+    metrale::save_tuning_table(rt.tune(request), target.string());
   });
 }
 

@@ -117,6 +117,7 @@ ops::TuningTable Runtime::tune(const TuneRequest& request) {
   at.library = METRALE_LIBRARY_VERSION;
   at.date = utc_now();
   at.repeats = request.repeats;
+  at.sm_count = tuning_sm_count(gpu, target_);
   for (const ResolvedOp& entry : resolved_) {
     const ops::OpDeclaration& op = *entry.op;
     const bool asked = request.ops.empty() || std::any_of(request.ops.begin(), request.ops.end(),
@@ -125,7 +126,6 @@ ops::TuningTable Runtime::tune(const TuneRequest& request) {
       continue;
     }
     const ops::OpContext context = context_of(entry);
-    at.sm_count = context.sm_count();
     // The parent side and each role's kernels, in the hook's order.
     std::vector<TimedKernel> parent;
     std::vector<std::pair<std::size_t, std::vector<TimedKernel>>> roles;

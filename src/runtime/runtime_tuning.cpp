@@ -1,7 +1,7 @@
 // runtime_tuning.cpp: a runtime and its tuning table (README "Tuning tables"): reading the one
 // RuntimeOptions::tuning_table or METRALE_TUNING_TABLE names, accepting it for this device or
-// refusing it by name, the kernel keys a row is matched on, and explain's word on where each
-// guarded role's threshold came from.
+// refusing it by name, the kernel keys a row is matched on, writing one whole, and explain's word
+// on where each guarded role's threshold came from.
 // Invariants: a table is accepted whole or not at all (every rank given the same file makes the
 // same choice, or all keep the prediction); what makes it fit is the kind of device (its name, not
 // its UUID: the ranks of a node have one table), the SM count, the driver, NVRTC and each row's
@@ -12,13 +12,22 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "ground/log.hpp"
+#include "jit/cache_file_io.hpp"
 #include "jit/entry_key.hpp"
 #include "jit/nvrtc_library.hpp"
+#include "metrale/error.hpp"
 #include "metrale/runtime.hpp"
 #include "ops/op_verdict.hpp"
 
 namespace metrale {
+
+std::uint32_t tuning_sm_count(const GpuBackend& gpu, const HardwareTarget& target) {
+  return ops::device_sm_count(gpu, target.sm_count.value_or(kFallbackSmCount));
+}
 
 std::string tuning_backend_kind(const GpuBackend& gpu) { return gpu.needs_compiled_image() ? "cuda" : "host"; }
 
@@ -61,7 +70,7 @@ std::optional<std::string> Runtime::tuning_mismatch(const ops::TuningTable& tabl
   if (at.device_name != backend_->device_name()) {
     return differs("the device", fmt::format("'{}'", at.device_name), fmt::format("'{}'", backend_->device_name()));
   }
-  const std::uint32_t sm_count = ops::device_sm_count(*backend_, target_.sm_count.value_or(kFallbackSmCount));
+  const std::uint32_t sm_count = tuning_sm_count(*backend_, target_);
   if (at.sm_count != sm_count) {
     return differs("SM count", std::to_string(at.sm_count), std::to_string(sm_count));
   }
@@ -73,10 +82,9 @@ std::optional<std::string> Runtime::tuning_mismatch(const ops::TuningTable& tabl
   }
   for (std::size_t i = 0; i < table.rows.size(); ++i) {
     const ops::TuningRow& row = table.rows[i];
-    const ResolvedOp* entry = nullptr;
-    for (const ResolvedOp& candidate : resolved_) {
-      entry = candidate.op->name == row.op ? &candidate : entry;
-    }
+    const auto named = std::find_if(resolved_.begin(), resolved_.end(),
+                                    [&](const ResolvedOp& candidate) { return candidate.op->name == row.op; });
+    const ResolvedOp* entry = named == resolved_.end() ? nullptr : &*named;
     const std::optional<std::size_t> role = entry ? entry->op->role_index(row.role) : std::nullopt;
     const ops::GuardDecl* guard = role ? entry->op->guard(entry->op->roles[*role].role) : nullptr;
     if (guard == nullptr || guard->tuned_reason.empty()) {
@@ -127,6 +135,16 @@ void Runtime::accept_tuning_table(const RuntimeOptions& options) {
     entry.base.tuning = tuning_.get();
   }
   logger().info("metrale: {}", tuning_status_);
+}
+
+void save_tuning_table(const ops::TuningTable& table, const std::string& path) {
+  const std::filesystem::path target(path);
+  const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : ".";
+  const CacheIoResult written =
+      write_file_atomically(folder, target.filename().string(), ops::write_tuning_table(table));
+  if (!written.ok) {
+    throw ConfigError(fmt::format("{}: cannot replace it: {}", path, written.message));
+  }
 }
 
 void explain_thresholds(const ops::OpContext& context, ops::OpArgValues values, const ops::TuningTable* table,

@@ -11,9 +11,13 @@
 #include "metrale/gpu/gpu_backend.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "metrale/ops/tuning_table.hpp"
+#include "metrale/target/hardware_target.hpp"
 
 namespace metrale {
 
+// The SM count a table records and is matched on: the one the guards see (the device's, else the
+// target's), as OpContext::sm_count gives it.
+std::uint32_t tuning_sm_count(const GpuBackend& gpu, const HardwareTarget& target);
 // "cuda" for a backend that runs compiled images, "host" for the host backend.
 std::string tuning_backend_kind(const GpuBackend& gpu);
 // NVRTC's version on a CUDA backend ("13-0"), "none" on the host backend or without NVRTC.

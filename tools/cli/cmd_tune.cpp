@@ -3,14 +3,11 @@
 // over a ladder of M on the device (the host backend without one: for tests, its numbers say
 // nothing about a GPU), and writes the tuning table (README "Tuning tables") to FILE, or to stdout.
 // One progress line per row goes to stderr, each with the measured and the predicted threshold.
-// Invariant: the file is written whole or not at all (a temporary file renamed over it), so a rank
-// reading it while a tune runs sees the old table or the new one.
+// Invariant: the file is written whole or not at all (save_tuning_table), so a rank reading it
+// while a tune runs sees the old table or the new one.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,25 +28,6 @@ struct TuneOptions {
   std::string out;
 };
 
-void write_whole(const std::string& path, const std::string& text) {
-  const std::filesystem::path target(path);
-  std::filesystem::path temporary = target;
-  temporary += fmt::format(".{}.tmp", ::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) {
-      throw ConfigError(fmt::format("--out {}: cannot write {}", path, temporary.string()));
-    }
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, target, error);
-  if (error) {
-    std::filesystem::remove(temporary, error);
-    throw ConfigError(fmt::format("--out {}: cannot replace it: {}", path, error.message()));
-  }
-}
-
 int tune(TuneOptions& options) {
   auto runtime = open_device_or_host(options.target);
   for (const std::string& name : options.ops) {
@@ -63,11 +41,10 @@ int tune(TuneOptions& options) {
           .c_str(),
       stderr);
   const ops::TuningTable table = runtime->tune(options.request);
-  const std::string text = ops::write_tuning_table(table);
   if (options.out.empty()) {
-    std::fputs(text.c_str(), stdout);
+    std::fputs(ops::write_tuning_table(table).c_str(), stdout);
   } else {
-    write_whole(options.out, text);
+    save_tuning_table(table, options.out);
     std::fputs(
         fmt::format("tune: wrote {} ({} row{})\n", options.out, table.rows.size(), table.rows.size() == 1 ? "" : "s")
             .c_str(),
