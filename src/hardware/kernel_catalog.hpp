@@ -18,6 +18,8 @@ inline constexpr std::string_view kFp8ActQuant = "fp8_act_quant";
 inline constexpr std::string_view kFp8ActQuantHopper = "fp8_act_quant_hopper";
 // The tensor-core BA-gates kernel; its `lanes` is the token tile a block owns (TOKENS).
 inline constexpr std::string_view kSsmBaGatesMma = "ssm_ba_gates_mma";
+// The decode-size BA-gates kernel (K split over a cluster); `lanes` its token tile, `groups` its outputs per CTA.
+inline constexpr std::string_view kSsmBaGatesSplitK = "ssm_ba_gates_splitk";
 // The SiLU-and-mul FP8 quant op's kernels: the parent's first step (h = bf16(silu(gate) * up);
 // its second is kFp8ActQuant) and the fused twin.
 inline constexpr std::string_view kSiluMulBf16 = "silu_mul_bf16";

@@ -127,17 +127,20 @@ static void check_ba_gates(metrale_runtime* rt) {
   metrale_op_pick pick;
   metrale_op_pick_init(&pick);
 
-  /* The guards' pick at M = 5: both fast kernels refused, the tensor-core guard first. */
+  /* The guards' pick at M = 5: the three fast kernels refused, the tensor-core guard first, then
+     the decode kernel's (K too short to split), then the twin's. */
   poison(forced, GATES);
   CHECK(metrale_op_run(rt, "ba-gates", args, COUNT(args), 0, &pick) == METRALE_OK, "%s", metrale_last_error());
   CHECK(strcmp(pick.op, "ssm_ba_gates") == 0 && strcmp(pick.role, "parent") == 0 &&
             strcmp(pick.kernel, "ssm_ba_gates") == 0 && pick.forced == 0,
         "guarded pick: op %s role %s kernel %s forced %d", pick.op, pick.role, pick.kernel, pick.forced);
-  CHECK(pick.verdict_count == 2, "%u verdicts", pick.verdict_count);
+  CHECK(pick.verdict_count == 3, "%u verdicts", pick.verdict_count);
   CHECK(strcmp(pick.verdicts[0].role, "tensor_core") == 0 && contains(pick.verdicts[0].reason, "a twelfth of the SMs"),
         "verdict 0: %s: %s", pick.verdicts[0].role, TEXT(pick.verdicts[0].reason));
-  CHECK(strcmp(pick.verdicts[1].role, "twin") == 0 && contains(pick.verdicts[1].reason, "one CTA per token"),
+  CHECK(strcmp(pick.verdicts[1].role, "decode") == 0 && contains(pick.verdicts[1].reason, "no K split fits"),
         "verdict 1: %s: %s", pick.verdicts[1].role, TEXT(pick.verdicts[1].reason));
+  CHECK(strcmp(pick.verdicts[2].role, "twin") == 0 && contains(pick.verdicts[2].reason, "one CTA per token"),
+        "verdict 2: %s: %s", pick.verdicts[2].role, TEXT(pick.verdicts[2].reason));
   CHECK(memcmp(out, forced, sizeof(float) * GATES) == 0, "the guarded run's bytes differ from the README run's");
 
   /* Forced by role name: the twin computes the parent's bytes. */

@@ -127,11 +127,11 @@ static void check_ops(metrale_runtime* rt) {
   }
   CHECK(seen == 2, "the seed ops listed: %d", seen);
 
-  /* By alias: the BA-gates op, its three roles (the parent first) and its twelve arguments. */
+  /* By alias: the BA-gates op, its four roles (the parent first) and its twelve arguments. */
   metrale_op_info op;
   metrale_op_info_init(&op);
   CHECK(metrale_op_find(rt, "ba-gates", &op) == METRALE_OK, "%s", metrale_last_error());
-  CHECK(strcmp(op.name, "ssm_ba_gates") == 0 && strcmp(op.aliases, "ba-gates") == 0 && op.role_count == 3 &&
+  CHECK(strcmp(op.name, "ssm_ba_gates") == 0 && strcmp(op.aliases, "ba-gates") == 0 && op.role_count == 4 &&
             op.arg_count == 12,
         "ba-gates: %s (%s), %zu roles, %zu arguments", op.name, op.aliases, op.role_count, op.arg_count);
   const char* const roles[][4] = {{"parent", "ssm_ba_gates", "", ""},
@@ -238,11 +238,16 @@ static void check_explain_ba_gates(metrale_runtime* rt) {
   metrale_op_explanation_init(&why);
   CHECK(metrale_op_explain(rt, "ssm_ba_gates", shape, COUNT(shape), 1, &why) == METRALE_OK, "%s", metrale_last_error());
   CHECK(strcmp(why.op, "ssm_ba_gates") == 0 && strcmp(why.role, "parent") == 0 &&
-            strcmp(why.kernel, "ssm_ba_gates") == 0 && why.sm_count == 132 && why.role_count == 2,
+            strcmp(why.kernel, "ssm_ba_gates") == 0 && why.sm_count == 132 && why.role_count == 3,
         "explain: %s runs %s (%s) at %u SMs, %u roles", why.op, why.kernel, why.role, why.sm_count, why.role_count);
-  /* The guard order: the tensor-core kernel's first, then the twin's. */
-  CHECK(why.role_count == 2 && strcmp(why.roles[0].role, "tensor_core") == 0 && strcmp(why.roles[1].role, "twin") == 0,
-        "rows: %s, %s", why.roles[0].role, why.roles[1].role);
+  /* The guard order: the tensor-core kernel's first, then the decode kernel's, then the twin's. */
+  CHECK(why.role_count == 3 && strcmp(why.roles[0].role, "tensor_core") == 0 &&
+            strcmp(why.roles[1].role, "decode") == 0 && strcmp(why.roles[2].role, "twin") == 0,
+        "rows: %s, %s, %s", why.roles[0].role, why.roles[1].role, why.roles[2].role);
+  /* K = 256 is 32 vectors: too short to split over a cluster, at any M. */
+  const metrale_role_explanation* decode = row(&why, "decode");
+  CHECK(decode != NULL && decode->runs == 0 && decode->has_min_m == 0 && contains(decode->min_reason, "no K split"),
+        "decode: never at K = 256 (%s)", decode == NULL ? "no row" : TEXT(decode->min_reason));
   const metrale_role_explanation* twin = row(&why, "twin");
   const metrale_role_explanation* tc = row(&why, "tensor_core");
   if (twin == NULL || tc == NULL) return;
@@ -272,9 +277,9 @@ static void check_explain_ba_gates(metrale_runtime* rt) {
         2 * why.sm_count, why.kernel);
   CHECK(metrale_op_explain(rt, "ssm_ba_gates", shape + 1, COUNT(shape) - 1, 0, &why) == METRALE_OK, "%s",
         metrale_last_error());
-  CHECK(strcmp(why.kernel, "") == 0 && why.role_count == 2 && why.roles[1].has_min_m == 1 &&
-            why.roles[1].min_m == 2 * why.sm_count,
-        "without M: kernel '%s', twin min_m %u", why.kernel, why.roles[1].min_m);
+  CHECK(strcmp(why.kernel, "") == 0 && why.role_count == 3 && why.roles[2].has_min_m == 1 &&
+            why.roles[2].min_m == 2 * why.sm_count,
+        "without M: kernel '%s', twin min_m %u", why.kernel, why.roles[2].min_m);
 }
 
 static void check_explain_fp8(metrale_runtime* rt, metrale_runtime* twin_off) {

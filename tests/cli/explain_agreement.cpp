@@ -1,5 +1,5 @@
 // explain_agreement.cpp: runs `metrale-jit explain ... --json` over a grid of shapes, SM
-// counts, levers (both BA levers) and targets, and checks each answer against the ops' own pick functions
+// counts, levers (the three BA levers) and targets, and checks each answer against the ops' own pick functions
 // called here directly. Usage: explain_agreement <path to metrale-jit>. Exit 0 when all agree.
 #include <fmt/format.h>
 
@@ -75,11 +75,12 @@ int main(int argc, char** argv) {
         for (const std::uint32_t m : {1u, 2u, 263u, 264u, 265u}) {
           for (const auto& [n, k, stride] :
                {std::array<std::uint32_t, 3>{96, 5120, 5120}, {96, 5124, 5124}, {64, 2048, 2040}, {0, 2048, 2048}}) {
-            for (const bool tensor_core : {false, true}) {
+            for (const auto& [tensor_core, decode] : {std::pair{false, false}, {false, true}, {true, false}, {true, true}}) {
               const std::string command = fmt::format(
                   "{} explain ba-gates --target {} --m {} --n {} --k {} --k-stride {} --sm-count {} --lever {} "
-                  "--tensor-core {} --json",
-                  cli, name, m, n, k, stride, sm, lever ? "on" : "off", tensor_core ? "on" : "off");
+                  "--tensor-core {} --lever-set ssm_ba_gates_decode={} --json",
+                  cli, name, m, n, k, stride, sm, lever ? "on" : "off", tensor_core ? "on" : "off",
+                  decode ? "on" : "off");
               ops::BaGatesMmaQuery query;
               query.requested = tensor_core;
               query.compute_capability = target.compute_capability;
@@ -93,14 +94,28 @@ int main(int argc, char** argv) {
                 query.stages = mma->params.groups;
               }
               query.max_shared_bytes = ops::ba_gates_mma_shared_limit(std::nullopt, target.compute_capability);
-              const auto pick = ops::ba_gates_pick_with_mma(query, shipped(target, ops::kBaGatesMmaKernel), lever,
-                                                            shipped(target, ops::kBaGatesParentKernel),
-                                                            shipped(target, ops::kBaGatesTwinKernel));
+              metrale::KernelParams splitk;
+              if (const auto* shipped_splitk = target.find_kernel(ops::kBaGatesSplitKKernel)) {
+                splitk = shipped_splitk->params;
+              }
+              const ops::BaGatesArgs shape{{}, {}, {}, {}, {}, m, n, k, stride, 0, 0, 0};
+              const auto pick = ops::ba_gates_pick_with_decode(
+                  ops::ba_gates_pick_with_mma(query, shipped(target, ops::kBaGatesMmaKernel), lever,
+                                              shipped(target, ops::kBaGatesParentKernel),
+                                              shipped(target, ops::kBaGatesTwinKernel)),
+                  ops::ba_gates_decode_query(splitk, decode, false, target.compute_capability, sm, shape),
+                  shipped(target, ops::kBaGatesSplitKKernel));
               const nlohmann::json got = run_json(command);
-              compare(
-                  got, pick.twin, pick.reject,
-                  pick.mma ? ops::kBaGatesMmaKernel : (pick.twin ? ops::kBaGatesTwinKernel : ops::kBaGatesParentKernel),
-                  command);
+              compare(got, pick.twin, pick.reject,
+                      pick.mma      ? ops::kBaGatesMmaKernel
+                      : pick.decode ? ops::kBaGatesSplitKKernel
+                                    : (pick.twin ? ops::kBaGatesTwinKernel : ops::kBaGatesParentKernel),
+                      command);
+              const nlohmann::json& dec = got.at("decode");
+              expect(dec.at("runs").get<bool>() == pick.decode, command + " (decode.runs)");
+              expect(pick.decode_reject ? dec.at("reject") == std::string(*pick.decode_reject)
+                                        : dec.at("reject").is_null(),
+                     command + " (decode.reject)");
               const nlohmann::json& tc = got.at("tensor_core");
               expect(tc.at("runs").get<bool>() == pick.mma, command + " (tensor_core.runs)");
               expect(pick.mma_reject ? tc.at("reject") == std::string(*pick.mma_reject) : tc.at("reject").is_null(),

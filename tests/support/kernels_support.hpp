@@ -113,7 +113,7 @@ void for_token_slices(std::uint32_t m, Fn fn) {
 
 // ---- BA gates ----
 
-enum class BaRun { kParent, kTwin, kOp, kMma };
+enum class BaRun { kParent, kTwin, kOp, kMma, kSplitK };
 
 struct BaCase {
   metrale::ref::BaGatesRefShape shape;
@@ -189,6 +189,9 @@ inline BaResult run_ba(metrale::Runtime& runtime, const BaCase& c, BaRun which) 
       break;
     case BaRun::kMma:
       metrale::ops::launch_ba_gates_mma(gpu, kernels.mma, kernels.mma_params, args);
+      break;
+    case BaRun::kSplitK:
+      metrale::ops::launch_ba_gates_splitk(gpu, kernels.splitk, kernels.splitk_params, args);
       break;
   }
   result.out = out.read<float>(c.out_size() + guard);

@@ -154,10 +154,23 @@ TEST_CASE("explain by name gives the guards' verdicts and smallest M per role", 
   const ops::Explanation at_m = runtime->explain("ba-gates", shape);
   CHECK(at_m.kernel == "ssm_ba_gates_mma");
   CHECK(at_m.role == "tensor_core");
-  REQUIRE(at_m.roles.size() == 2);
+  REQUIRE(at_m.roles.size() == 3);
   CHECK(at_m.roles[0].role == "tensor_core");
   CHECK(at_m.roles[0].runs);
-  CHECK(at_m.roles[1].role == "twin");
+  CHECK(at_m.roles[1].role == "decode");
+  CHECK_FALSE(at_m.roles[1].runs);  // not consulted: the tensor-core kernel ran first
+  CHECK(at_m.roles[1].min_m == std::optional<std::uint32_t>(1));
+  CHECK(at_m.roles[2].role == "twin");
+  // At one token the decode kernel runs, and explain names its ceiling.
+  const std::vector<ops::NamedArg> decode_shape{{"m", 1}, {"n", 96}, {"k", 5120}, {"vheads_per_group", 3}};
+  const ops::Explanation at_one = runtime->explain("ba-gates", decode_shape);
+  CHECK(at_one.kernel == "ssm_ba_gates_splitk");
+  REQUIRE(at_one.roles.size() == 3);
+  CHECK(at_one.roles[1].runs);
+  const auto& details = at_one.roles[1].details;
+  CHECK(std::find(details.begin(), details.end(), std::pair<std::string, std::int64_t>{"max_m", 64}) != details.end());
+  CHECK(std::find(details.begin(), details.end(), std::pair<std::string, std::int64_t>{"cluster_blocks", 8}) !=
+        details.end());
   const ops::Explanation minimum = runtime->explain("fp8_act_quant", std::vector<ops::NamedArg>{{"k", 5120}}, false);
   REQUIRE(minimum.roles.size() == 1);
   CHECK(minimum.roles[0].min_m == std::optional<std::uint32_t>(53));  // the seeds' table at 132 SMs
@@ -225,7 +238,7 @@ TEST_CASE("levers are found by key and set by the caller's options with provenan
   CHECK_FALSE(fp8->value);
   CHECK(fp8->provenance == Provenance::kOptions);
   CHECK(runtime->levers().find("ssm_ba_gates_hopper")->provenance == Provenance::kFile);
-  CHECK(runtime->levers().size() == 5);
+  CHECK(runtime->levers().size() == 6);
   RuntimeOptions unknown = test::isolated_runtime_options(BackendChoice::kHost, 2);
   unknown.levers = {{"warp_speed", true}};
   CHECK(error_of([&] { Runtime::open(unknown); }).find("no op declares the lever 'warp_speed'") != std::string::npos);

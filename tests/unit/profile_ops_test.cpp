@@ -123,10 +123,11 @@ TEST_CASE("profile: FP8 at M = 8192, K = 17408 reads and writes its compulsory 4
 
 TEST_CASE("profile: the BA twin reads the whole weight from L2 once per token", "[profile]") {
   const auto rows = run(metrale::ops::library_ops().get("ssm_ba_gates"), {16, 96, 1024, 0}, true);
-  REQUIRE(rows.size() == 3);
+  REQUIRE(rows.size() == 4);
   CHECK(rows[0].role == "parent");
   CHECK(rows[1].role == "twin");
   CHECK(rows[2].role == "mma");
+  CHECK(rows[3].role == "decode");
   // Twin: one block per token; each reads the weight (96 x 1024 bf16), its x row and the 48
   // a_log and dt_bias floats once.
   CHECK(rows[1].traffic.l2_read_bytes == 16.0 * (96 * 1024 * 2 + 1024 * 2 + 2 * 48 * 4));
@@ -150,6 +151,16 @@ TEST_CASE("profile: the BA twin reads the whole weight from L2 once per token", 
   // Its asynchronous copies are those reads of x and the weight (zero-fills count nothing), and
   // they price its pipeline latency; the twin streams through plain loads: no latency term.
   CHECK(rows[2].traffic.async_bytes == 96 * 1024 * 2 + 16.0 * 1024 * 2);
+  // Decode: 16 columns of 6 outputs, each a cluster of 4 CTAs (K 1024 is 128 vectors, 32 a CTA),
+  // so the weight crosses L2 once and x once per column; a_log and dt_bias as the stores need them
+  // (at most a sector of each per output a CTA stores). DRAM as the twin; K FMAs per output.
+  const double decode_streams = 96 * 1024 * 2 + 16.0 * 16 * 1024 * 2;
+  CHECK(rows[3].traffic.l2_read_bytes >= decode_streams + 2 * 48 * 4);
+  CHECK(rows[3].traffic.l2_read_bytes <= decode_streams + 16.0 * 96 * 2 * 32);
+  CHECK(rows[3].traffic.dram_read_bytes == rows[1].traffic.dram_read_bytes);
+  CHECK(rows[3].traffic.dram_write_bytes == 16.0 * 96 * 4);
+  CHECK(rows[3].traffic.fma == 16.0 * 96 * 1024);
+  CHECK(rows[3].traffic.async_bytes == 0);
   CHECK(rows[2].traffic.async_in_flight_bytes > 0);
   CHECK(rows[2].prediction.latency_us > 0);
   CHECK(rows[1].traffic.async_bytes == 0);

@@ -76,7 +76,7 @@ TEST_CASE("kernel parameter constraints accept the shipped shapes and name the b
   CHECK(metrale::ops::library_catalog().names() ==
         std::vector<std::string>{"fp8_act_quant", "fp8_act_quant_hopper", "fused_add_rmsnorm", "fused_add_rmsnorm_vec",
                                  "silu_mul_bf16", "silu_mul_fp8_quant_fused", "ssm_ba_gates", "ssm_ba_gates_hopper",
-                                 "ssm_ba_gates_mma"});
+                                 "ssm_ba_gates_mma", "ssm_ba_gates_splitk"});
   CHECK(metrale::ops::library_catalog().find("SSM_BA_GATES") == nullptr);
 }
 

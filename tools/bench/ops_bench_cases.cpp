@@ -89,7 +89,7 @@ KernelResult new_result(std::string op, std::string kernel, std::uint32_t m, std
 
 // The BA kernels the bench runs at every shape, in this order (the twin is compared with the
 // parent's bytes, so the parent goes first).
-enum class BaKernel { kParent, kTwin, kMma, kMmaShaped };
+enum class BaKernel { kParent, kTwin, kMma, kMmaShaped, kDecode };
 
 std::string_view ba_kernel_name(BaKernel which) {
   switch (which) {
@@ -101,6 +101,8 @@ std::string_view ba_kernel_name(BaKernel which) {
       return "mma";
     case BaKernel::kMmaShaped:
       return "mma_s";  // + its tile count: "mma_s6", as the profile's bench_key spells it
+    case BaKernel::kDecode:
+      return "decode";
   }
   return "?";
 }
@@ -160,21 +162,28 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
     ref::ssm_ba_gates_reference({x_rows, weight, a_log, dt_bias}, {rows_m, n, k, k, gate_stride, nv, vpg}, expected);
 
     std::vector<float> parent_out;
-    // The op's own choice with both levers on (the tensor-core guard first, then the twin's).
-    const ops::BaGatesPick pick = ops::ba_gates_pick_with_mma(ops::ba_gates_mma_query(gpu, kernels, true, args_of(0)),
-                                                              kernels.mma, true, kernels.parent, kernels.twin);
+    // The op's own choice with every lever on (the tensor-core guard first, the decode kernel's,
+    // then the twin's).
+    const ops::BaGatesPick pick = ops::ba_gates_pick_with_decode(
+        ops::ba_gates_pick_with_mma(ops::ba_gates_mma_query(gpu, kernels, true, args_of(0)), kernels.mma, true,
+                                    kernels.parent, kernels.twin),
+        ops::ba_gates_decode_query(gpu, kernels, true, args_of(0)), kernels.splitk);
     std::vector<double> oracle;  // the float64 oracle of the sampled rows, for the tensor-core kernel
-    for (const BaKernel which : {BaKernel::kParent, BaKernel::kTwin, BaKernel::kMma, BaKernel::kMmaShaped}) {
-      const bool tensor_core = which == BaKernel::kMma || which == BaKernel::kMmaShaped;
-      const KernelHandle handle = which == BaKernel::kParent ? kernels.parent
-                                  : which == BaKernel::kTwin ? kernels.twin
-                                  : which == BaKernel::kMma  ? kernels.mma
-                                                             : shaped.handle;
+    for (const BaKernel which :
+         {BaKernel::kParent, BaKernel::kTwin, BaKernel::kMma, BaKernel::kMmaShaped, BaKernel::kDecode}) {
+      // The tensor-core and decode kernels sum in another order: judged against the oracle.
+      const bool other_order = which != BaKernel::kParent && which != BaKernel::kTwin;
+      const KernelHandle handle = which == BaKernel::kParent   ? kernels.parent
+                                  : which == BaKernel::kTwin   ? kernels.twin
+                                  : which == BaKernel::kMma    ? kernels.mma
+                                  : which == BaKernel::kDecode ? kernels.splitk
+                                                               : shaped.handle;
       const KernelParams& mma_params = which == BaKernel::kMmaShaped ? shaped.params : kernels.mma_params;
-      const std::string& refusal = which == BaKernel::kParent ? refusals.parent
-                                   : which == BaKernel::kTwin ? refusals.twin
-                                   : which == BaKernel::kMma  ? refusals.mma
-                                                              : refusals.shaped;
+      const std::string& refusal = which == BaKernel::kParent   ? refusals.parent
+                                   : which == BaKernel::kTwin   ? refusals.twin
+                                   : which == BaKernel::kMma    ? refusals.mma
+                                   : which == BaKernel::kDecode ? refusals.decode
+                                                                : refusals.shaped;
       std::string name(ba_kernel_name(which));
       if (which == BaKernel::kMmaShaped) {
         name += std::to_string(shaped.params.shape);
@@ -191,7 +200,8 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
       // A call takes the specialised variant whenever it is published, the generic form otherwise.
       result.picked = which == BaKernel::kMmaShaped ? pick.mma
                       : which == BaKernel::kMma     ? pick.mma && !shaped.handle.present()
-                                                    : !pick.mma && pick.twin == (which == BaKernel::kTwin);
+                      : which == BaKernel::kDecode  ? pick.decode
+                                                    : !pick.mma && !pick.decode && pick.twin == (which == BaKernel::kTwin);
       result.input_sets = sets;
       auto launch = [&](int s, std::uint64_t stream) {
         switch (which) {
@@ -204,6 +214,9 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
           case BaKernel::kMma:
           case BaKernel::kMmaShaped:
             ops::launch_ba_gates_mma(gpu, handle, mma_params, args_of(s), stream, settings.mma_max_cluster);
+            break;
+          case BaKernel::kDecode:
+            ops::launch_ba_gates_splitk(gpu, handle, kernels.splitk_params, args_of(s), stream);
             break;
         }
       };
@@ -222,7 +235,7 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
       if (unwritten != 0) {
         note = fmt::format("{} of {} outputs unwritten", unwritten, got.size());
       }
-      if (tensor_core) {
+      if (other_order) {
         // Another summation order: judged by its error against the float64 oracle, not bytes.
         if (oracle.empty()) {
           oracle = ref::ssm_ba_gates_oracle({x_rows, weight, a_log, dt_bias}, {rows_m, n, k, k, gate_stride, nv, vpg});

@@ -41,6 +41,7 @@ ops::BaGatesKernels ba_gates_kernels(const Runtime& runtime, const BenchSettings
   refusals.parent = take_role(context, "parent", settings, kernels.parent, kernels.parent_params);
   refusals.twin = take_role(context, "twin", settings, kernels.twin, kernels.twin_params);
   refusals.mma = take_role(context, "tensor_core", settings, kernels.mma, kernels.mma_params);
+  refusals.decode = take_role(context, "decode", settings, kernels.splitk, kernels.splitk_params);
   kernels.fallback_sm_count = context.fallback_sm_count;
   return kernels;
 }

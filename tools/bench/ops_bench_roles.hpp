@@ -22,7 +22,7 @@ namespace metrale::bench {
 
 // Each BA role's refusal (empty: not refused).
 struct BaRefusals {
-  std::string parent, twin, mma, shaped;
+  std::string parent, twin, mma, shaped, decode;
 };
 
 // The tensor-core kernel's shape-specialised variant (absent handle: none published, or refused).

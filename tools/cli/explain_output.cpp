@@ -114,7 +114,13 @@ std::string explain_roles_text(const ops::Explanation& e, std::string_view op) {
   std::string text;
   if (!e.m) {
     const auto line = [&](const ops::RoleExplanation& row) {
-      text += row.min_m ? fmt::format("{} runs {} for M >= {}", op, row.kernel, *row.min_m)
+      const auto ceiling = std::find_if(row.details.begin(), row.details.end(),
+                                        [](const auto& detail) { return detail.first == ops::kMaxMDetail; });
+      text += !row.min_m ? std::string{}
+              : ceiling != row.details.end()
+                  ? fmt::format("{} runs {} for {} <= M <= {}", op, row.kernel, *row.min_m, ceiling->second)
+                  : fmt::format("{} runs {} for M >= {}", op, row.kernel, *row.min_m);
+      text += row.min_m ? std::string{}
                         : fmt::format("{} never runs {} for this shape: {}", op, row.kernel,
                                       row.min_reason.value_or("no reason given"));
       text += row.threshold_origin.empty() ? "\n" : fmt::format(" (threshold: {})\n", row.threshold_origin);

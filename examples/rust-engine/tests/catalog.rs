@@ -15,8 +15,15 @@ fn ops_are_listed_with_their_roles_and_arguments() {
     let roles: Vec<(&str, &str)> = ba.roles.iter().map(|r| (r.role.as_str(), r.kernel.as_str())).collect();
     assert_eq!(
         roles,
-        [("parent", "ssm_ba_gates"), ("twin", "ssm_ba_gates_hopper"), ("tensor_core", "ssm_ba_gates_mma")]
+        [
+            ("parent", "ssm_ba_gates"),
+            ("twin", "ssm_ba_gates_hopper"),
+            ("tensor_core", "ssm_ba_gates_mma"),
+            ("decode", "ssm_ba_gates_splitk")
+        ]
     );
+    assert_eq!(ba.roles[3].aliases, ["splitk"]);
+    assert_eq!(ba.roles[3].lever.as_deref(), Some("ssm_ba_gates_decode"));
     assert_eq!(ba.roles[2].aliases, ["mma"]);
     assert_eq!(ba.roles[2].lever.as_deref(), Some("ssm_ba_gates_tensor_core"));
     assert!(ba.roles[0].lever.is_none() && ba.roles.iter().all(|r| r.shipped && r.present), "{:?}", ba.roles);
@@ -60,8 +67,10 @@ fn explain_answers_both_ops() {
     let why = rt.explain("ssm_ba_gates", &[("m", 5), ("n", 8), ("k", 256)], true).unwrap();
     assert_eq!((why.kernel.as_deref(), why.role.as_deref(), why.sm_count), (Some("ssm_ba_gates"), Some("parent"), 132));
     let roles: Vec<&str> = why.roles.iter().map(|r| r.role.as_str()).collect();
-    assert_eq!(roles, ["tensor_core", "twin"]);
-    let (tc, twin) = (&why.roles[0], &why.roles[1]);
+    assert_eq!(roles, ["tensor_core", "decode", "twin"]);
+    let (tc, decode, twin) = (&why.roles[0], &why.roles[1], &why.roles[2]);
+    // K = 256 is 32 vectors of 8: too short to split over a cluster.
+    assert!(!decode.runs && decode.min_m.is_none(), "{decode:?}");
     // The twin takes two tokens (CTAs) per SM; the tensor-core kernel a twelfth of the SMs in
     // blocks of 128-token tiles split over K's 4 chunks of 64.
     assert_eq!(twin.min_m, Some(2 * why.sm_count), "{twin:?}");
@@ -71,7 +80,7 @@ fn explain_answers_both_ops() {
     assert!(tc.details.contains(&("tokens_per_tile".to_string(), 128)), "{:?}", tc.details);
 
     let floors = rt.explain("ssm_ba_gates", &[("n", 8), ("k", 256)], false).unwrap();
-    assert_eq!((floors.kernel, floors.roles[1].min_m), (None, Some(2 * why.sm_count)));
+    assert_eq!((floors.kernel, floors.roles[2].min_m), (None, Some(2 * why.sm_count)));
 
     // FP8: 8 groups of 128 per CTA and 2 CTAs per SM: at K = 5120 (5 CTAs a row) ceil(2 SMs / 5).
     let min_m = (2 * why.sm_count).div_ceil(5);

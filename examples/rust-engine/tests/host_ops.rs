@@ -130,11 +130,12 @@ fn forced_roles_by_name_and_alias() {
     assert_eq!((pick.role.as_str(), pick.kernel.as_str(), pick.forced), ("parent", "ssm_ba_gates", true), "{pick:?}");
     assert!(pick.verdicts[0].reason.as_deref().unwrap_or("").contains("forced"), "{pick:?}");
     check_gates(&p, &parent, 1e-4);
-    // The guards' pick at M = 4: the tensor-core guard speaks first, then the twin's; both refuse.
+    // The guards' pick at M = 4: the tensor-core guard speaks first, then the decode kernel's (K 256
+    // is too short to split), then the twin's; all refuse.
     let mut guarded = vec![f32::NAN; 32];
     let pick = rt.ssm_ba_gates(&ba, &mut guarded, "").unwrap();
     let roles: Vec<&str> = pick.verdicts.iter().map(|v| v.role.as_str()).collect();
-    assert_eq!((pick.role.as_str(), roles), ("parent", vec!["tensor_core", "twin"]), "{pick:?}");
+    assert_eq!((pick.role.as_str(), roles), ("parent", vec!["tensor_core", "decode", "twin"]), "{pick:?}");
     assert!(pick.verdict("twin").unwrap().reason.as_deref().unwrap().contains("one CTA per token"), "{pick:?}");
     let mut twin = vec![f32::NAN; 32];
     let pick = rt.ssm_ba_gates(&ba, &mut twin, "twin").unwrap();

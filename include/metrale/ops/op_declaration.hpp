@@ -238,6 +238,8 @@ struct OpCall {
 
 // explain's answer, per role that has a guard: whether it runs at this shape, why not, the
 // lever it answers to, and the smallest M it takes at this shape's other sizes.
+inline constexpr std::string_view kMaxMDetail = "max_m";
+
 struct RoleExplanation {
   std::string role;
   std::string kernel;
@@ -252,7 +254,9 @@ struct RoleExplanation {
   std::string threshold_origin;
   std::optional<std::uint32_t> min_m;                         // nullopt with min_reason: never at this shape
   std::optional<std::string> min_reason;                      // why it never runs at this shape
-  std::vector<std::pair<std::string, std::int64_t>> details;  // {"tokens_per_tile", 128}, ...
+  // {"tokens_per_tile", 128}, ...; kMaxMDetail: the largest M the role takes (a guard with a
+  // ceiling, as the BA decode kernel's), which explain's text shows beside min_m.
+  std::vector<std::pair<std::string, std::int64_t>> details;
   std::string note;  // one line for people when it runs ("tiles of 128 tokens, ..."); empty: none
   // Verification's word on the kernel on this device ("passed (cached)", "refused: failed its
   // check on ..."); empty when verification did not run (off, no device). Filled by the runtime.

@@ -39,6 +39,13 @@ inline constexpr std::uint32_t kBaGatesMmaTokens = 128;
 inline constexpr std::uint32_t kBaGatesMmaStages = 6;
 inline constexpr std::uint32_t kBaGatesMmaMaxN = 128;
 
+// The decode kernel (ssm_ba_gates_splitk), shipped as 256 threads owning 64 tokens x 6 outputs
+// (its `lanes` and `groups`), K split over a cluster of up to 8 CTAs; its guard:
+// src/ops/ssm_ba_gates/ssm_ba_gates.hpp.
+inline constexpr std::uint32_t kBaGatesSplitKBlock = 256;
+inline constexpr std::uint32_t kBaGatesSplitKTokens = 64;
+inline constexpr std::uint32_t kBaGatesSplitKOuts = 6;
+
 // The kernel a launch runs, and why the others did not.
 struct BaGatesPick {
   KernelHandle kernel;
@@ -51,6 +58,11 @@ struct BaGatesPick {
   bool mma = false;
   // The tensor-core guard's reason when it declined; nullopt when it ran or was not consulted.
   std::optional<std::string_view> mma_reject{};
+  // True when `kernel` is ssm_ba_gates_splitk (the tensor-core guard declined first; the twin
+  // guard then was not consulted).
+  bool decode = false;
+  // The decode guard's reason when it declined; nullopt when it ran or was not consulted.
+  std::optional<std::string_view> decode_reject{};
 };
 
 // The handles a target built (0 = absent) and the template parameters they were built with.
@@ -67,12 +79,15 @@ struct BaGatesKernels {
   // twin and the tensor-core kernel take instead of the predicted ones; nullopt: the prediction.
   std::optional<std::uint32_t> twin_tuned_min_m = std::nullopt;
   std::optional<std::uint32_t> mma_tuned_min_m = std::nullopt;
+  KernelHandle splitk{};
+  KernelParams splitk_params{kBaGatesSplitKBlock, kBaGatesSplitKTokens, kBaGatesSplitKOuts};
 };
 
-// The levers the op reads: ssm_ba_gates_hopper and ssm_ba_gates_tensor_core.
+// The levers the op reads: ssm_ba_gates_hopper, ssm_ba_gates_tensor_core and ssm_ba_gates_decode.
 struct BaGatesLevers {
   bool twin = false;
   bool tensor_core = false;
+  bool decode = false;
 };
 
 // x: bf16 [m][k_stride]; weight: bf16 [n][k]; a_log, dt_bias: fp32 [nv];
@@ -103,6 +118,16 @@ Dim3 ba_gates_mma_grid(std::uint32_t m, const KernelParams& params, std::uint32_
 // say) and compute capability.
 std::uint32_t ba_gates_mma_cluster(const GpuBackend& gpu, const KernelParams& params, const BaGatesArgs& args);
 
+// The decode kernel's grid: (ceil(N / OUTS) x cluster_blocks, ceil(M / TOKENS), 1), OUTS =
+// params.groups, TOKENS = params.lanes (64-bit: a grid past CUDA's limits is the launcher's error).
+struct SplitKGrid {
+  std::uint64_t x = 0, y = 0;
+};
+SplitKGrid ba_gates_splitk_grid(std::uint32_t m, std::uint32_t n, const KernelParams& params,
+                                std::uint32_t cluster_blocks = 1);
+// The CTAs its launch splits K over on this device (src/ops/ssm_ba_gates/ssm_ba_gates.hpp).
+std::uint32_t ba_gates_splitk_cluster(const GpuBackend& gpu, const KernelParams& params, const BaGatesArgs& args);
+
 void launch_ba_gates_parent(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
                             std::uint64_t stream = 0);
 void launch_ba_gates_twin(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
@@ -114,8 +139,13 @@ void launch_ba_gates_twin(GpuBackend& gpu, KernelHandle kernel, const KernelPara
 void launch_ba_gates_mma(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
                          std::uint64_t stream = 0, std::uint32_t max_cluster = kMaxClusterBlocks);
 
+// Also throws ArgumentError for a grid past CUDA's limits (M > 65535 token tiles). Its K split is
+// capped as launch_ba_gates_mma's.
+void launch_ba_gates_splitk(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
+                            std::uint64_t stream = 0, std::uint32_t max_cluster = kMaxClusterBlocks);
+
 // The op: validates, runs the guards with the device's SM count (the tensor-core guard first,
-// then the twin's), picks, logs each verdict once per slot and launches. Throws ArgumentError
+// then the decode kernel's, then the twin's), picks, logs each verdict once per slot and launches. Throws ArgumentError
 // for bad arguments, BackendError when the picked kernel is absent.
 BaGatesPick ssm_ba_gates(GpuBackend& gpu, const BaGatesKernels& kernels, const BaGatesLevers& levers,
                          const BaGatesArgs& args, std::uint64_t stream = 0);
@@ -124,7 +154,8 @@ BaGatesPick ssm_ba_gates(GpuBackend& gpu, const BaGatesKernels& kernels, bool re
                          std::uint64_t stream = 0);
 
 // The op on a runtime (or any OpHost): its declared kernels and levers, the guards or the role
-// the caller forces ("parent", "twin", "tensor_core" or "mma"; "" lets the guards pick). A forced
+// the caller forces ("parent", "twin", "tensor_core" or "mma", "decode" or "splitk"; "" lets the
+// guards pick). A forced
 // role keeps the op's validation and reports reject kForcedKernelReason for the parent; it throws
 // KernelChoiceError, before anything launches, when the target did not build it.
 BaGatesPick ssm_ba_gates(const OpHost& host, const BaGatesArgs& args, std::uint64_t stream = 0,

@@ -81,7 +81,9 @@ void check_shape(const BaGatesArgs& a) {
 
 std::uint32_t outs_per_block(const KernelParams& params) { return params.block / params.lanes; }
 
-KernelLaunch& push_args(KernelLaunch& launch, const BaGatesArgs& a) {
+}  // namespace
+
+KernelLaunch& push_ba_gates_args(KernelLaunch& launch, const BaGatesArgs& a) {
   return launch.arg_ptr(a.x)
       .arg_ptr(a.weight)
       .arg_ptr(a.a_log)
@@ -95,8 +97,6 @@ KernelLaunch& push_args(KernelLaunch& launch, const BaGatesArgs& a) {
       .arg_u32(a.nv)
       .arg_u32(a.vheads_per_group);
 }
-
-}  // namespace
 
 void validate_ba_gates_args(const BaGatesArgs& args) {
   check_pointers(args);
@@ -135,7 +135,7 @@ void launch_ba_gates_parent(GpuBackend& gpu, KernelHandle kernel, const KernelPa
   }
   KernelLaunch launch(gpu, kernel);
   launch.grid(grid).block(Dim3{params.block, 1, 1});
-  push_args(launch, args).launch(stream);
+  push_ba_gates_args(launch, args).launch(stream);
 }
 
 void launch_ba_gates_twin(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
@@ -143,7 +143,7 @@ void launch_ba_gates_twin(GpuBackend& gpu, KernelHandle kernel, const KernelPara
   validate_ba_gates_params(params, true);
   KernelLaunch launch(gpu, kernel);
   launch.grid(ba_gates_twin_grid(args.m)).block(Dim3{params.block, 1, 1});
-  push_args(launch, args).launch(stream);
+  push_ba_gates_args(launch, args).launch(stream);
 }
 
 void launch_ba_gates_mma(GpuBackend& gpu, KernelHandle kernel, const KernelParams& params, const BaGatesArgs& args,
@@ -187,7 +187,7 @@ void launch_ba_gates_mma(GpuBackend& gpu, KernelHandle kernel, const KernelParam
   const LaunchConfig config = config_for(cluster);
   KernelLaunch launch(gpu, kernel);
   launch.grid(config.grid).block(config.block).cluster(cluster).dynamic_shared(config.dynamic_shared_bytes);
-  push_args(launch, args).launch(stream);
+  push_ba_gates_args(launch, args).launch(stream);
 }
 
 BaGatesMmaQuery ba_gates_mma_query(const GpuBackend& gpu, const BaGatesKernels& kernels, bool tensor_core,
@@ -221,13 +221,24 @@ BaGatesPick ssm_ba_gates(GpuBackend& gpu, const BaGatesKernels& kernels, const B
   const bool sane = parent.lanes != 0 && parent.block >= parent.lanes;
   const std::uint32_t parent_blocks = sane ? ba_gates_parent_grid(args.m, args.n, parent).y : 0;
   const bool parent_launchable = parent_blocks <= detail::kMaxGridY;
-  const BaGatesPick pick =
+  BaGatesPick pick =
       ba_gates_pick_with_mma(ba_gates_mma_query(gpu, kernels, levers.tensor_core, args), kernels.mma, requested,
                              kernels.parent, kernels.twin, parent_launchable);
   ba_gates_mma_log(pick, levers.tensor_core, args.m, kernels.mma_params);
   if (pick.mma) {
     launch_ba_gates_mma(gpu, pick.kernel, kernels.mma_params, args, stream);
     return pick;
+  }
+  if (levers.decode) {
+    pick = ba_gates_pick_with_decode(pick, ba_gates_decode_query(gpu, kernels, true, args), kernels.splitk);
+    ba_gates_decode_log(pick, true, args.m, kernels.splitk_params);
+    if (pick.decode) {
+      launch_ba_gates_splitk(gpu, pick.kernel, kernels.splitk_params, args, stream);
+      return pick;
+    }
+  } else {
+    // The guard's own first answer with the lever off, without building its query on every call.
+    pick.decode_reject = kBaGatesDecodeRejects[0];
   }
   if (!pick.twin && !parent_launchable) {
     detail::argument_error(kOp, fmt::format("N={} needs {} parent blocks per token, more than grid.y allows ({}), "

@@ -20,6 +20,7 @@
 #include "metrale/gpu/compute_capability.hpp"
 #include "metrale/gpu/device_handles.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
+#include "metrale/gpu/kernel_launch.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/log_once.hpp"
@@ -39,11 +40,18 @@ inline constexpr std::string_view kBaGatesTemplateFile = "ssm_ba_gates.cuh";
 inline constexpr std::string_view kBaGatesMmaKernel = kSsmBaGatesMma;
 inline constexpr std::string_view kBaGatesMmaTemplate = "metrale::kernels::ssm_ba_gates_mma";
 inline constexpr std::string_view kBaGatesMmaTemplateFile = "ssm_ba_gates_mma.cuh";
+// The decode kernel: {BLOCK, TOKENS, OUTS} (KernelParams::block, lanes, groups).
+inline constexpr std::string_view kBaGatesSplitKKernel = kSsmBaGatesSplitK;
+inline constexpr std::string_view kBaGatesSplitKTemplate = "metrale::kernels::ssm_ba_gates_splitk";
+inline constexpr std::string_view kBaGatesSplitKTemplateFile = "ssm_ba_gates_splitk.cuh";
 
 std::optional<KernelParamsProblem> check_ssm_ba_gates(const KernelParams& p);
 std::optional<KernelParamsProblem> check_ssm_ba_gates_hopper(const KernelParams& p);
 std::optional<KernelParamsProblem> check_ssm_ba_gates_mma(const KernelParams& p);
-// Adds the parent, the twin and the tensor-core kernel to `catalog`.
+std::optional<KernelParamsProblem> check_ssm_ba_gates_splitk(const KernelParams& p);
+// Pushes the kernels' arguments, which every BA kernel takes in this order (ssm_ba_gates.cuh).
+KernelLaunch& push_ba_gates_args(KernelLaunch& launch, const BaGatesArgs& args);
+// Adds the parent, the twin, the tensor-core and the decode kernel to `catalog`.
 void add_ssm_ba_gates_kernels(KernelCatalog& catalog);
 
 // The op's check hook (OpDeclaration::check, ssm_ba_gates_check.cpp).
@@ -315,6 +323,102 @@ void ba_gates_mma_log(const BaGatesPick& pick, bool requested, std::uint32_t m, 
 // The tensor-core guard's query for these arguments on `gpu` (SM count, compute capability).
 BaGatesMmaQuery ba_gates_mma_query(const GpuBackend& gpu, const BaGatesKernels& kernels, bool tensor_core,
                                    const BaGatesArgs& args);
+
+}  // namespace metrale::ops
+
+// ---- When the decode kernel (ssm_ba_gates_splitk) takes a launch: after the tensor-core guard
+// declined, ahead of the seeds' twin/parent pick; its K split, and the once-per-slot log.
+// Invariants:
+// - ssm_ba_gates_decode_reject is pure and tests its reasons in the order of kBaGatesDecodeRejects;
+// - ba_gates_pick_with_decode returns a tensor-core pick unchanged, picks ssm_ba_gates_splitk
+//   exactly when its guard says none, and otherwise returns the seeds' pick with the decode
+//   guard's reason added, so with the decode lever off every decision is what it was without it;
+// - every reason has its own log slot, and nothing is logged when the lever is off.
+// The kernel computes the same gates as the parent, not the same bytes (each cluster rank sums
+// its K range; the ranks are added in rank order).
+namespace metrale::ops {
+
+// Distributed shared memory and cluster launches exist from sm_90.
+inline constexpr ComputeCapability kBaGatesDecodeMinCc = kMinClusterCapability;
+// Vectors of 8 K elements each CTA of a split takes at least: one per lane of a warp.
+inline constexpr std::uint32_t kBaGatesDecodeMinVectorsPerCta = 32;
+
+inline constexpr std::string_view kBaGatesDecodeNoSplit =
+    "no K split fits (K < 512, or the output columns alone fill the SMs): the parent is as fast";
+inline constexpr std::string_view kBaGatesDecodeTooManyTokens =
+    "more tokens than the kernel's token tile (past decode sizes every tile re-reads the weight)";
+// Every reason ssm_ba_gates_decode_reject can return, in the order it tests them.
+inline constexpr std::array<std::string_view, 8> kBaGatesDecodeRejects = {
+    "not requested",
+    "kernel absent from this image",
+    "compute capability below 9.0 or unknown (the K split needs thread-block clusters)",
+    "empty BA projection",
+    "K or K_stride is not a multiple of 8 (the rows are read in 16-byte vectors)",
+    "K_stride < K: the activation row is shorter than the reduction",
+    kBaGatesDecodeNoSplit,
+    kBaGatesDecodeTooManyTokens,
+};
+
+// Once-flags ba_gates_decode_log keeps: one per reason, plus the kernel's own.
+inline constexpr std::size_t kBaGatesDecodeLogSlots = kBaGatesDecodeRejects.size() + 1;
+
+// What the decode guard looks at.
+struct BaGatesDecodeQuery {
+  bool requested = false;  // the ssm_ba_gates_decode lever
+  bool kernel_present = false;
+  std::optional<ComputeCapability> compute_capability;
+  std::uint32_t m = 0, n = 0, k = 0, k_stride = 0;
+  std::uint32_t sm_count = 0;
+  std::uint32_t tokens_per_tile = kBaGatesSplitKTokens;  // the variant's `lanes`
+  std::uint32_t outs_per_block = kBaGatesSplitKOuts;     // the variant's `groups`
+};
+
+// CTAs per output column (a cluster splitting K): the largest s in {1, 2, 4, 8} with at least
+// kBaGatesDecodeMinVectorsPerCta vectors of K per CTA and ceil(N / outs) x ceil(M / tokens) x s
+// <= sm_count (one wave: each CTA streams its 1/s of its columns' weight once); 1 below sm_90,
+// with no compute capability, or a zero tile. Why: the weight read is the op's compulsory
+// traffic at decode sizes; spread over s x the columns' CTAs it is on every SM at once. Pure.
+std::uint32_t ba_gates_splitk_cluster_blocks(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint32_t tokens,
+                                             std::uint32_t outs, std::uint32_t sm_count,
+                                             std::optional<ComputeCapability> compute_capability);
+
+// The dynamic shared memory of ssm_ba_gates_splitk<block, tokens, outs>: its partials, tokens x
+// outs floats. Pure.
+std::uint64_t ba_gates_splitk_shared_bytes(std::uint32_t tokens, std::uint32_t outs);
+
+// The largest M the guard's last rule lets through: the variant's token tile. Pure.
+std::uint32_t ba_gates_decode_max_m(const BaGatesDecodeQuery& query);
+
+// Why the decode kernel does not run; nullopt means it runs. Pure.
+std::optional<std::string_view> ssm_ba_gates_decode_reject(const BaGatesDecodeQuery& query);
+
+// The pick after the tensor-core guard (`after_mma`, ba_gates_pick_with_mma's): unchanged when
+// the tensor-core kernel runs; ssm_ba_gates_splitk when the decode guard says none
+// (query.kernel_present is taken from `splitk`; the tensor-core reason kept); else `after_mma`
+// with the decode guard's reason in decode_reject.
+BaGatesPick ba_gates_pick_with_decode(const BaGatesPick& after_mma, const BaGatesDecodeQuery& query,
+                                      KernelHandle splitk);
+
+// The decode guard's query for these arguments on `gpu` (SM count, compute capability).
+BaGatesDecodeQuery ba_gates_decode_query(const GpuBackend& gpu, const BaGatesKernels& kernels, bool decode,
+                                         const BaGatesArgs& args);
+// The same from a variant and a device's figures (explain without a device).
+BaGatesDecodeQuery ba_gates_decode_query(const KernelParams& splitk, bool requested, bool kernel_present,
+                                         std::optional<ComputeCapability> compute_capability, std::uint32_t sm_count,
+                                         const BaGatesArgs& shape);
+
+// The slot the decode verdict logs under, or nullopt (lever off, or not consulted).
+std::optional<OpLogSlot> ba_gates_decode_log_slot(const BaGatesPick& pick, bool requested);
+
+// The line the decode verdict logs if its slot is still unclaimed in `said` (claiming it).
+std::optional<std::string> ba_gates_decode_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m,
+                                                    const KernelParams& splitk, OnceSlots& said);
+
+const GuardTable& ba_gates_decode_guard();
+OnceSlots& ba_gates_decode_log_slots();
+
+// Logs the decode verdict through metrale::logger() at info, once per process per slot.
+void ba_gates_decode_log(const BaGatesPick& pick, bool requested, std::uint32_t m, const KernelParams& splitk);
 
 }  // namespace metrale::ops
 

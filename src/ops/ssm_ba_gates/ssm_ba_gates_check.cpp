@@ -20,7 +20,9 @@
 // the host backend that reference is bit-exact); the twin byte-equal to the parent (the seeds'
 // parity; against the reference when the parent is absent); the tensor-core kernel (another
 // summation order) within 1e-5 relative Frobenius error of the float64 oracle, on N(0,1)
-// activations and 0.02 N(0,1) weights.
+// activations and 0.02 N(0,1) weights; the decode kernel (K split over a cluster, ranks added in
+// order) within 1e-5 relative Frobenius error of the parent's output on those inputs, which the
+// same run holds to the reference (of the float64 oracle when the parent is absent).
 // Shapes: full = the selftest's Qwen3.5-27B shapes (N 96, K 5120; M 264 and 7, the tensor-core
 // kernel at 264); small = shapes that still reach every path: a padded row stride, N below the
 // tensor-core maximum of 128, a partial token tile, and K 64 / 128 / 256 / 512, which give the
@@ -31,6 +33,7 @@ namespace {
 constexpr std::string_view kParent = "parent";
 constexpr std::string_view kTwin = "twin";
 constexpr std::string_view kTensorCore = "tensor_core";
+constexpr std::string_view kDecode = "decode";
 constexpr double kRelTolerance = 1e-5;
 constexpr double kFrobeniusBound = 1e-5;
 constexpr std::uint32_t kQwenVheadsPerGroup = 3;
@@ -179,6 +182,41 @@ void check_tensor_core(const OpContext& context, const CheckOptions& options, co
   out.push_back(std::move(row));
 }
 
+// The decode kernel against the parent at one shape; the shape says the K split it launched.
+void check_decode(const OpContext& context, const CheckOptions& options, const Shape& shape,
+                  std::vector<CheckResult>& out) {
+  if (!wanted(options, kDecode)) {
+    return;
+  }
+  const Problem p = make_problem(shape, options.seed + 11 * shape.m + shape.k, true);
+  const bool parent_here = !check::why_skipped(context, kParent);
+  CheckResult row = check::result_for(
+      context, kDecode, shape_text(p.shape),
+      fmt::format("rel Frobenius < {:g} vs {}", kFrobeniusBound, parent_here ? "the parent" : "float64 oracle"));
+  if (const auto skipped = check::why_skipped(context, kDecode)) {
+    row.worst = *skipped;
+    out.push_back(std::move(row));
+    return;
+  }
+  BaGatesArgs args;
+  args.m = p.shape.m;
+  args.n = p.shape.n;
+  args.k = p.shape.k;
+  args.k_stride = p.shape.k_stride;
+  row.shape += fmt::format(" cluster={}", ba_gates_splitk_cluster(*context.gpu, context.kernel(kDecode).params, args));
+  const Ran ran = run_role(context, kDecode, options.stream, p);
+  row.ms = ran.ms;
+  std::vector<double> expected;
+  if (parent_here) {
+    const std::vector<float> parent = run_role(context, kParent, options.stream, p).gate_out;
+    expected.assign(parent.begin(), parent.end());
+  } else {
+    expected = ref::ssm_ba_gates_oracle(p.inputs(), p.shape);
+  }
+  check::compare_frobenius(row, "gate_out", ran.gate_out, expected, p.shape.gate_stride, kFrobeniusBound);
+  out.push_back(std::move(row));
+}
+
 }  // namespace
 
 std::vector<CheckResult> ssm_ba_gates_check(const OpContext& context, const CheckOptions& options) {
@@ -188,6 +226,9 @@ std::vector<CheckResult> ssm_ba_gates_check(const OpContext& context, const Chec
       check_seed_kernels(context, options, {m, 96, 5120, 5120}, out);
     }
     check_tensor_core(context, options, {264, 96, 5120, 5120}, out);
+    for (const std::uint32_t m : {1U, 64U}) {
+      check_decode(context, options, {m, 96, 5120, 5120}, out);
+    }
     return out;
   }
   check_seed_kernels(context, options, {7, 96, 512, 520}, out);
@@ -197,6 +238,12 @@ std::vector<CheckResult> ssm_ba_gates_check(const OpContext& context, const Chec
   check_tensor_core(context, options, {77, 96, 128, 128}, out);
   check_tensor_core(context, options, {200, 96, 256, 256}, out);
   check_tensor_core(context, options, {77, 64, 512, 520}, out);
+  // One token and a partial output column (N 64 of 6-output CTAs), a partial token tile past the
+  // first (M 70 of 64-token tiles) with a padded stride, and K 512 / 1024 / 2048: splits 2, 4, 8
+  // where the device has clusters.
+  check_decode(context, options, {1, 64, 2048, 2048}, out);
+  check_decode(context, options, {70, 96, 512, 520}, out);
+  check_decode(context, options, {5, 96, 1024, 1024}, out);
   return out;
 }
 
@@ -367,6 +414,8 @@ class BaLaunches final : public ProfiledLaunches {
   void launch(const ProfiledKernel& kernel, KernelHandle handle, const KernelParams& params) override {
     if (kernel.role == "mma") {
       launch_ba_gates_mma(buffers_.gpu(), handle, params, args_);
+    } else if (kernel.role == "decode") {
+      launch_ba_gates_splitk(buffers_.gpu(), handle, params, args_);
     } else if (kernel.role == "twin") {
       launch_ba_gates_twin(buffers_.gpu(), handle, params, args_);
     } else {
@@ -383,7 +432,7 @@ class BaLaunches final : public ProfiledLaunches {
 
 std::shared_ptr<const OpProfile> ssm_ba_gates_profile() {
   auto profile = make_op_profile<BaLaunches>(
-      "ba-gates", {{kBaGatesParentKernel, "parent"}, {kBaGatesTwinKernel, "twin"}, {kBaGatesMmaKernel, "mma"}},
+      "ba-gates", {{kBaGatesParentKernel, "parent"}, {kBaGatesTwinKernel, "twin"}, {kBaGatesMmaKernel, "mma"}, {kBaGatesSplitKKernel, "decode"}},
       [](const ProfileShape& shape) {
         const auto m = static_cast<double>(shape.m);
         const auto n = static_cast<double>(shape.n);

@@ -1,7 +1,7 @@
-// ssm_ba_gates_op.cpp: the BA-gates op as data (ops/op_declaration.hpp): its three kernels by
-// role, its two levers, its arguments, its call (the guards of ssm_ba_gates.cpp, or a forced
+// ssm_ba_gates_op.cpp: the BA-gates op as data (ops/op_declaration.hpp): its four kernels by
+// role, its three levers, its arguments, its call (the guards of ssm_ba_gates.cpp, or a forced
 // role) and its explanation. The typed entry ops::ssm_ba_gates(host, args, ...) lands here too;
-// and the three kernels' parameter rules and catalog declarations.
+// and the four kernels' parameter rules and catalog declarations.
 // Invariants: the declaration's run and the typed entry are one code path (run_typed); a forced
 // role is checked built before anything launches and keeps the op's validation.
 #include <fmt/format.h>
@@ -24,8 +24,10 @@ constexpr std::string_view kOpName = "ssm_ba_gates";
 constexpr std::string_view kParentRole = "parent";
 constexpr std::string_view kTwinRole = "twin";
 constexpr std::string_view kTensorCoreRole = "tensor_core";
+constexpr std::string_view kDecodeRole = "decode";
 constexpr std::string_view kTwinLever = "ssm_ba_gates_hopper";
 constexpr std::string_view kTensorCoreLever = "ssm_ba_gates_tensor_core";
+constexpr std::string_view kDecodeLever = "ssm_ba_gates_decode";
 
 // The declaration's argument order; unpack() reads the values by these indices.
 enum Arg : std::size_t { kX, kWeight, kALog, kDtBias, kGateOut, kM, kN, kK, kKStride, kGateStride, kNv, kVheads };
@@ -75,6 +77,7 @@ BaGatesKernels kernels_of(const OpContext& context, bool for_explain) {
   const OpKernel& parent = context.kernel(kParentRole);
   const OpKernel& twin = context.kernel(kTwinRole);
   const OpKernel& mma = context.kernel(kTensorCoreRole);
+  const OpKernel& splitk = context.kernel(kDecodeRole);
   BaGatesKernels kernels;
   kernels.parent = for_explain ? context.handle_or_shipped(parent) : parent.handle;
   kernels.twin = for_explain ? context.handle_or_shipped(twin) : twin.handle;
@@ -82,6 +85,8 @@ BaGatesKernels kernels_of(const OpContext& context, bool for_explain) {
   kernels.parent_params = parent.shipped ? parent.params : defaults.parent_params;
   kernels.twin_params = twin.shipped ? twin.params : defaults.twin_params;
   kernels.mma_params = mma.shipped ? mma.params : defaults.mma_params;
+  kernels.splitk = for_explain ? context.handle_or_shipped(splitk) : splitk.handle;
+  kernels.splitk_params = splitk.shipped ? splitk.params : defaults.splitk_params;
   kernels.fallback_sm_count = context.fallback_sm_count;
   return kernels;
 }
@@ -107,6 +112,9 @@ BaGatesPick run_forced(const OpContext& context, const BaGatesArgs& args, std::u
   if (role == kTensorCoreRole) {
     pick.kernel = require_built(context, kernels.mma, kBaGatesMmaKernel);
     pick.mma = true;
+  } else if (role == kDecodeRole) {
+    pick.kernel = require_built(context, kernels.splitk, kBaGatesSplitKKernel);
+    pick.decode = true;
   } else if (role == kTwinRole) {
     pick.kernel = require_built(context, kernels.twin, kBaGatesTwinKernel);
     pick.twin = true;
@@ -117,6 +125,8 @@ BaGatesPick run_forced(const OpContext& context, const BaGatesArgs& args, std::u
   validate_ba_gates_args(args);
   if (pick.mma) {
     launch_ba_gates_mma(gpu, pick.kernel, kernels.mma_params, args, stream);
+  } else if (pick.decode) {
+    launch_ba_gates_splitk(gpu, pick.kernel, kernels.splitk_params, args, stream);
   } else if (pick.twin) {
     launch_ba_gates_twin(gpu, pick.kernel, kernels.twin_params, args, stream);
   } else {
@@ -130,7 +140,7 @@ BaGatesPick run_typed(const OpContext& context, const BaGatesArgs& args, std::ui
   if (!forced_role.empty()) {
     return run_forced(context, args, stream, forced_role);
   }
-  const BaGatesLevers levers{context.lever(kTwinLever), context.lever(kTensorCoreLever)};
+  const BaGatesLevers levers{context.lever(kTwinLever), context.lever(kTensorCoreLever), context.lever(kDecodeLever)};
   BaGatesKernels kernels = kernels_of(context, false);
   add_tuning(kernels, context, args);
   return ssm_ba_gates(context.device(), kernels, levers, args, stream);
@@ -141,14 +151,18 @@ Pick generic_pick(const BaGatesPick& typed, bool forced) {
   pick.op = kOpName;
   pick.handle = typed.kernel;
   pick.forced = forced;
-  pick.role = typed.mma ? kTensorCoreRole : (typed.twin ? kTwinRole : kParentRole);
-  pick.kernel = typed.mma ? kBaGatesMmaKernel : (typed.twin ? kBaGatesTwinKernel : kBaGatesParentKernel);
+  pick.role = typed.mma ? kTensorCoreRole : (typed.decode ? kDecodeRole : (typed.twin ? kTwinRole : kParentRole));
+  pick.kernel = typed.mma ? kBaGatesMmaKernel
+                          : (typed.decode ? kBaGatesSplitKKernel : (typed.twin ? kBaGatesTwinKernel : kBaGatesParentKernel));
   if (forced) {
     pick.add_verdict(pick.role, typed.reject);
     return pick;
   }
   pick.add_verdict(kTensorCoreRole, typed.mma ? std::nullopt : typed.mma_reject);
   if (!typed.mma) {
+    pick.add_verdict(kDecodeRole, typed.decode ? std::nullopt : typed.decode_reject);
+  }
+  if (!typed.mma && !typed.decode) {
     pick.add_verdict(kTwinRole, typed.twin ? std::nullopt : typed.reject);
   }
   return pick;
@@ -178,6 +192,25 @@ BaGatesMmaQuery tensor_core_query(const OpContext& context, const BaGatesKernels
   return query;
 }
 
+// The decode role's range at a shape: it takes every M from 1 to its token tile, so min_m is 1
+// (or never, with the guard's reason at M = 1) and the tile is a detail, with the K split it gets.
+void explain_decode_range(RoleExplanation& decode, BaGatesDecodeQuery query) {
+  query.m = 1;
+  if (const auto never = ssm_ba_gates_decode_reject(query)) {
+    decode.min_reason = std::string(*never);
+    return;
+  }
+  decode.min_m = 1;
+  const std::uint32_t cluster = ba_gates_splitk_cluster_blocks(1, query.n, query.k, query.tokens_per_tile,
+                                                               query.outs_per_block, query.sm_count,
+                                                               query.compute_capability);
+  decode.details = {{std::string(kMaxMDetail), ba_gates_decode_max_m(query)},
+                    {"outputs_per_cta", query.outs_per_block},
+                    {"cluster_blocks", cluster}};
+  decode.note = fmt::format("M <= {} (one token tile); {} outputs per CTA, K split over {} CTAs (a thread-block cluster)",
+                            ba_gates_decode_max_m(query), query.outs_per_block, cluster);
+}
+
 Explanation explain(const OpContext& context, const ExplainQuery& query) {
   const BaGatesArgs shape = unpack(query.args);
   BaGatesKernels kernels = kernels_of(context, true);
@@ -185,6 +218,7 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
   const std::uint32_t sm_count = context.sm_count();
   RoleExplanation tensor_core = explain_role(context, kTensorCoreRole, kTensorCoreLever);
   RoleExplanation twin = explain_role(context, kTwinRole, kTwinLever);
+  RoleExplanation decode = explain_role(context, kDecodeRole, kDecodeLever);
   Explanation out;
   out.op = std::string(kOpName);
   out.target = std::string(context.target);
@@ -204,10 +238,18 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
   if (tc_never) {
     tensor_core.min_reason = std::string(*tc_never);
   }
+  const std::optional<ComputeCapability> capability =
+      context.gpu != nullptr ? context.gpu->compute_capability() : context.compute_capability;
+  explain_decode_range(decode, ba_gates_decode_query(kernels.splitk_params, decode.requested, kernels.splitk.present(),
+                                                     capability, sm_count, shape));
   if (query.m_given) {
     out.m = shape.m;
     const BaGatesMmaQuery at_m = tensor_core_query(context, kernels, tensor_core.requested, sm_count, shape);
-    const BaGatesPick pick = ba_gates_pick_with_mma(at_m, kernels.mma, twin.requested, kernels.parent, kernels.twin);
+    const BaGatesPick pick = ba_gates_pick_with_decode(
+        ba_gates_pick_with_mma(at_m, kernels.mma, twin.requested, kernels.parent, kernels.twin),
+        ba_gates_decode_query(kernels.splitk_params, decode.requested, kernels.splitk.present(), capability, sm_count,
+                              shape),
+        kernels.splitk);
     const Pick generic = generic_pick(pick, false);
     out.kernel = std::string(generic.kernel);
     out.role = std::string(generic.role);
@@ -215,8 +257,12 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
     if (pick.mma_reject) {
       tensor_core.reject = std::string(*pick.mma_reject);
     }
+    decode.runs = pick.decode;
+    if (pick.decode_reject) {
+      decode.reject = std::string(*pick.decode_reject);
+    }
     twin.runs = pick.twin;
-    if (pick.reject) {
+    if (pick.reject && !pick.decode) {
       twin.reject = std::string(*pick.reject);
     }
     const std::uint32_t cluster =
@@ -225,7 +271,7 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
     tensor_core.note = fmt::format("tiles of {} tokens, each tile's K split over {} CTA{} (a thread-block cluster)",
                                    at_m.tokens_per_block, cluster, cluster == 1 ? "" : "s");
   }
-  out.roles = {std::move(tensor_core), std::move(twin)};
+  out.roles = {std::move(tensor_core), std::move(decode), std::move(twin)};
   return out;
 }
 
@@ -267,14 +313,23 @@ OpDeclaration ssm_ba_gates_declaration() {
                {"mma"},
                "bf16 tensor cores, K split over a cluster",
                std::string(kTensorCoreLever)},
+      RoleDecl{std::string(kDecodeRole),
+               std::string(kBaGatesSplitKKernel),
+               {"splitk"},
+               "decode sizes: the weight read spread over the device, K split over a cluster",
+               std::string(kDecodeLever)},
   };
   op.guards = {
       GuardDecl{std::string(kTwinRole), ba_gates_guard().declared_reasons(), std::string(kBaGatesTooFewTokens)},
       GuardDecl{std::string(kTensorCoreRole), ba_gates_mma_guard().declared_reasons(),
-                std::string(kBaGatesMmaRejects.back())}};
+                std::string(kBaGatesMmaRejects.back())},
+      // Its threshold is a ceiling (M <= the token tile), which a tuning table's min_m cannot say.
+      GuardDecl{std::string(kDecodeRole), ba_gates_decode_guard().declared_reasons()}};
   op.levers = {
       LeverSpec{std::string(kTwinLever), "METRALE_SSM_BA_GATES_HOPPER", true, "the Hopper twin"},
-      LeverSpec{std::string(kTensorCoreLever), "METRALE_SSM_BA_GATES_TENSOR_CORE", true, "the tensor-core kernel"}};
+      LeverSpec{std::string(kTensorCoreLever), "METRALE_SSM_BA_GATES_TENSOR_CORE", true, "the tensor-core kernel"},
+      // Optional in a target file (absent: off), so targets that ship no decode kernel need no key.
+      LeverSpec{std::string(kDecodeLever), "METRALE_SSM_BA_GATES_DECODE", false, "the decode (split-K) kernel"}};
   op.args = {
       tensor_arg("x", ArgKind::kInput, DType::kBf16, 16, {"m", "k_stride"}, "activations, rows of k_stride"),
       tensor_arg("weight", ArgKind::kInput, DType::kBf16, 16, {"n", "k"}, "the BA projection"),
@@ -421,6 +476,16 @@ void add_ssm_ba_gates_kernels(KernelCatalog& catalog) {
                .same_shape = false,
                .background = true,
                .rule = check_ssm_ba_gates_mma});
+  // Declared in the background like the tensor-core kernel: until it arrives its guard says
+  // "kernel absent" and the parent runs the decode sizes.
+  catalog.add({.kernel = std::string(kBaGatesSplitKKernel),
+               .source = std::string(kBaGatesSplitKTemplateFile),
+               .expression = fmt::format("{}<{{block}}, {{lanes}}, {{groups}}>", kBaGatesSplitKTemplate),
+               .params = {"block", "lanes", "groups"},
+               .twin_of = {},  // not a twin
+               .same_shape = false,
+               .background = true,
+               .rule = check_ssm_ba_gates_splitk});
 }
 
 }  // namespace metrale::ops
