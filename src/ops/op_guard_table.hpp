@@ -39,10 +39,25 @@ class GuardTable {
   }
   // Claims the verdict's slot in `said` (a test's own flags); true the first time.
   bool claim(std::optional<std::string_view> reject, bool requested, OnceSlots& said) const;
+  // The same for a guard that speaks in a combined pick only when consulted and logs nothing,
+  // not even a run, with its lever off (the BA tensor-core and decode guards): `ran` when its
+  // role ran, else its reason, none when it was not consulted (then no slot). Pure / claims once.
+  [[nodiscard]] std::optional<OpLogSlot> consulted_slot(bool ran, std::optional<std::string_view> reject,
+                                                        bool requested) const {
+    return requested ? slot_of(consulted_verdict(ran, reject), requested) : std::nullopt;
+  }
+  bool claim_consulted(bool ran, std::optional<std::string_view> reject, bool requested, OnceSlots& said) const {
+    return requested && claim(consulted_verdict(ran, reject), requested, said);
+  }
   // The process-wide flags of this table.
   [[nodiscard]] OnceSlots& process_slots() const { return said_; }
 
  private:
+  // nullopt when the role ran; else its reason, or the empty reason (in no table: no slot) when
+  // the guard was not consulted.
+  static std::optional<std::string_view> consulted_verdict(bool ran, std::optional<std::string_view> reject) {
+    return ran ? std::nullopt : std::optional<std::string_view>(reject.value_or(std::string_view{}));
+  }
   std::span<const std::string_view> reasons_;
   mutable OnceSlots said_;
 };

@@ -75,7 +75,8 @@ int main(int argc, char** argv) {
         for (const std::uint32_t m : {1u, 2u, 263u, 264u, 265u}) {
           for (const auto& [n, k, stride] :
                {std::array<std::uint32_t, 3>{96, 5120, 5120}, {96, 5124, 5124}, {64, 2048, 2040}, {0, 2048, 2048}}) {
-            for (const auto& [tensor_core, decode] : {std::pair{false, false}, {false, true}, {true, false}, {true, true}}) {
+            for (const auto& [tensor_core, decode] :
+                 {std::pair{false, false}, {false, true}, {true, false}, {true, true}}) {
               const std::string command = fmt::format(
                   "{} explain ba-gates --target {} --m {} --n {} --k {} --k-stride {} --sm-count {} --lever {} "
                   "--tensor-core {} --lever-set ssm_ba_gates_decode={} --json",

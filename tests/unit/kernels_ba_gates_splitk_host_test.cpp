@@ -62,11 +62,11 @@ TEST_CASE("BA gates at decode sizes (host): odd shapes, every output written onc
   auto runtime = Runtime::open(kernels_test::runtime_options(BackendChoice::kHost, 132));
   REQUIRE(runtime->has_device());
   const ref::BaGatesRefShape shapes[] = {
-      {1, 64, 2048, 2048, 64, 32, 2},      // Qwen3-Next-80B at one token: 11 columns, the last of 4 outputs
-      {70, 96, 1024, 1040, 101, 48, 3},    // two token tiles (6 tokens in the second), padded rows and gate row
-      {3, 42, 1000, 1016, 45, 21, 7},      // K = 1000: 125 vectors, ragged over the split
-      {2, 128, 8, 8, 128, 64, 64},         // K = 8: one vector; no split
-      {17, 96, 5120, 5128, 96, 48, 48},    // the stacked [b; a] layout
+      {1, 64, 2048, 2048, 64, 32, 2},    // Qwen3-Next-80B at one token: 11 columns, the last of 4 outputs
+      {70, 96, 1024, 1040, 101, 48, 3},  // two token tiles (6 tokens in the second), padded rows and gate row
+      {3, 42, 1000, 1016, 45, 21, 7},    // K = 1000: 125 vectors, ragged over the split
+      {2, 128, 8, 8, 128, 64, 64},       // K = 8: one vector; no split
+      {17, 96, 5120, 5128, 96, 48, 48},  // the stacked [b; a] layout
   };
   std::uint64_t seed = 8200;
   for (const ref::BaGatesRefShape& s : shapes) {
@@ -81,8 +81,7 @@ TEST_CASE("BA gates at decode sizes (host): the same bytes on every run, the par
   // Uniform inputs: summation order shows in the low bits.
   const BaCase c({9, 96, 512, 512, 96, 48, 3}, 8300);
   const ops::BaGatesArgs args{{}, {}, {}, {}, {}, 9, 96, 512, 512, 96, 48, 3};
-  REQUIRE(ops::ba_gates_splitk_cluster(*runtime->backend(), ops::ba_gates_kernels(*runtime).splitk_params, args) ==
-          2);
+  REQUIRE(ops::ba_gates_splitk_cluster(*runtime->backend(), ops::ba_gates_kernels(*runtime).splitk_params, args) == 2);
   const std::vector<float> first = kernels_test::run_ba(*runtime, c, BaRun::kSplitK).out;
   const std::vector<float> second = kernels_test::run_ba(*runtime, c, BaRun::kSplitK).out;
   CHECK(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)) == 0);

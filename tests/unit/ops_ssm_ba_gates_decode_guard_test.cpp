@@ -45,8 +45,14 @@ TEST_CASE("the decode guard: each reason at its boundary", "[ops][ba_gates_decod
       {"all good", std::nullopt, [](BaGatesDecodeQuery&) {}},
       {"lever off", kBaGatesDecodeRejects[0], [](BaGatesDecodeQuery& q) { q.requested = false; }},
       {"kernel absent", kBaGatesDecodeRejects[1], [](BaGatesDecodeQuery& q) { q.kernel_present = false; }},
-      {"sm_89", kBaGatesDecodeRejects[2], [](BaGatesDecodeQuery& q) { q.compute_capability = ComputeCapability{8, 9}; }},
-      {"sm_100", std::nullopt, [](BaGatesDecodeQuery& q) { q.compute_capability = ComputeCapability{10, 0}; }},
+      {"sm_89", kBaGatesDecodeRejects[2],
+       [](BaGatesDecodeQuery& q) {
+         q.compute_capability = ComputeCapability{8, 9};
+       }},
+      {"sm_100", std::nullopt,
+       [](BaGatesDecodeQuery& q) {
+         q.compute_capability = ComputeCapability{10, 0};
+       }},
       {"unknown CC", kBaGatesDecodeRejects[2], [](BaGatesDecodeQuery& q) { q.compute_capability.reset(); }},
       {"N = 0", kBaGatesDecodeRejects[3], [](BaGatesDecodeQuery& q) { q.n = 0; }},
       {"K = 0", kBaGatesDecodeRejects[3], [](BaGatesDecodeQuery& q) { q.k = 0, q.k_stride = 0; }},
@@ -202,15 +208,15 @@ TEST_CASE("the decode launcher refuses variants past its rules and grids past CU
   const BaGatesKernels kernels = ba_gates_kernels(*runtime);
   REQUIRE(kernels.splitk.present());
   GpuBackend& gpu = *runtime->backend();
-  BaGatesArgs args{DevicePtr{4096}, DevicePtr{8192}, DevicePtr{64}, DevicePtr{128}, DevicePtr{256}, 1, 96, 5120,
-                   5120,            96,              48,            3};
+  BaGatesArgs args{
+      DevicePtr{4096}, DevicePtr{8192}, DevicePtr{64}, DevicePtr{128}, DevicePtr{256}, 1, 96, 5120, 5120, 96, 48, 3};
   struct Bad {
     KernelParams params;
     const char* names;
   };
-  for (const Bad& bad : {Bad{{48, 64, 6}, "block = 48"}, Bad{{256, 0, 6}, "lanes = 0"},
-                         Bad{{256, 129, 6}, "lanes = 129"}, Bad{{256, 64, 0}, "groups = 0"},
-                         Bad{{256, 64, 17}, "groups = 17"}}) {
+  for (const Bad& bad :
+       {Bad{{48, 64, 6}, "block = 48"}, Bad{{256, 0, 6}, "lanes = 0"}, Bad{{256, 129, 6}, "lanes = 129"},
+        Bad{{256, 64, 0}, "groups = 0"}, Bad{{256, 64, 17}, "groups = 17"}}) {
     INFO(bad.names);
     CHECK_THROWS_WITH(launch_ba_gates_splitk(gpu, kernels.splitk, bad.params, args),
                       Catch::Contains("ssm_ba_gates_splitk") && Catch::Contains(bad.names));

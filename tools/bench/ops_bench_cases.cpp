@@ -200,8 +200,9 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
       // A call takes the specialised variant whenever it is published, the generic form otherwise.
       result.picked = which == BaKernel::kMmaShaped ? pick.mma
                       : which == BaKernel::kMma     ? pick.mma && !shaped.handle.present()
-                      : which == BaKernel::kDecode  ? pick.decode
-                                                    : !pick.mma && !pick.decode && pick.twin == (which == BaKernel::kTwin);
+                      : which == BaKernel::kDecode
+                          ? pick.decode
+                          : !pick.mma && !pick.decode && pick.twin == (which == BaKernel::kTwin);
       result.input_sets = sets;
       auto launch = [&](int s, std::uint64_t stream) {
         switch (which) {

@@ -252,8 +252,8 @@ struct RoleExplanation {
   // Where min_m's threshold comes from: "tuning table t.toml, row 2 (NVIDIA H200, 2026-12-06; predicted 264)"
   // or "prediction"; empty for a role whose guard has no M threshold.
   std::string threshold_origin;
-  std::optional<std::uint32_t> min_m;                         // nullopt with min_reason: never at this shape
-  std::optional<std::string> min_reason;                      // why it never runs at this shape
+  std::optional<std::uint32_t> min_m;     // nullopt with min_reason: never at this shape
+  std::optional<std::string> min_reason;  // why it never runs at this shape
   // {"tokens_per_tile", 128}, ...; kMaxMDetail: the largest M the role takes (a guard with a
   // ceiling, as the BA decode kernel's), which explain's text shows beside min_m.
   std::vector<std::pair<std::string, std::int64_t>> details;

@@ -221,9 +221,8 @@ BaGatesPick ssm_ba_gates(GpuBackend& gpu, const BaGatesKernels& kernels, const B
   const bool sane = parent.lanes != 0 && parent.block >= parent.lanes;
   const std::uint32_t parent_blocks = sane ? ba_gates_parent_grid(args.m, args.n, parent).y : 0;
   const bool parent_launchable = parent_blocks <= detail::kMaxGridY;
-  BaGatesPick pick =
-      ba_gates_pick_with_mma(ba_gates_mma_query(gpu, kernels, levers.tensor_core, args), kernels.mma, requested,
-                             kernels.parent, kernels.twin, parent_launchable);
+  BaGatesPick pick = ba_gates_pick_with_mma(ba_gates_mma_query(gpu, kernels, levers.tensor_core, args), kernels.mma,
+                                            requested, kernels.parent, kernels.twin, parent_launchable);
   ba_gates_mma_log(pick, levers.tensor_core, args.m, kernels.mma_params);
   if (pick.mma) {
     launch_ba_gates_mma(gpu, pick.kernel, kernels.mma_params, args, stream);
@@ -483,30 +482,13 @@ const GuardTable& ba_gates_mma_guard() {
   return table;
 }
 
-namespace {
-
-// The tensor-core guard's word in a combined pick: nullopt when the kernel ran. A pick that
-// neither ran it nor says why (none the guard makes) has no reason in the table, so no slot.
-std::optional<std::string_view> mma_verdict(const BaGatesPick& pick) {
-  if (pick.mma) {
-    return std::nullopt;
-  }
-  return pick.mma_reject.value_or(std::string_view{});
-}
-
-}  // namespace
-
 std::optional<OpLogSlot> ba_gates_mma_log_slot(const BaGatesPick& pick, bool requested) {
-  // With the lever off nothing is logged, not even a run (which the lever-off guard never gives).
-  if (!requested) {
-    return std::nullopt;
-  }
-  return ba_gates_mma_guard().slot_of(mma_verdict(pick), requested);
+  return ba_gates_mma_guard().consulted_slot(pick.mma, pick.mma_reject, requested);
 }
 
 std::optional<std::string> ba_gates_mma_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m,
                                                  const KernelParams& mma, OnceSlots& said) {
-  if (!requested || !ba_gates_mma_guard().claim(mma_verdict(pick), requested, said)) {
+  if (!ba_gates_mma_guard().claim_consulted(pick.mma, pick.mma_reject, requested, said)) {
     return std::nullopt;
   }
   if (!pick.mma) {

@@ -103,12 +103,22 @@ Ran run_role(const OpContext& context, std::string_view role, std::uint64_t stre
   return ran;
 }
 
+// The sizes a K split is chosen from (no buffers): what a row names as the cluster it launched.
+BaGatesArgs split_shape(const ref::BaGatesRefShape& s) {
+  BaGatesArgs args;
+  args.m = s.m;
+  args.n = s.n;
+  args.k = s.k;
+  args.k_stride = s.k_stride;
+  return args;
+}
+
 bool wanted(const CheckOptions& options, std::string_view role) { return options.role.empty() || options.role == role; }
 
 // The parent against the reference, the twin against the parent's bytes, at one shape.
 void check_seed_kernels(const OpContext& context, const CheckOptions& options, const Shape& shape,
                         std::vector<CheckResult>& out) {
-  const Problem p = make_problem(shape, options.seed + shape.m * 31 + shape.k, false);
+  const Problem p = make_problem(shape, options.seed + shape.m * std::uint64_t{31} + shape.k, false);
   const std::size_t cols = p.shape.gate_stride;
   std::vector<float> expected(std::size_t{p.shape.m} * cols, 0.0F);
   ref::ssm_ba_gates_reference(p.inputs(), p.shape, expected);
@@ -160,7 +170,7 @@ void check_tensor_core(const OpContext& context, const CheckOptions& options, co
   if (const std::uint32_t tiles = context.kernel(kTensorCore).params.shape; tiles != 0) {
     s.n = tiles * 16;
   }
-  const Problem p = make_problem(s, options.seed + 7 * s.m + s.k, true);
+  const Problem p = make_problem(s, options.seed + std::uint64_t{7} * s.m + s.k, true);
   CheckResult row = check::result_for(context, kTensorCore, shape_text(p.shape),
                                       fmt::format("rel Frobenius < {:g} vs float64 oracle", kFrobeniusBound));
   if (const auto skipped = check::why_skipped(context, kTensorCore)) {
@@ -168,12 +178,8 @@ void check_tensor_core(const OpContext& context, const CheckOptions& options, co
     out.push_back(std::move(row));
     return;
   }
-  BaGatesArgs args;
-  args.m = p.shape.m;
-  args.n = p.shape.n;
-  args.k = p.shape.k;
-  args.k_stride = p.shape.k_stride;
-  const std::uint32_t cluster = ba_gates_mma_cluster(*context.gpu, context.kernel(kTensorCore).params, args);
+  const std::uint32_t cluster =
+      ba_gates_mma_cluster(*context.gpu, context.kernel(kTensorCore).params, split_shape(p.shape));
   row.shape += fmt::format(" cluster={}", cluster);
   const Ran ran = run_role(context, kTensorCore, options.stream, p);
   row.ms = ran.ms;
@@ -188,7 +194,7 @@ void check_decode(const OpContext& context, const CheckOptions& options, const S
   if (!wanted(options, kDecode)) {
     return;
   }
-  const Problem p = make_problem(shape, options.seed + 11 * shape.m + shape.k, true);
+  const Problem p = make_problem(shape, options.seed + std::uint64_t{11} * shape.m + shape.k, true);
   const bool parent_here = !check::why_skipped(context, kParent);
   CheckResult row = check::result_for(
       context, kDecode, shape_text(p.shape),
@@ -198,12 +204,8 @@ void check_decode(const OpContext& context, const CheckOptions& options, const S
     out.push_back(std::move(row));
     return;
   }
-  BaGatesArgs args;
-  args.m = p.shape.m;
-  args.n = p.shape.n;
-  args.k = p.shape.k;
-  args.k_stride = p.shape.k_stride;
-  row.shape += fmt::format(" cluster={}", ba_gates_splitk_cluster(*context.gpu, context.kernel(kDecode).params, args));
+  row.shape += fmt::format(" cluster={}",
+                           ba_gates_splitk_cluster(*context.gpu, context.kernel(kDecode).params, split_shape(p.shape)));
   const Ran ran = run_role(context, kDecode, options.stream, p);
   row.ms = ran.ms;
   std::vector<double> expected;
@@ -431,15 +433,19 @@ class BaLaunches final : public ProfiledLaunches {
 }  // namespace
 
 std::shared_ptr<const OpProfile> ssm_ba_gates_profile() {
-  auto profile = make_op_profile<BaLaunches>(
-      "ba-gates", {{kBaGatesParentKernel, "parent"}, {kBaGatesTwinKernel, "twin"}, {kBaGatesMmaKernel, "mma"}, {kBaGatesSplitKKernel, "decode"}},
-      [](const ProfileShape& shape) {
-        const auto m = static_cast<double>(shape.m);
-        const auto n = static_cast<double>(shape.n);
-        const auto k = static_cast<double>(shape.k);
-        // x and W in bf16, gate_out in fp32 (2 nv = N columns), a_log and dt_bias fp32 [nv].
-        return m * k * 2 + n * k * 2 + m * n * 4 + n / 2 * 4 * 2;
-      });
+  auto profile = make_op_profile<BaLaunches>("ba-gates",
+                                             {{kBaGatesParentKernel, "parent"},
+                                              {kBaGatesTwinKernel, "twin"},
+                                              {kBaGatesMmaKernel, "mma"},
+                                              {kBaGatesSplitKKernel, "decode"}},
+                                             [](const ProfileShape& shape) {
+                                               const auto m = static_cast<double>(shape.m);
+                                               const auto n = static_cast<double>(shape.n);
+                                               const auto k = static_cast<double>(shape.k);
+                                               // x and W in bf16, gate_out in fp32 (2 nv = N columns), a_log and
+                                               // dt_bias fp32 [nv].
+                                               return m * k * 2 + n * k * 2 + m * n * 4 + n / 2 * 4 * 2;
+                                             });
   profile->has_n = true;
   profile->resolve_shape = [](ProfileShape shape) {
     if (shape.vheads_per_group == 0) {

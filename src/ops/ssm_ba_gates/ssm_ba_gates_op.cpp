@@ -152,8 +152,9 @@ Pick generic_pick(const BaGatesPick& typed, bool forced) {
   pick.handle = typed.kernel;
   pick.forced = forced;
   pick.role = typed.mma ? kTensorCoreRole : (typed.decode ? kDecodeRole : (typed.twin ? kTwinRole : kParentRole));
-  pick.kernel = typed.mma ? kBaGatesMmaKernel
-                          : (typed.decode ? kBaGatesSplitKKernel : (typed.twin ? kBaGatesTwinKernel : kBaGatesParentKernel));
+  pick.kernel = typed.mma
+                    ? kBaGatesMmaKernel
+                    : (typed.decode ? kBaGatesSplitKKernel : (typed.twin ? kBaGatesTwinKernel : kBaGatesParentKernel));
   if (forced) {
     pick.add_verdict(pick.role, typed.reject);
     return pick;
@@ -201,14 +202,14 @@ void explain_decode_range(RoleExplanation& decode, BaGatesDecodeQuery query) {
     return;
   }
   decode.min_m = 1;
-  const std::uint32_t cluster = ba_gates_splitk_cluster_blocks(1, query.n, query.k, query.tokens_per_tile,
-                                                               query.outs_per_block, query.sm_count,
-                                                               query.compute_capability);
+  const std::uint32_t cluster = ba_gates_splitk_cluster_blocks(
+      1, query.n, query.k, query.tokens_per_tile, query.outs_per_block, query.sm_count, query.compute_capability);
   decode.details = {{std::string(kMaxMDetail), ba_gates_decode_max_m(query)},
                     {"outputs_per_cta", query.outs_per_block},
                     {"cluster_blocks", cluster}};
-  decode.note = fmt::format("M <= {} (one token tile); {} outputs per CTA, K split over {} CTAs (a thread-block cluster)",
-                            ba_gates_decode_max_m(query), query.outs_per_block, cluster);
+  decode.note =
+      fmt::format("M <= {} (one token tile); {} outputs per CTA, K split over {} CTAs (a thread-block cluster)",
+                  ba_gates_decode_max_m(query), query.outs_per_block, cluster);
 }
 
 Explanation explain(const OpContext& context, const ExplainQuery& query) {

@@ -64,8 +64,9 @@ std::uint32_t ba_gates_splitk_cluster_blocks(std::uint32_t m, std::uint32_t n, s
 
 SplitKGrid ba_gates_splitk_grid(std::uint32_t m, std::uint32_t n, const KernelParams& params,
                                 std::uint32_t cluster_blocks) {
-  return SplitKGrid{ceil_div64(n, std::max<std::uint32_t>(params.groups, 1)) * std::max<std::uint32_t>(cluster_blocks, 1),
-                    ceil_div64(m, std::max<std::uint32_t>(params.lanes, 1))};
+  return SplitKGrid{
+      ceil_div64(n, std::max<std::uint32_t>(params.groups, 1)) * std::max<std::uint32_t>(cluster_blocks, 1),
+      ceil_div64(m, std::max<std::uint32_t>(params.lanes, 1))};
 }
 
 std::uint32_t ba_gates_splitk_cluster(const GpuBackend& gpu, const KernelParams& params, const BaGatesArgs& args) {
@@ -81,9 +82,9 @@ void launch_ba_gates_splitk(GpuBackend& gpu, KernelHandle kernel, const KernelPa
   const auto config_for = [&](std::uint32_t cluster) {
     const SplitKGrid grid = ba_gates_splitk_grid(args.m, args.n, params, cluster);
     if (grid.x > detail::kMaxGridX || grid.y > detail::kMaxGridY) {
-      detail::argument_error(kOp, fmt::format("{} at M={} N={} needs a grid of ({}, {}) CTAs, past CUDA's ({}, {})",
-                                              kBaGatesSplitKKernel, args.m, args.n, grid.x, grid.y, detail::kMaxGridX,
-                                              detail::kMaxGridY));
+      detail::argument_error(
+          kOp, fmt::format("{} at M={} N={} needs a grid of ({}, {}) CTAs, past CUDA's ({}, {})", kBaGatesSplitKKernel,
+                           args.m, args.n, grid.x, grid.y, detail::kMaxGridX, detail::kMaxGridY));
     }
     LaunchConfig config;
     config.grid = Dim3{static_cast<std::uint32_t>(grid.x), static_cast<std::uint32_t>(grid.y), 1};
@@ -173,29 +174,13 @@ const GuardTable& ba_gates_decode_guard() {
   return table;
 }
 
-namespace {
-
-// The decode guard's word in a pick: nullopt when the kernel ran, its reason when it declined,
-// and the empty reason (no slot) when it was not consulted (the tensor-core kernel ran).
-std::optional<std::string_view> decode_verdict(const BaGatesPick& pick) {
-  if (pick.decode) {
-    return std::nullopt;
-  }
-  return pick.decode_reject.value_or(std::string_view{});
-}
-
-}  // namespace
-
 std::optional<OpLogSlot> ba_gates_decode_log_slot(const BaGatesPick& pick, bool requested) {
-  if (!requested) {
-    return std::nullopt;
-  }
-  return ba_gates_decode_guard().slot_of(decode_verdict(pick), requested);
+  return ba_gates_decode_guard().consulted_slot(pick.decode, pick.decode_reject, requested);
 }
 
 std::optional<std::string> ba_gates_decode_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m,
                                                     const KernelParams& splitk, OnceSlots& said) {
-  if (!requested || !ba_gates_decode_guard().claim(decode_verdict(pick), requested, said)) {
+  if (!ba_gates_decode_guard().claim_consulted(pick.decode, pick.decode_reject, requested, said)) {
     return std::nullopt;
   }
   if (!pick.decode) {
