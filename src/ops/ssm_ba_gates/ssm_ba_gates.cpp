@@ -169,8 +169,6 @@ void launch_ba_gates_mma(GpuBackend& gpu, KernelHandle kernel, const KernelParam
                                             "a block {}",
                                             kBaGatesMmaKernel, params.tag(), args.n, shared, limit));
   }
-  // A cluster the device cannot schedule (another context holding SMs, a partitioned GPU) would
-  // fail the launch: halve it until the device says it fits or cannot say.
   const auto config_for = [&](std::uint32_t cluster) {
     LaunchConfig config;
     config.grid = ba_gates_mma_grid(args.m, params, cluster);
@@ -180,13 +178,13 @@ void launch_ba_gates_mma(GpuBackend& gpu, KernelHandle kernel, const KernelParam
     config.cluster_blocks = cluster;
     return config;
   };
-  std::uint32_t cluster = ba_gates_mma_cluster(gpu, params, args);
-  while (cluster > 1 && (cluster > max_cluster || gpu.max_active_clusters(kernel, config_for(cluster)) == 0U)) {
-    cluster /= 2;
-  }
-  const LaunchConfig config = config_for(cluster);
+  const LaunchConfig config =
+      fitted_cluster_config(gpu, kernel, ba_gates_mma_cluster(gpu, params, args), max_cluster, config_for);
   KernelLaunch launch(gpu, kernel);
-  launch.grid(config.grid).block(config.block).cluster(cluster).dynamic_shared(config.dynamic_shared_bytes);
+  launch.grid(config.grid)
+      .block(config.block)
+      .cluster(config.cluster_blocks)
+      .dynamic_shared(config.dynamic_shared_bytes);
   push_ba_gates_args(launch, args).launch(stream);
 }
 

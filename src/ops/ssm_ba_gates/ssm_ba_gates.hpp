@@ -21,6 +21,7 @@
 #include "metrale/gpu/device_handles.hpp"
 #include "metrale/gpu/gpu_backend.hpp"
 #include "metrale/gpu/kernel_launch.hpp"
+#include "metrale/gpu/launch_config.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/log_once.hpp"
@@ -51,6 +52,22 @@ std::optional<KernelParamsProblem> check_ssm_ba_gates_mma(const KernelParams& p)
 std::optional<KernelParamsProblem> check_ssm_ba_gates_splitk(const KernelParams& p);
 // Pushes the kernels' arguments, which every BA kernel takes in this order (ssm_ba_gates.cuh).
 KernelLaunch& push_ba_gates_args(KernelLaunch& launch, const BaGatesArgs& args);
+
+// The launch config of the largest cluster from `wanted` down (halving) that is at most
+// `max_cluster` (0 counts as 1) and that the device does not say it cannot schedule (another
+// context holding SMs, a partitioned GPU): config_for(cluster) makes a cluster's config. Why:
+// a cluster that does not fit fails the launch instead of running slower.
+template <typename ConfigFor>
+LaunchConfig fitted_cluster_config(GpuBackend& gpu, KernelHandle kernel, std::uint32_t wanted,
+                                   std::uint32_t max_cluster, const ConfigFor& config_for) {
+  std::uint32_t cluster = wanted;
+  LaunchConfig config = config_for(cluster);
+  while (cluster > 1 && (cluster > max_cluster || gpu.max_active_clusters(kernel, config) == 0U)) {
+    cluster /= 2;
+    config = config_for(cluster);
+  }
+  return config;
+}
 // Adds the parent, the twin, the tensor-core and the decode kernel to `catalog`.
 void add_ssm_ba_gates_kernels(KernelCatalog& catalog);
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "metrale/error.hpp"
 #include "metrale/ops/op_declaration.hpp"
@@ -28,6 +29,16 @@ constexpr std::string_view kDecodeRole = "decode";
 constexpr std::string_view kTwinLever = "ssm_ba_gates_hopper";
 constexpr std::string_view kTensorCoreLever = "ssm_ba_gates_tensor_core";
 constexpr std::string_view kDecodeLever = "ssm_ba_gates_decode";
+// The declaration's role and lever positions (op.roles and op.levers below), which OpContext's
+// kernels and levers arrays follow: the per-call path reads them by position, not by name (a
+// name lookup costs ~100 instructions a call; ssm_ba_gates_declaration checks the positions).
+enum RoleAt : std::size_t { kParentAt, kTwinAt, kTensorCoreAt, kDecodeAt };
+enum LeverAt : std::size_t { kTwinLeverAt, kTensorCoreLeverAt, kDecodeLeverAt };
+
+bool lever_on(const OpContext& context, LeverAt at) {
+  const LeverValue* value = context.levers[at];
+  return value != nullptr && value->value;
+}
 
 // The declaration's argument order; unpack() reads the values by these indices.
 enum Arg : std::size_t { kX, kWeight, kALog, kDtBias, kGateOut, kM, kN, kK, kKStride, kGateStride, kNv, kVheads };
@@ -74,10 +85,10 @@ std::array<std::uint64_t, kMaxArgs> pack(const BaGatesArgs& a) {
 
 BaGatesKernels kernels_of(const OpContext& context, bool for_explain) {
   const BaGatesKernels defaults;
-  const OpKernel& parent = context.kernel(kParentRole);
-  const OpKernel& twin = context.kernel(kTwinRole);
-  const OpKernel& mma = context.kernel(kTensorCoreRole);
-  const OpKernel& splitk = context.kernel(kDecodeRole);
+  const OpKernel& parent = context.kernels[kParentAt];
+  const OpKernel& twin = context.kernels[kTwinAt];
+  const OpKernel& mma = context.kernels[kTensorCoreAt];
+  const OpKernel& splitk = context.kernels[kDecodeAt];
   BaGatesKernels kernels;
   kernels.parent = for_explain ? context.handle_or_shipped(parent) : parent.handle;
   kernels.twin = for_explain ? context.handle_or_shipped(twin) : twin.handle;
@@ -140,7 +151,8 @@ BaGatesPick run_typed(const OpContext& context, const BaGatesArgs& args, std::ui
   if (!forced_role.empty()) {
     return run_forced(context, args, stream, forced_role);
   }
-  const BaGatesLevers levers{context.lever(kTwinLever), context.lever(kTensorCoreLever), context.lever(kDecodeLever)};
+  const BaGatesLevers levers{lever_on(context, kTwinLeverAt), lever_on(context, kTensorCoreLeverAt),
+                             lever_on(context, kDecodeLeverAt)};
   BaGatesKernels kernels = kernels_of(context, false);
   add_tuning(kernels, context, args);
   return ssm_ba_gates(context.device(), kernels, levers, args, stream);
@@ -352,6 +364,14 @@ OpDeclaration ssm_ba_gates_declaration() {
                                                 static_cast<std::uint32_t>(std::min<std::uint64_t>(n, UINT32_MAX)));
                                             return ShapeChoice{choice.tiles, choice.refusal};
                                           }}};
+  // The positions the per-call path reads the kernels and levers at (RoleAt, LeverAt).
+  if (op.roles.at(kParentAt).role != kParentRole || op.roles.at(kTwinAt).role != kTwinRole ||
+      op.roles.at(kTensorCoreAt).role != kTensorCoreRole || op.roles.at(kDecodeAt).role != kDecodeRole ||
+      op.levers.at(kTwinLeverAt).toml_key != kTwinLever ||
+      op.levers.at(kTensorCoreLeverAt).toml_key != kTensorCoreLever ||
+      op.levers.at(kDecodeLeverAt).toml_key != kDecodeLever) {
+    throw std::logic_error("ssm_ba_gates: the declaration's roles or levers are not in RoleAt / LeverAt order");
+  }
   op.run = [](const OpContext& context, const OpCall& call) {
     return generic_pick(run_typed(context, unpack(call.args), call.stream, call.forced_role),
                         !call.forced_role.empty());

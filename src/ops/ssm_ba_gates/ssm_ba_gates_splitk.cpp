@@ -94,14 +94,13 @@ void launch_ba_gates_splitk(GpuBackend& gpu, KernelHandle kernel, const KernelPa
     config.cluster_blocks = cluster;
     return config;
   };
-  // As the tensor-core launch: a cluster the device cannot schedule is halved until it fits.
-  std::uint32_t cluster = ba_gates_splitk_cluster(gpu, params, args);
-  while (cluster > 1 && (cluster > max_cluster || gpu.max_active_clusters(kernel, config_for(cluster)) == 0U)) {
-    cluster /= 2;
-  }
-  const LaunchConfig config = config_for(cluster);
+  const LaunchConfig config =
+      fitted_cluster_config(gpu, kernel, ba_gates_splitk_cluster(gpu, params, args), max_cluster, config_for);
   KernelLaunch launch(gpu, kernel);
-  launch.grid(config.grid).block(config.block).cluster(cluster).dynamic_shared(config.dynamic_shared_bytes);
+  launch.grid(config.grid)
+      .block(config.block)
+      .cluster(config.cluster_blocks)
+      .dynamic_shared(config.dynamic_shared_bytes);
   push_ba_gates_args(launch, args).launch(stream);
 }
 
