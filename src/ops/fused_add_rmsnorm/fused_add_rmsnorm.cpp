@@ -44,13 +44,21 @@ void check_shape(const FusedAddRmsnormArgs& a) {
   if (a.m > detail::kMaxGridX) {
     argument_error(kOp, fmt::format("M={} exceeds the grid's x limit {} (one CTA per row)", a.m, detail::kMaxGridX));
   }
-  const std::pair<std::string_view, std::uint32_t> strides[] = {{"x_row_stride", a.x_row_stride},
-                                                                {"residual_row_stride", a.residual_row_stride}};
-  for (const auto& [name, stride] : strides) {
-    if (stride < a.hidden) {
-      argument_error(kOp, fmt::format("{}={} < hidden={}: a row is shorter than hidden", name, stride, a.hidden));
+  // The extents' labels are literals: a call that passes formats nothing (the per-call path).
+  struct Stride {
+    std::string_view name;
+    std::string_view extent;
+    std::uint32_t value;
+  };
+  const Stride strides[] = {
+      {"x_row_stride", "x_row_stride extent (M x x_row_stride bf16)", a.x_row_stride},
+      {"residual_row_stride", "residual_row_stride extent (M x residual_row_stride bf16)", a.residual_row_stride}};
+  for (const Stride& stride : strides) {
+    if (stride.value < a.hidden) {
+      argument_error(
+          kOp, fmt::format("{}={} < hidden={}: a row is shorter than hidden", stride.name, stride.value, a.hidden));
     }
-    detail::checked_extent_bytes(kOp, fmt::format("{} extent (M x {} bf16)", name, name), a.m, stride, 2);
+    detail::checked_extent_bytes(kOp, stride.extent, a.m, stride.value, 2);
   }
   detail::checked_extent_bytes(kOp, "y extent (M x hidden bf16)", a.m, a.hidden, 2);
   if (!std::isfinite(a.eps) || a.eps < 0.0F) {
