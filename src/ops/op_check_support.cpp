@@ -239,15 +239,20 @@ void compare_relative(CheckResult& result, std::string_view name, std::span<cons
 }
 
 void compare_frobenius(CheckResult& result, std::string_view name, std::span<const float> got,
-                       std::span<const double> oracle, std::size_t cols, double bound) {
+                       std::span<const double> want, std::size_t cols, double bound, std::string_view against) {
+  if (got.size() != want.size()) {
+    result.verdict = CheckVerdict::kFailed;
+    result.worst = fmt::format("{}: {} elements, {} has {}", name, got.size(), against, want.size());
+    return;
+  }
   double diff = 0.0;
   double norm = 0.0;
   std::size_t worst_at = 0;
   double worst = -1.0;
-  for (std::size_t i = 0; i < oracle.size(); ++i) {
-    const double gap = double{got[i]} - oracle[i];
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double gap = double{got[i]} - want[i];
     diff += gap * gap;
-    norm += oracle[i] * oracle[i];
+    norm += want[i] * want[i];
     const double ranked = std::isnan(gap) ? INFINITY : std::abs(gap);
     if (ranked > worst) {
       worst = ranked;
@@ -255,11 +260,11 @@ void compare_frobenius(CheckResult& result, std::string_view name, std::span<con
     }
   }
   const double error = std::sqrt(diff / norm);  // NaN (an unwritten poison) fails below
-  result.verdict = error < bound && got.size() == oracle.size() ? CheckVerdict::kPassed : CheckVerdict::kFailed;
-  result.worst = oracle.empty()
+  result.verdict = error < bound ? CheckVerdict::kPassed : CheckVerdict::kFailed;
+  result.worst = want.empty()
                      ? "no elements"
-                     : fmt::format("rel Frobenius {:.3g} (bound {:g}); worst {} = {:.9g}, oracle {:.9g}", error, bound,
-                                   element(name, worst_at, cols), got[worst_at], oracle[worst_at]);
+                     : fmt::format("rel Frobenius {:.3g} (bound {:g}); worst {} = {:.9g}, {} {:.9g}", error, bound,
+                                   element(name, worst_at, cols), got[worst_at], against, want[worst_at]);
 }
 
 }  // namespace metrale::ops::check

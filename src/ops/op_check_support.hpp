@@ -127,9 +127,11 @@ struct QuantisedRoles {
 void check_parent_and_twin(const OpContext& context, const std::string& shape, const QuantisedRoles& roles,
                            const Quantised& reference, std::uint32_t k, std::vector<CheckResult>& out);
 
-// sqrt(sum (got - want)^2 / sum want^2) < bound against a float64 oracle (NaN fails); worst =
-// the error and the element with the largest gap.
+// sqrt(sum (got - want)^2 / sum want^2) < bound against `want` (NaN fails; a size mismatch
+// fails); worst = the error and the element with the largest gap, beside `against`'s value
+// (against names where want came from: "oracle" for the float64 oracle, "parent" for the parent
+// kernel's output).
 void compare_frobenius(CheckResult& result, std::string_view name, std::span<const float> got,
-                       std::span<const double> oracle, std::size_t cols, double bound);
+                       std::span<const double> want, std::size_t cols, double bound, std::string_view against);
 
 }  // namespace metrale::ops::check
