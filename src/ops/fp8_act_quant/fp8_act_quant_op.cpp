@@ -18,6 +18,8 @@
 #include "ops/op_explain_twin.hpp"
 #include "ops/op_kernel_rules.hpp"
 #include "ops/op_kernels.hpp"
+#include "ops/op_positions.hpp"
+#include "ops/op_twin_call.hpp"
 #include "ops/op_verdict.hpp"
 
 namespace metrale::ops {
@@ -27,6 +29,14 @@ constexpr std::string_view kOpName = "fp8_act_quant";
 constexpr std::string_view kParentRole = "parent";
 constexpr std::string_view kTwinRole = "twin";
 constexpr std::string_view kTwinLever = "fp8_act_quant_hopper";
+// The declaration's role and lever positions, which the per-call path reads the kernels and
+// levers at (ops/op_positions.hpp; checked against these names when the declaration is built).
+enum RoleAt : std::size_t { kParentAt, kTwinAt };
+enum LeverAt : std::size_t { kTwinLeverAt };
+constexpr std::array<std::string_view, 2> kRolesInOrder = {kParentRole, kTwinRole};
+constexpr std::array<std::string_view, 1> kLeversInOrder = {kTwinLever};
+
+constexpr TwinOverParent kNames{kOpName, kParentRole, kTwinRole, kFp8QuantSharedKernel, kFp8QuantTwinKernel};
 
 enum Arg : std::size_t { kX, kQ, kScales, kM, kK, kXRowStride, kScaleLayout, kMAligned, kPow2 };
 
@@ -61,8 +71,8 @@ std::array<std::uint64_t, kMaxArgs> pack(const Fp8QuantArgs& a) {
 
 Fp8QuantKernels kernels_of(const OpContext& context, bool for_explain) {
   const Fp8QuantKernels defaults;
-  const OpKernel& shared = context.kernel(kParentRole);
-  const OpKernel& twin = context.kernel(kTwinRole);
+  const OpKernel& shared = context.kernels[kParentAt];
+  const OpKernel& twin = context.kernels[kTwinAt];
   Fp8QuantKernels kernels;
   kernels.shared = for_explain ? context.handle_or_shipped(shared) : shared.handle;
   kernels.twin = for_explain ? context.handle_or_shipped(twin) : twin.handle;
@@ -78,15 +88,10 @@ Fp8QuantPick run_typed(const OpContext& context, const Fp8QuantArgs& args, std::
   Fp8QuantKernels kernels = kernels_of(context, false);
   kernels.twin_tuned_min_m = tuned_threshold(context, kTwinRole, 0, args.k);
   if (forced_role.empty()) {
-    return fp8_act_quant(gpu, kernels, context.lever(kTwinLever), args, stream);
+    return fp8_act_quant(gpu, kernels, lever_at(context, kTwinLeverAt), args, stream);
   }
   // Given one kernel, the op's pick takes it: its validation, grid and block stay the op's.
-  const bool twin = forced_role == kTwinRole;
-  const KernelHandle forced = twin ? kernels.twin : kernels.shared;
-  if (!forced.present()) {
-    throw KernelChoiceError(fmt::format("target {} does not ship {} (or it failed to build)", context.target,
-                                        twin ? kFp8QuantTwinKernel : kFp8QuantSharedKernel));
-  }
+  const bool twin = force_twin(context, kNames, forced_role, kernels.shared.present(), kernels.twin.present());
   (twin ? kernels.shared : kernels.twin) = KernelHandle{};
   Fp8QuantPick pick = fp8_act_quant(gpu, kernels, twin, args, stream);
   if (!twin) {
@@ -96,14 +101,7 @@ Fp8QuantPick run_typed(const OpContext& context, const Fp8QuantArgs& args, std::
 }
 
 Pick generic_pick(const Fp8QuantPick& typed, bool forced) {
-  Pick pick;
-  pick.op = kOpName;
-  pick.handle = typed.kernel;
-  pick.forced = forced;
-  pick.role = typed.twin ? kTwinRole : kParentRole;
-  pick.kernel = typed.twin ? kFp8QuantTwinKernel : kFp8QuantSharedKernel;
-  pick.add_verdict(forced ? pick.role : kTwinRole, typed.twin ? std::nullopt : typed.reject);
-  return pick;
+  return twin_over_parent_pick(kNames, typed.twin, typed.kernel, typed.reject, forced);
 }
 
 Explanation explain(const OpContext& context, const ExplainQuery& query) {
@@ -171,6 +169,7 @@ OpDeclaration fp8_act_quant_declaration() {
           .with_multiple_of(4),
       scalar_arg("pow2_scales", 0, 1, "1: power-of-two (UE8M0) scales"),
   };
+  require_declared_order(op, kRolesInOrder, kLeversInOrder);
   op.run = [](const OpContext& context, const OpCall& call) {
     return generic_pick(run_typed(context, unpack(call.args), call.stream, call.forced_role),
                         !call.forced_role.empty());

@@ -7,12 +7,15 @@
 // answers with the guard the call runs (the twin has no M floor: min M 1).
 #include <fmt/format.h>
 
+#include <array>
 #include <bit>
 
 #include "metrale/error.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "ops/fused_add_rmsnorm/fused_add_rmsnorm.hpp"
 #include "ops/op_explain_twin.hpp"
+#include "ops/op_positions.hpp"
+#include "ops/op_twin_call.hpp"
 
 namespace metrale::ops {
 namespace {
@@ -21,6 +24,14 @@ constexpr std::string_view kOpName = "fused_add_rmsnorm";
 constexpr std::string_view kParentRole = "parent";
 constexpr std::string_view kTwinRole = "twin";
 constexpr std::string_view kTwinLever = "fused_add_rmsnorm_vec";
+// The declaration's role and lever positions, which the per-call path reads the kernels and
+// levers at (ops/op_positions.hpp; checked against these names when the declaration is built).
+enum RoleAt : std::size_t { kParentAt, kTwinAt };
+enum LeverAt : std::size_t { kTwinLeverAt };
+constexpr std::array<std::string_view, 2> kRolesInOrder = {kParentRole, kTwinRole};
+constexpr std::array<std::string_view, 1> kLeversInOrder = {kTwinLever};
+
+constexpr TwinOverParent kNames{kOpName, kParentRole, kTwinRole, kRmsnormParentKernel, kRmsnormTwinKernel};
 
 enum Arg : std::size_t {
   kX,
@@ -60,8 +71,8 @@ RmsnormKernels kernels_of(const OpContext& context, bool for_explain) {
   const auto handle = [&](const OpKernel& kernel) {
     return for_explain ? context.handle_or_shipped(kernel) : kernel.handle;
   };
-  const OpKernel& parent = context.kernel(kParentRole);
-  const OpKernel& twin = context.kernel(kTwinRole);
+  const OpKernel& parent = context.kernels[kParentAt];
+  const OpKernel& twin = context.kernels[kTwinAt];
   RmsnormKernels kernels;
   kernels.parent = handle(parent);
   kernels.twin = handle(twin);
@@ -78,27 +89,15 @@ Pick run(const OpContext& context, const OpCall& call) {
   GpuBackend& gpu = context.device();
   const FusedAddRmsnormArgs args = unpack(call.args);
   RmsnormKernels kernels = kernels_of(context, false);
-  bool requested = context.lever(kTwinLever);
+  bool requested = lever_at(context, kTwinLeverAt);
   const bool forced = !call.forced_role.empty();
   if (forced) {
-    const bool twin = call.forced_role == kTwinRole;
-    if (!(twin ? kernels.twin : kernels.parent).present()) {
-      throw KernelChoiceError(fmt::format("target {} does not ship {} (or it failed to build)", context.target,
-                                          twin ? kRmsnormTwinKernel : kRmsnormParentKernel));
-    }
+    const bool twin = force_twin(context, kNames, call.forced_role, kernels.parent.present(), kernels.twin.present());
     (twin ? kernels.parent : kernels.twin) = KernelHandle{};
     requested = twin;
   }
   const RmsnormPick typed = fused_add_rmsnorm(gpu, kernels, requested, args, call.stream);
-  Pick pick;
-  pick.op = kOpName;
-  pick.forced = forced;
-  pick.role = typed.twin ? kTwinRole : kParentRole;
-  pick.kernel = typed.twin ? kRmsnormTwinKernel : kRmsnormParentKernel;
-  pick.handle = typed.twin ? kernels.twin : kernels.parent;
-  pick.add_verdict(forced ? pick.role : kTwinRole,
-                   forced && !typed.twin ? std::optional<std::string_view>(kForcedKernelReason) : typed.reject);
-  return pick;
+  return twin_over_parent_pick(kNames, typed.twin, typed.twin ? kernels.twin : kernels.parent, typed.reject, forced);
 }
 
 Explanation explain(const OpContext& context, const ExplainQuery& query) {
@@ -156,6 +155,7 @@ OpDeclaration fused_add_rmsnorm_declaration() {
   op.args[kResidualOut].in_place_of = "residual";
   op.args[kQ].optional = true;
   op.args[kScales].optional = true;
+  require_declared_order(op, kRolesInOrder, kLeversInOrder);
   op.run = run;
   op.explain = explain;
   op.shape_rules = [](OpArgValues values) { validate_fused_add_rmsnorm_args(unpack(values)); };

@@ -10,12 +10,16 @@
 // scratch of M x K bf16 for an asynchronous one, and inside a graph capture).
 #include <fmt/format.h>
 
+#include <array>
+
 #include "metrale/error.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "ops/core/library_ops.hpp"
 #include "ops/op_explain_twin.hpp"
 #include "ops/op_kernel_rules.hpp"
 #include "ops/op_kernels.hpp"
+#include "ops/op_positions.hpp"
+#include "ops/op_twin_call.hpp"
 #include "ops/op_verdict.hpp"
 #include "ops/silu_mul_fp8_quant/silu_mul_fp8_quant.hpp"
 
@@ -27,6 +31,14 @@ constexpr std::string_view kParentRole = "parent";
 constexpr std::string_view kQuantRole = "quant";
 constexpr std::string_view kTwinRole = "twin";
 constexpr std::string_view kTwinLever = "silu_mul_fp8_quant_fused";
+// The declaration's role and lever positions, which the per-call path reads the kernels and
+// levers at (ops/op_positions.hpp; checked against these names when the declaration is built).
+enum RoleAt : std::size_t { kParentAt, kQuantAt, kTwinAt };
+enum LeverAt : std::size_t { kTwinLeverAt };
+constexpr std::array<std::string_view, 3> kRolesInOrder = {kParentRole, kQuantRole, kTwinRole};
+constexpr std::array<std::string_view, 1> kLeversInOrder = {kTwinLever};
+
+constexpr TwinOverParent kNames{kOpName, kParentRole, kTwinRole, kSiluMulParentKernel, kSiluMulTwinKernel};
 
 enum Arg : std::size_t {
   kGate,
@@ -64,9 +76,9 @@ SiluMulFp8QuantKernels kernels_of(const OpContext& context, bool for_explain) {
   const auto handle = [&](const OpKernel& kernel) {
     return for_explain ? context.handle_or_shipped(kernel) : kernel.handle;
   };
-  const OpKernel& silu = context.kernel(kParentRole);
-  const OpKernel& quant = context.kernel(kQuantRole);
-  const OpKernel& twin = context.kernel(kTwinRole);
+  const OpKernel& silu = context.kernels[kParentAt];
+  const OpKernel& quant = context.kernels[kQuantAt];
+  const OpKernel& twin = context.kernels[kTwinAt];
   SiluMulFp8QuantKernels kernels;
   kernels.silu_mul = handle(silu);
   kernels.quant = handle(quant);
@@ -105,32 +117,15 @@ Pick run(const OpContext& context, const OpCall& call) {
   const DevicePtr scratch{call.args[kScratch]};
   SiluMulFp8QuantKernels kernels = kernels_of(context, false);
   kernels.twin_tuned_min_m = tuned_threshold(context, kTwinRole, 0, args.k);
-  bool requested = context.lever(kTwinLever);
+  bool requested = lever_at(context, kTwinLeverAt);
   const bool forced = !call.forced_role.empty();
   if (forced) {
-    const bool twin = call.forced_role == kTwinRole;
-    const bool built = twin ? kernels.twin.present() : kernels.parent_present();
-    if (!built) {
-      throw KernelChoiceError(fmt::format("target {} does not ship {} (or it failed to build)", context.target,
-                                          twin ? kSiluMulTwinKernel : kSiluMulParentKernel));
-    }
-    if (twin) {
-      kernels.silu_mul = KernelHandle{};
-    } else {
-      kernels.twin = KernelHandle{};
-    }
+    const bool twin = force_twin(context, kNames, call.forced_role, kernels.parent_present(), kernels.twin.present());
+    (twin ? kernels.silu_mul : kernels.twin) = KernelHandle{};
     requested = twin;
   }
   const SiluMulFp8QuantPick typed = run_with_scratch(gpu, kernels, requested, args, scratch, call.stream);
-  Pick pick;
-  pick.op = kOpName;
-  pick.forced = forced;
-  pick.role = typed.twin ? kTwinRole : kParentRole;
-  pick.kernel = typed.twin ? kSiluMulTwinKernel : kSiluMulParentKernel;
-  pick.handle = typed.twin ? kernels.twin : kernels.silu_mul;
-  const std::optional<std::string_view> reject = typed.twin ? std::nullopt : typed.reject;
-  pick.add_verdict(forced ? pick.role : kTwinRole, forced && !typed.twin ? kForcedKernelReason : reject);
-  return pick;
+  return twin_over_parent_pick(kNames, typed.twin, typed.twin ? kernels.twin : kernels.silu_mul, typed.reject, forced);
 }
 
 Explanation explain(const OpContext& context, const ExplainQuery& query) {
@@ -191,6 +186,7 @@ OpDeclaration silu_mul_fp8_quant_declaration() {
       scalar_arg("pow2_scales", 0, 1, "1: power-of-two (UE8M0) scales"),
   };
   op.args[kScratch].optional = true;
+  require_declared_order(op, kRolesInOrder, kLeversInOrder);
   op.run = run;
   op.explain = explain;
   op.shape_rules = [](OpArgValues values) { validate_silu_mul_fp8_quant_args(unpack(values)); };  // run's own

@@ -1,8 +1,10 @@
 // ops/ssm_ba_gates/ssm_ba_gates.hpp: the SSM BA-gates op's private interface (its arguments,
 // launchers and typed entry are public: metrale/ops/ssm_ba_gates.hpp): the Hopper twin's guard,
 // the index mappings parent and twin share, the tensor-core kernel's guard and shared-memory
-// layout, and the CPU references its check compares the kernels with. Each section below states
-// its own invariants.
+// layout, the decode kernel's guard, and the CPU references its check compares the kernels with.
+// Each section below states its own invariants.
+// Past ~400 lines: four kernels' guards (each a reason list, a query and a pick) share the op's
+// pick type, so they are declared together; their definitions are one file per kernel.
 #pragma once
 
 #include <array>

@@ -1,7 +1,8 @@
 // ssm_ba_gates_op.cpp: the BA-gates op as data (ops/op_declaration.hpp): its four kernels by
 // role, its three levers, its arguments, its call (the guards of ssm_ba_gates.cpp, or a forced
-// role) and its explanation. The typed entry ops::ssm_ba_gates(host, args, ...) lands here too;
-// and the four kernels' parameter rules and catalog declarations.
+// role) and its explanation. The typed entry ops::ssm_ba_gates(host, args, ...) lands here too.
+// And the four kernels' catalog declarations (their parameter rules stand beside their launchers:
+// ssm_ba_gates.cpp, ssm_ba_gates_mma.cpp, ssm_ba_gates_splitk.cpp).
 // Invariants: the declaration's run and the typed entry are one code path (run_typed); a forced
 // role is checked built before anything launches and keeps the op's validation.
 #include <fmt/format.h>
@@ -15,6 +16,7 @@
 #include "ops/core/library_ops.hpp"
 #include "ops/op_kernel_rules.hpp"
 #include "ops/op_kernels.hpp"
+#include "ops/op_positions.hpp"
 #include "ops/op_verdict.hpp"
 #include "ops/ssm_ba_gates/ssm_ba_gates.hpp"
 
@@ -29,16 +31,12 @@ constexpr std::string_view kDecodeRole = "decode";
 constexpr std::string_view kTwinLever = "ssm_ba_gates_hopper";
 constexpr std::string_view kTensorCoreLever = "ssm_ba_gates_tensor_core";
 constexpr std::string_view kDecodeLever = "ssm_ba_gates_decode";
-// The declaration's role and lever positions (op.roles and op.levers below), which OpContext's
-// kernels and levers arrays follow: the per-call path reads them by position, not by name (a
-// name lookup costs ~100 instructions a call; ssm_ba_gates_declaration checks the positions).
+// The declaration's role and lever positions, which the per-call path reads the kernels and
+// levers at (ops/op_positions.hpp; checked against these names when the declaration is built).
 enum RoleAt : std::size_t { kParentAt, kTwinAt, kTensorCoreAt, kDecodeAt };
 enum LeverAt : std::size_t { kTwinLeverAt, kTensorCoreLeverAt, kDecodeLeverAt };
-
-bool lever_on(const OpContext& context, LeverAt at) {
-  const LeverValue* value = context.levers[at];
-  return value != nullptr && value->value;
-}
+constexpr std::array<std::string_view, 4> kRolesInOrder = {kParentRole, kTwinRole, kTensorCoreRole, kDecodeRole};
+constexpr std::array<std::string_view, 3> kLeversInOrder = {kTwinLever, kTensorCoreLever, kDecodeLever};
 
 // The declaration's argument order; unpack() reads the values by these indices.
 enum Arg : std::size_t { kX, kWeight, kALog, kDtBias, kGateOut, kM, kN, kK, kKStride, kGateStride, kNv, kVheads };
@@ -151,8 +149,8 @@ BaGatesPick run_typed(const OpContext& context, const BaGatesArgs& args, std::ui
   if (!forced_role.empty()) {
     return run_forced(context, args, stream, forced_role);
   }
-  const BaGatesLevers levers{lever_on(context, kTwinLeverAt), lever_on(context, kTensorCoreLeverAt),
-                             lever_on(context, kDecodeLeverAt)};
+  const BaGatesLevers levers{lever_at(context, kTwinLeverAt), lever_at(context, kTensorCoreLeverAt),
+                             lever_at(context, kDecodeLeverAt)};
   BaGatesKernels kernels = kernels_of(context, false);
   add_tuning(kernels, context, args);
   return ssm_ba_gates(context.device(), kernels, levers, args, stream);
@@ -364,14 +362,7 @@ OpDeclaration ssm_ba_gates_declaration() {
                                                 static_cast<std::uint32_t>(std::min<std::uint64_t>(n, UINT32_MAX)));
                                             return ShapeChoice{choice.tiles, choice.refusal};
                                           }}};
-  // The positions the per-call path reads the kernels and levers at (RoleAt, LeverAt).
-  if (op.roles.at(kParentAt).role != kParentRole || op.roles.at(kTwinAt).role != kTwinRole ||
-      op.roles.at(kTensorCoreAt).role != kTensorCoreRole || op.roles.at(kDecodeAt).role != kDecodeRole ||
-      op.levers.at(kTwinLeverAt).toml_key != kTwinLever ||
-      op.levers.at(kTensorCoreLeverAt).toml_key != kTensorCoreLever ||
-      op.levers.at(kDecodeLeverAt).toml_key != kDecodeLever) {
-    throw std::logic_error("ssm_ba_gates: the declaration's roles or levers are not in RoleAt / LeverAt order");
-  }
+  require_declared_order(op, kRolesInOrder, kLeversInOrder);
   op.run = [](const OpContext& context, const OpCall& call) {
     return generic_pick(run_typed(context, unpack(call.args), call.stream, call.forced_role),
                         !call.forced_role.empty());
@@ -383,93 +374,9 @@ OpDeclaration ssm_ba_gates_declaration() {
   return op;
 }
 
-// ---- The kernels' parameter rules and their catalog declarations (ops/op_kernels.cpp adds them
-// through the list in ops/core/library_ops.cpp).
-// Why these rules: ssm_ba_gates reduces one output over 64 lanes (a 32-lane xor-shuffle per warp,
-// then warp_even + warp_odd), so lanes is fixed and block holds whole outputs; ssm_ba_gates_mma's
-// `lanes` is its token tile (16-row MMA tiles, at most 128), split evenly over its warps with 8
-// output tiles per token tile, and its `groups` the K stages of its shared-memory ring, which at
-// N = 128 must fit the 227 KiB the largest devices grant a block (a smaller device's guard refuses
-// what does not fit it).
-namespace {
-
-constexpr std::uint32_t kBaLanes = 64;
-constexpr std::uint32_t kBaMaxGroups = 16;
-constexpr std::uint32_t kMmaTile = 16;
-constexpr std::uint32_t kMmaMaxTokens = 128;
-constexpr std::uint32_t kMmaMinStages = 2;
-constexpr std::uint32_t kMmaMaxStages = 16;
-constexpr std::uint32_t kMmaOutTiles = 8;
-
-}  // namespace
-
-namespace {
-
-std::optional<KernelParamsProblem> check_ba_shape(const KernelParams& p) {
-  if (p.lanes != kBaLanes) {
-    return problem("lanes", fmt::format("lanes = {}: must be {} (a 32-lane shuffle per warp, then a pairwise "
-                                        "cross-warp sum: exactly two warps per output)",
-                                        p.lanes, kBaLanes));
-  }
-  if (p.block < kBaLanes || p.block > kMaxBlock || p.block % p.lanes != 0) {
-    return problem("block", fmt::format("block = {}: must be a multiple of lanes ({}) in [{}, {}]", p.block, p.lanes,
-                                        kBaLanes, kMaxBlock));
-  }
-  return std::nullopt;
-}
-}  // namespace
-
-std::optional<KernelParamsProblem> check_ssm_ba_gates(const KernelParams& p) {
-  if (auto shape = check_ba_shape(p)) {
-    return shape;
-  }
-  if (p.groups != 0) {
-    return problem("groups", fmt::format("groups = {}: must be absent (one output group per block)", p.groups));
-  }
-  return std::nullopt;
-}
-
-std::optional<KernelParamsProblem> check_ssm_ba_gates_hopper(const KernelParams& p) {
-  if (auto shape = check_ba_shape(p)) {
-    return shape;
-  }
-  if (p.groups < 1 || p.groups > kBaMaxGroups) {
-    return problem("groups", fmt::format("groups = {}: must be in [1, {}]", p.groups, kBaMaxGroups));
-  }
-  return std::nullopt;
-}
-
-std::optional<KernelParamsProblem> check_ssm_ba_gates_mma(const KernelParams& p) {
-  if (p.lanes < kMmaTile || p.lanes > kMmaMaxTokens || p.lanes % kMmaTile != 0) {
-    return problem("lanes", fmt::format("lanes = {}: the token tile must be a multiple of {} in [{}, {}] (16-row MMA "
-                                        "tiles)",
-                                        p.lanes, kMmaTile, kMmaTile, kMmaMaxTokens));
-  }
-  const std::uint32_t token_tiles = p.lanes / kMmaTile;
-  if (p.block < 32 || p.block > kMaxBlock || p.block % 32 != 0 || (p.block / 32) % token_tiles != 0 ||
-      kMmaOutTiles % (p.block / 32 / token_tiles) != 0) {
-    return problem("block", fmt::format("block = {}: must be whole warps in [32, {}], a multiple of the {} token "
-                                        "tiles, with warps per token tile dividing {} output tiles",
-                                        p.block, kMaxBlock, token_tiles, kMmaOutTiles));
-  }
-  if (p.groups < kMmaMinStages || p.groups > kMmaMaxStages) {
-    return problem(
-        "groups", fmt::format("groups = {}: the K stages must be in [{}, {}]", p.groups, kMmaMinStages, kMmaMaxStages));
-  }
-  const std::uint64_t shared = ba_gates_mma_shared_bytes(p.lanes, kBaGatesMmaMaxN, p.groups);
-  if (shared > kMaxOptInSharedBytes) {
-    return problem("groups", fmt::format("groups = {}: {} stages of {} tokens and 128 outputs need {} bytes of shared "
-                                         "memory, past the {} a block may have",
-                                         p.groups, p.groups, p.lanes, shared, kMaxOptInSharedBytes));
-  }
-  if (p.shape > kMmaOutTiles) {
-    return problem("shape", fmt::format("shape = {}: the output tiles of a specialised variant must be in [1, {}] (0: "
-                                        "the generic form)",
-                                        p.shape, kMmaOutTiles));
-  }
-  return std::nullopt;
-}
-
+// ---- The four kernels' catalog declarations (ops/op_kernels.cpp adds them through the list in
+// ops/core/library_ops.cpp); each kernel's parameter rule stands beside its launcher
+// (ssm_ba_gates.cpp, ssm_ba_gates_mma.cpp, ssm_ba_gates_splitk.cpp).
 void add_ssm_ba_gates_kernels(KernelCatalog& catalog) {
   catalog.add({.kernel = std::string(kBaGatesParentKernel),
                .source = std::string(kBaGatesTemplateFile),
