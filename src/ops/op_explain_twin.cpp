@@ -8,7 +8,7 @@ namespace metrale::ops {
 
 Explanation explain_twin_over_parent(const OpContext& context, const ExplainQuery& query, std::uint32_t m,
                                      const TwinExplainSpec& spec) {
-  RoleExplanation twin = explain_role(context, spec.twin_role, spec.twin_lever);
+  RoleExplanation twin = explain_role(context, spec.names.twin_role, spec.names.twin_lever);
   // Refused even at the floor: the twin never runs at this shape, whatever M.
   const auto never = spec.reject_at(twin.requested, spec.min_m);
   twin.min_m = never ? std::nullopt : std::optional<std::uint32_t>(spec.min_m);
@@ -22,8 +22,8 @@ Explanation explain_twin_over_parent(const OpContext& context, const ExplainQuer
   if (query.m_given) {
     out.m = m;
     const auto reject = spec.reject_at(twin.requested, m);
-    out.kernel = std::string(context.kernel(reject ? spec.parent_role : spec.twin_role).kernel);
-    out.role = std::string(reject ? spec.parent_role : spec.twin_role);
+    out.kernel = std::string(context.kernel(reject ? spec.names.parent_role : spec.names.twin_role).kernel);
+    out.role = std::string(reject ? spec.names.parent_role : spec.names.twin_role);
     twin.runs = !reject;
     if (reject) {
       twin.reject = std::string(*reject);

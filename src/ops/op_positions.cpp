@@ -9,25 +9,36 @@ namespace metrale::ops {
 namespace {
 
 template <typename Entry, typename NameOf>
-void require_order(std::string_view op, std::string_view what, const std::vector<Entry>& declared,
-                   std::span<const std::string_view> expected, NameOf name_of) {
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    const std::string_view actual = i < declared.size() ? std::string_view(name_of(declared[i])) : "(none)";
-    if (actual != expected[i]) {
-      throw std::logic_error(
-          fmt::format("{}: the declaration's {} at position {} is '{}', but its call reads '{}' there", op, what, i,
-                      actual, expected[i]));
-    }
+void require_at(std::string_view op, std::string_view what, const std::vector<Entry>& declared, std::size_t at,
+                std::string_view expected, NameOf name_of) {
+  const std::string_view actual = at < declared.size() ? std::string_view(name_of(declared[at])) : "(none)";
+  if (actual != expected) {
+    throw std::logic_error(fmt::format("{}: the declaration's {} at position {} is '{}', but its call reads '{}' there",
+                                       op, what, at, actual, expected));
   }
 }
 
+const std::string& role_name(const RoleDecl& role) { return role.role; }
+const std::string& lever_name(const LeverSpec& lever) { return lever.toml_key; }
+
 }  // namespace
+
+void require_role_at(const OpDeclaration& op, std::size_t at, std::string_view role) {
+  require_at(op.name, "role", op.roles, at, role, role_name);
+}
+
+void require_lever_at(const OpDeclaration& op, std::size_t at, std::string_view lever) {
+  require_at(op.name, "lever", op.levers, at, lever, lever_name);
+}
 
 void require_declared_order(const OpDeclaration& op, std::span<const std::string_view> roles,
                             std::span<const std::string_view> levers) {
-  require_order(op.name, "role", op.roles, roles, [](const RoleDecl& r) -> const std::string& { return r.role; });
-  require_order(op.name, "lever", op.levers, levers,
-                [](const LeverSpec& l) -> const std::string& { return l.toml_key; });
+  for (std::size_t i = 0; i < roles.size(); ++i) {
+    require_role_at(op, i, roles[i]);
+  }
+  for (std::size_t i = 0; i < levers.size(); ++i) {
+    require_lever_at(op, i, levers[i]);
+  }
 }
 
 }  // namespace metrale::ops

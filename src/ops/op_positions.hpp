@@ -14,7 +14,12 @@
 
 namespace metrale::ops {
 
-// std::logic_error naming the op, the position and both names unless op.roles[i].role is
+// std::logic_error naming the op, the position and both names unless op.roles[at].role is `role`
+// (op.levers[at].toml_key is `lever`).
+void require_role_at(const OpDeclaration& op, std::size_t at, std::string_view role);
+void require_lever_at(const OpDeclaration& op, std::size_t at, std::string_view lever);
+
+// The same, unless op.roles[i].role is
 // roles[i] and op.levers[i].toml_key is levers[i] for every i given (a declaration may have more).
 void require_declared_order(const OpDeclaration& op, std::span<const std::string_view> roles,
                             std::span<const std::string_view> levers);

@@ -25,18 +25,10 @@
 namespace metrale::ops {
 namespace {
 
-constexpr std::string_view kOpName = "fp8_act_quant";
-constexpr std::string_view kParentRole = "parent";
-constexpr std::string_view kTwinRole = "twin";
-constexpr std::string_view kTwinLever = "fp8_act_quant_hopper";
-// The declaration's role and lever positions, which the per-call path reads the kernels and
-// levers at (ops/op_positions.hpp; checked against these names when the declaration is built).
-enum RoleAt : std::size_t { kParentAt, kTwinAt };
-enum LeverAt : std::size_t { kTwinLeverAt };
-constexpr std::array<std::string_view, 2> kRolesInOrder = {kParentRole, kTwinRole};
-constexpr std::array<std::string_view, 1> kLeversInOrder = {kTwinLever};
-
-constexpr TwinOverParent kNames{kOpName, kParentRole, kTwinRole, kFp8QuantSharedKernel, kFp8QuantTwinKernel};
+constexpr TwinOverParent kNames{.op = "fp8_act_quant",
+                                .parent_kernel = kFp8QuantSharedKernel,
+                                .twin_kernel = kFp8QuantTwinKernel,
+                                .twin_lever = "fp8_act_quant_hopper"};
 
 enum Arg : std::size_t { kX, kQ, kScales, kM, kK, kXRowStride, kScaleLayout, kMAligned, kPow2 };
 
@@ -71,8 +63,8 @@ std::array<std::uint64_t, kMaxArgs> pack(const Fp8QuantArgs& a) {
 
 Fp8QuantKernels kernels_of(const OpContext& context, bool for_explain) {
   const Fp8QuantKernels defaults;
-  const OpKernel& shared = context.kernels[kParentAt];
-  const OpKernel& twin = context.kernels[kTwinAt];
+  const OpKernel& shared = context.kernels[kNames.parent_at];
+  const OpKernel& twin = context.kernels[kNames.twin_at];
   Fp8QuantKernels kernels;
   kernels.shared = for_explain ? context.handle_or_shipped(shared) : shared.handle;
   kernels.twin = for_explain ? context.handle_or_shipped(twin) : twin.handle;
@@ -86,15 +78,11 @@ Fp8QuantPick run_typed(const OpContext& context, const Fp8QuantArgs& args, std::
                        std::string_view forced_role) {
   GpuBackend& gpu = context.device();
   Fp8QuantKernels kernels = kernels_of(context, false);
-  kernels.twin_tuned_min_m = tuned_threshold(context, kTwinRole, 0, args.k);
-  if (forced_role.empty()) {
-    return fp8_act_quant(gpu, kernels, lever_at(context, kTwinLeverAt), args, stream);
-  }
-  // Given one kernel, the op's pick takes it: its validation, grid and block stay the op's.
-  const bool twin = force_twin(context, kNames, forced_role, kernels.shared.present(), kernels.twin.present());
-  (twin ? kernels.shared : kernels.twin) = KernelHandle{};
+  kernels.twin_tuned_min_m = tuned_threshold(context, kNames.twin_role, 0, args.k);
+  const bool twin =
+      twin_requested(context, kNames, forced_role, kernels.shared.present(), kernels.shared, kernels.twin);
   Fp8QuantPick pick = fp8_act_quant(gpu, kernels, twin, args, stream);
-  if (!twin) {
+  if (!forced_role.empty() && !twin) {
     pick.reject = kForcedKernelReason;
   }
   return pick;
@@ -106,18 +94,8 @@ Pick generic_pick(const Fp8QuantPick& typed, bool forced) {
 
 Explanation explain(const OpContext& context, const ExplainQuery& query) {
   const Fp8QuantArgs shape = unpack(query.args);
-  Fp8QuantKernels kernels = kernels_of(context, true);
-  kernels.twin_tuned_min_m = tuned_threshold(context, kTwinRole, 0, shape.k);
-  const std::uint32_t sm_count = context.sm_count();
-  const TwinExplainSpec spec{
-      .parent_role = kParentRole,
-      .twin_role = kTwinRole,
-      .twin_lever = kTwinLever,
-      .min_m = kernels.twin_tuned_min_m.value_or(fp8_quant_hopper_min_m(shape.k, sm_count, kernels.twin_params.groups)),
-      .reject_at = [&](bool requested, std::uint32_t m) {
-        return fp8_quant_pick(requested, kernels, m, shape.k, sm_count).reject;
-      }};
-  return explain_twin_over_parent(context, query, shape.m, spec);
+  return explain_tuned_twin(context, query, kNames, kernels_of(context, true), shape.m, shape.k, fp8_quant_hopper_min_m,
+                            fp8_quant_pick);
 }
 
 }  // namespace
@@ -125,36 +103,33 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
 Fp8QuantPick fp8_act_quant(const OpHost& host, const Fp8QuantArgs& args, std::uint64_t stream, std::string_view role) {
   Fp8QuantPick pick;
   auto call = [&] {
-    const OpContext named = host.op_context(kOpName);
+    const OpContext named = host.op_context(kNames.op);
     const std::string_view forced = resolve_role(*named.op, role, ": only the BA-gates op has a tensor-core kernel");
     const std::array<std::uint64_t, kMaxArgs> values = pack(args);
     check_no_aliasing(*named.op, std::span(values).first(named.op->args.size()));
-    pick = run_typed(host.call_context(kOpName, stream, forced), args, stream, forced);
+    pick = run_typed(host.call_context(kNames.op, stream, forced), args, stream, forced);
   };
   host.while_held(HeldCall(call));
   return pick;
 }
 
-Fp8QuantKernels fp8_quant_kernels(const OpHost& host) { return kernels_of(host.op_context(kOpName), false); }
+Fp8QuantKernels fp8_quant_kernels(const OpHost& host) { return kernels_of(host.op_context(kNames.op), false); }
 
 Pick to_pick(const Fp8QuantPick& pick, bool forced) { return generic_pick(pick, forced); }
 
 OpDeclaration fp8_act_quant_declaration() {
   OpDeclaration op;
-  op.name = std::string(kOpName);
   op.aliases = {"fp8-quant"};
   op.summary = "per-token-group FP8 e4m3 activation quantisation (groups of 128, fp32 or UE8M0 scales)";
-  op.roles = {
-      RoleDecl{std::string(kParentRole), std::string(kFp8QuantSharedKernel), {"shared"}, "one CTA per group", ""},
-      RoleDecl{std::string(kTwinRole),
-               std::string(kFp8QuantTwinKernel),
-               {},
-               "8 groups per CTA, the same bytes",
-               std::string(kTwinLever)},
-  };
-  op.guards = {
-      GuardDecl{std::string(kTwinRole), fp8_quant_guard().declared_reasons(), std::string(kFp8QuantTooFewCtas)}};
-  op.levers = {LeverSpec{std::string(kTwinLever), "METRALE_FP8_ACT_QUANT_HOPPER", true, "the Hopper twin"}};
+  declare_twin_over_parent(op, kNames,
+                           {.parent_aliases = {"shared"},
+                            .parent_doc = "one CTA per group",
+                            .twin_doc = "8 groups per CTA, the same bytes",
+                            .twin_reasons = fp8_quant_guard().declared_reasons(),
+                            .tuned_reason = std::string(kFp8QuantTooFewCtas),
+                            .lever_env = "METRALE_FP8_ACT_QUANT_HOPPER",
+                            .lever_required_in_file = true,
+                            .lever_doc = "the Hopper twin"});
   op.args = {
       tensor_arg("x", ArgKind::kInput, DType::kBf16, 16, {"m", "x_row_stride"}, "activations, rows of x_row_stride"),
       tensor_arg("q", ArgKind::kOutput, DType::kE4m3, 8, {"m", "k"}, "e4m3fn codes"),
@@ -169,7 +144,6 @@ OpDeclaration fp8_act_quant_declaration() {
           .with_multiple_of(4),
       scalar_arg("pow2_scales", 0, 1, "1: power-of-two (UE8M0) scales"),
   };
-  require_declared_order(op, kRolesInOrder, kLeversInOrder);
   op.run = [](const OpContext& context, const OpCall& call) {
     return generic_pick(run_typed(context, unpack(call.args), call.stream, call.forced_role),
                         !call.forced_role.empty());

@@ -20,18 +20,10 @@
 namespace metrale::ops {
 namespace {
 
-constexpr std::string_view kOpName = "fused_add_rmsnorm";
-constexpr std::string_view kParentRole = "parent";
-constexpr std::string_view kTwinRole = "twin";
-constexpr std::string_view kTwinLever = "fused_add_rmsnorm_vec";
-// The declaration's role and lever positions, which the per-call path reads the kernels and
-// levers at (ops/op_positions.hpp; checked against these names when the declaration is built).
-enum RoleAt : std::size_t { kParentAt, kTwinAt };
-enum LeverAt : std::size_t { kTwinLeverAt };
-constexpr std::array<std::string_view, 2> kRolesInOrder = {kParentRole, kTwinRole};
-constexpr std::array<std::string_view, 1> kLeversInOrder = {kTwinLever};
-
-constexpr TwinOverParent kNames{kOpName, kParentRole, kTwinRole, kRmsnormParentKernel, kRmsnormTwinKernel};
+constexpr TwinOverParent kNames{.op = "fused_add_rmsnorm",
+                                .parent_kernel = kRmsnormParentKernel,
+                                .twin_kernel = kRmsnormTwinKernel,
+                                .twin_lever = "fused_add_rmsnorm_vec"};
 
 enum Arg : std::size_t {
   kX,
@@ -71,8 +63,8 @@ RmsnormKernels kernels_of(const OpContext& context, bool for_explain) {
   const auto handle = [&](const OpKernel& kernel) {
     return for_explain ? context.handle_or_shipped(kernel) : kernel.handle;
   };
-  const OpKernel& parent = context.kernels[kParentAt];
-  const OpKernel& twin = context.kernels[kTwinAt];
+  const OpKernel& parent = context.kernels[kNames.parent_at];
+  const OpKernel& twin = context.kernels[kNames.twin_at];
   RmsnormKernels kernels;
   kernels.parent = handle(parent);
   kernels.twin = handle(twin);
@@ -89,13 +81,9 @@ Pick run(const OpContext& context, const OpCall& call) {
   GpuBackend& gpu = context.device();
   const FusedAddRmsnormArgs args = unpack(call.args);
   RmsnormKernels kernels = kernels_of(context, false);
-  bool requested = lever_at(context, kTwinLeverAt);
+  const bool requested =
+      twin_requested(context, kNames, call.forced_role, kernels.parent.present(), kernels.parent, kernels.twin);
   const bool forced = !call.forced_role.empty();
-  if (forced) {
-    const bool twin = force_twin(context, kNames, call.forced_role, kernels.parent.present(), kernels.twin.present());
-    (twin ? kernels.parent : kernels.twin) = KernelHandle{};
-    requested = twin;
-  }
   const RmsnormPick typed = fused_add_rmsnorm(gpu, kernels, requested, args, call.stream);
   return twin_over_parent_pick(kNames, typed.twin, typed.twin ? kernels.twin : kernels.parent, typed.reject, forced);
 }
@@ -103,11 +91,7 @@ Pick run(const OpContext& context, const OpCall& call) {
 Explanation explain(const OpContext& context, const ExplainQuery& query) {
   const FusedAddRmsnormArgs shape = unpack(query.args);
   const RmsnormKernels kernels = kernels_of(context, true);
-  const TwinExplainSpec spec{.parent_role = kParentRole,
-                             .twin_role = kTwinRole,
-                             .twin_lever = kTwinLever,
-                             .min_m = 1,
-                             .reject_at = [&](bool requested, std::uint32_t m) {
+  const TwinExplainSpec spec{.names = kNames, .min_m = 1, .reject_at = [&](bool requested, std::uint32_t m) {
                                FusedAddRmsnormArgs at = shape;
                                at.m = m;
                                return fused_add_rmsnorm_pick(requested, kernels, at).reject;
@@ -119,21 +103,18 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
 
 OpDeclaration fused_add_rmsnorm_declaration() {
   OpDeclaration op;
-  op.name = std::string(kOpName);
   op.aliases = {"fused-add-rmsnorm"};
   op.summary =
       "residual_out = bf16(x + residual), y = bf16(residual_out * rsqrt(mean(residual_out^2) + eps) * weight), "
       "optionally FP8 e4m3 per-token-group q, scales of y";
-  op.roles = {
-      RoleDecl{std::string(kParentRole), std::string(kRmsnormParentKernel), {}, "one CTA per row, 2-byte loads", ""},
-      RoleDecl{std::string(kTwinRole),
-               std::string(kRmsnormTwinKernel),
-               {"vec"},
-               "16-byte loads, the same bytes",
-               std::string(kTwinLever)},
-  };
-  op.guards = {GuardDecl{std::string(kTwinRole), rmsnorm_guard().declared_reasons(), ""}};  // no M threshold
-  op.levers = {LeverSpec{std::string(kTwinLever), "METRALE_FUSED_ADD_RMSNORM_VEC", false, "the vectorised twin"}};
+  declare_twin_over_parent(op, kNames,
+                           {.parent_doc = "one CTA per row, 2-byte loads",
+                            .twin_aliases = {"vec"},
+                            .twin_doc = "16-byte loads, the same bytes",
+                            .twin_reasons = rmsnorm_guard().declared_reasons(),
+                            .tuned_reason = "",  // no M threshold
+                            .lever_env = "METRALE_FUSED_ADD_RMSNORM_VEC",
+                            .lever_doc = "the vectorised twin"});
   op.args = {
       tensor_arg("x", ArgKind::kInput, DType::kBf16, 2, {"m", "x_row_stride"}, "the layer's output rows"),
       tensor_arg("residual", ArgKind::kInput, DType::kBf16, 2, {"m", "residual_row_stride"}, "the residual rows"),
@@ -155,7 +136,6 @@ OpDeclaration fused_add_rmsnorm_declaration() {
   op.args[kResidualOut].in_place_of = "residual";
   op.args[kQ].optional = true;
   op.args[kScales].optional = true;
-  require_declared_order(op, kRolesInOrder, kLeversInOrder);
   op.run = run;
   op.explain = explain;
   op.shape_rules = [](OpArgValues values) { validate_fused_add_rmsnorm_args(unpack(values)); };

@@ -26,19 +26,13 @@
 namespace metrale::ops {
 namespace {
 
-constexpr std::string_view kOpName = "silu_mul_fp8_quant";
-constexpr std::string_view kParentRole = "parent";
 constexpr std::string_view kQuantRole = "quant";
-constexpr std::string_view kTwinRole = "twin";
-constexpr std::string_view kTwinLever = "silu_mul_fp8_quant_fused";
-// The declaration's role and lever positions, which the per-call path reads the kernels and
-// levers at (ops/op_positions.hpp; checked against these names when the declaration is built).
-enum RoleAt : std::size_t { kParentAt, kQuantAt, kTwinAt };
-enum LeverAt : std::size_t { kTwinLeverAt };
-constexpr std::array<std::string_view, 3> kRolesInOrder = {kParentRole, kQuantRole, kTwinRole};
-constexpr std::array<std::string_view, 1> kLeversInOrder = {kTwinLever};
-
-constexpr TwinOverParent kNames{kOpName, kParentRole, kTwinRole, kSiluMulParentKernel, kSiluMulTwinKernel};
+constexpr std::size_t kQuantAt = 1;  // between the parent and the twin
+constexpr TwinOverParent kNames{.op = "silu_mul_fp8_quant",
+                                .parent_kernel = kSiluMulParentKernel,
+                                .twin_kernel = kSiluMulTwinKernel,
+                                .twin_lever = "silu_mul_fp8_quant_fused",
+                                .twin_at = 2};
 
 enum Arg : std::size_t {
   kGate,
@@ -76,9 +70,9 @@ SiluMulFp8QuantKernels kernels_of(const OpContext& context, bool for_explain) {
   const auto handle = [&](const OpKernel& kernel) {
     return for_explain ? context.handle_or_shipped(kernel) : kernel.handle;
   };
-  const OpKernel& silu = context.kernels[kParentAt];
+  const OpKernel& silu = context.kernels[kNames.parent_at];
   const OpKernel& quant = context.kernels[kQuantAt];
-  const OpKernel& twin = context.kernels[kTwinAt];
+  const OpKernel& twin = context.kernels[kNames.twin_at];
   SiluMulFp8QuantKernels kernels;
   kernels.silu_mul = handle(silu);
   kernels.quant = handle(quant);
@@ -116,57 +110,40 @@ Pick run(const OpContext& context, const OpCall& call) {
   const SiluMulFp8QuantArgs args = unpack(call.args);
   const DevicePtr scratch{call.args[kScratch]};
   SiluMulFp8QuantKernels kernels = kernels_of(context, false);
-  kernels.twin_tuned_min_m = tuned_threshold(context, kTwinRole, 0, args.k);
-  bool requested = lever_at(context, kTwinLeverAt);
+  kernels.twin_tuned_min_m = tuned_threshold(context, kNames.twin_role, 0, args.k);
+  const bool requested =
+      twin_requested(context, kNames, call.forced_role, kernels.parent_present(), kernels.silu_mul, kernels.twin);
   const bool forced = !call.forced_role.empty();
-  if (forced) {
-    const bool twin = force_twin(context, kNames, call.forced_role, kernels.parent_present(), kernels.twin.present());
-    (twin ? kernels.silu_mul : kernels.twin) = KernelHandle{};
-    requested = twin;
-  }
   const SiluMulFp8QuantPick typed = run_with_scratch(gpu, kernels, requested, args, scratch, call.stream);
   return twin_over_parent_pick(kNames, typed.twin, typed.twin ? kernels.twin : kernels.silu_mul, typed.reject, forced);
 }
 
 Explanation explain(const OpContext& context, const ExplainQuery& query) {
   const SiluMulFp8QuantArgs shape = unpack(query.args);
-  SiluMulFp8QuantKernels kernels = kernels_of(context, true);
-  kernels.twin_tuned_min_m = tuned_threshold(context, kTwinRole, 0, shape.k);
-  const std::uint32_t sm_count = context.sm_count();
-  const TwinExplainSpec spec{
-      .parent_role = kParentRole,
-      .twin_role = kTwinRole,
-      .twin_lever = kTwinLever,
-      .min_m = kernels.twin_tuned_min_m.value_or(silu_mul_fused_min_m(shape.k, sm_count, kernels.twin_params.groups)),
-      .reject_at = [&](bool requested, std::uint32_t m) {
-        return silu_mul_fp8_quant_pick(requested, kernels, m, shape.k, sm_count).reject;
-      }};
-  return explain_twin_over_parent(context, query, shape.m, spec);
+  return explain_tuned_twin(context, query, kNames, kernels_of(context, true), shape.m, shape.k, silu_mul_fused_min_m,
+                            silu_mul_fp8_quant_pick);
 }
 
 }  // namespace
 
 OpDeclaration silu_mul_fp8_quant_declaration() {
   OpDeclaration op;
-  op.name = std::string(kOpName);
   op.aliases = {"silu-mul-fp8-quant"};
   op.summary = "per-token-group FP8 e4m3 quantisation of bf16(silu(gate) * up) (the down projection's input)";
-  op.roles = {
-      RoleDecl{std::string(kParentRole),
-               std::string(kSiluMulParentKernel),
-               {"unfused"},
-               "h = bf16(silu(gate) * up) into a scratch, then the quant step",
-               ""},
-      RoleDecl{std::string(kQuantRole), std::string(kFp8QuantSharedKernel), {}, "the parent's quant step", ""},
-      RoleDecl{std::string(kTwinRole),
-               std::string(kSiluMulTwinKernel),
-               {"fused"},
-               "one fused kernel, the same bytes",
-               std::string(kTwinLever)},
-  };
   // Optional in a file: HARDWARE.toml files written before this op stay valid (off when absent).
-  op.guards = {GuardDecl{std::string(kTwinRole), silu_mul_guard().declared_reasons(), std::string(kSiluMulTooFewCtas)}};
-  op.levers = {LeverSpec{std::string(kTwinLever), "METRALE_SILU_MUL_FP8_QUANT_FUSED", false, "the fused twin"}};
+  declare_twin_over_parent(
+      op, kNames,
+      {.parent_aliases = {"unfused"},
+       .parent_doc = "h = bf16(silu(gate) * up) into a scratch, then the quant step",
+       .twin_aliases = {"fused"},
+       .twin_doc = "one fused kernel, the same bytes",
+       .between = {RoleDecl{
+           std::string(kQuantRole), std::string(kFp8QuantSharedKernel), {}, "the parent's quant step", ""}},
+       .twin_reasons = silu_mul_guard().declared_reasons(),
+       .tuned_reason = std::string(kSiluMulTooFewCtas),
+       .lever_env = "METRALE_SILU_MUL_FP8_QUANT_FUSED",
+       .lever_doc = "the fused twin"});
+  require_role_at(op, kQuantAt, kQuantRole);
   op.args = {
       tensor_arg("gate", ArgKind::kInput, DType::kBf16, 16, {"m", "gate_row_stride"}, "gate rows"),
       tensor_arg("up", ArgKind::kInput, DType::kBf16, 16, {"m", "up_row_stride"}, "up rows"),
@@ -186,7 +163,6 @@ OpDeclaration silu_mul_fp8_quant_declaration() {
       scalar_arg("pow2_scales", 0, 1, "1: power-of-two (UE8M0) scales"),
   };
   op.args[kScratch].optional = true;
-  require_declared_order(op, kRolesInOrder, kLeversInOrder);
   op.run = run;
   op.explain = explain;
   op.shape_rules = [](OpArgValues values) { validate_silu_mul_fp8_quant_args(unpack(values)); };  // run's own

@@ -230,6 +230,21 @@ const GuardTable& ba_gates_guard() {
   return table;
 }
 
+std::optional<std::string> ba_gates_consulted_line(const BaConsultedKernel& kernel, bool ran,
+                                                   std::optional<std::string_view> reject, bool requested,
+                                                   std::uint32_t m, const KernelParams& params, OnceSlots& said) {
+  return kernel.guard.consulted_line(
+      ran, reject, requested, said,
+      [&] {
+        return fmt::format("SSM ba_gates: {} ({}) M={} block={} tokens/tile={} {}", kernel.kernel, kernel.lever_env, m,
+                           params.block, params.lanes, kernel.layout(params));
+      },
+      [&](std::string_view reason) {
+        return fmt::format("SSM ba_gates: the {} kernel is NOT running at M={}: {} ({})", kernel.what, m, reason,
+                           kernel.lever_env);
+      });
+}
+
 std::optional<OpLogSlot> ba_gates_log_slot(const BaGatesPick& pick, bool requested) {
   return ba_gates_guard().slot_of(pick.reject, requested);
 }

@@ -70,6 +70,21 @@ LaunchConfig fitted_cluster_config(GpuBackend& gpu, KernelHandle kernel, std::ui
   }
   return config;
 }
+
+// Launches the BA kernel `kernel` over `args` with fitted_cluster_config's config (the tensor-core
+// and the decode kernel: both take the op's argument list, in clusters).
+template <typename ConfigFor>
+void launch_ba_gates_in_clusters(GpuBackend& gpu, KernelHandle kernel, std::uint32_t wanted, std::uint32_t max_cluster,
+                                 const ConfigFor& config_for, const BaGatesArgs& args, std::uint64_t stream) {
+  const LaunchConfig config = fitted_cluster_config(gpu, kernel, wanted, max_cluster, config_for);
+  KernelLaunch launch(gpu, kernel);
+  launch.grid(config.grid)
+      .block(config.block)
+      .cluster(config.cluster_blocks)
+      .dynamic_shared(config.dynamic_shared_bytes);
+  push_ba_gates_args(launch, args).launch(stream);
+}
+
 // Adds the parent, the twin, the tensor-core and the decode kernel to `catalog`.
 void add_ssm_ba_gates_kernels(KernelCatalog& catalog);
 
@@ -323,6 +338,23 @@ std::optional<std::string_view> ssm_ba_gates_mma_reject(const BaGatesMmaQuery& q
 // tensor-core guard's reason in mma_reject.
 BaGatesPick ba_gates_pick_with_mma(const BaGatesMmaQuery& query, KernelHandle mma, bool twin_requested,
                                    KernelHandle parent, KernelHandle twin, bool parent_launchable = true);
+
+// A kernel whose guard the BA pick consults beside the twin's (the tensor-core and the decode
+// kernel), as its log lines name it.
+struct BaConsultedKernel {
+  const GuardTable& guard;
+  std::string_view kernel;                     // the catalog's name
+  std::string_view what;                       // "tensor-core", "decode"
+  std::string_view lever_env;                  // its lever's environment variable
+  std::string (*layout)(const KernelParams&);  // the line's tail: its tile and grid
+};
+
+// The line a consulted kernel's verdict logs if its slot is still unclaimed in `said` (claiming
+// it): the kernel, its lever, M, the variant's block and token tile and its layout when it ran
+// (`ran`), else why not (`reject`).
+std::optional<std::string> ba_gates_consulted_line(const BaConsultedKernel& kernel, bool ran,
+                                                   std::optional<std::string_view> reject, bool requested,
+                                                   std::uint32_t m, const KernelParams& params, OnceSlots& said);
 
 // The slot the tensor-core verdict logs under, or nullopt (lever off, or a reason not listed).
 std::optional<OpLogSlot> ba_gates_mma_log_slot(const BaGatesPick& pick, bool requested);

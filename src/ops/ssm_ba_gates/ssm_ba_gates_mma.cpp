@@ -110,14 +110,8 @@ void launch_ba_gates_mma(GpuBackend& gpu, KernelHandle kernel, const KernelParam
     config.cluster_blocks = cluster;
     return config;
   };
-  const LaunchConfig config =
-      fitted_cluster_config(gpu, kernel, ba_gates_mma_cluster(gpu, params, args), max_cluster, config_for);
-  KernelLaunch launch(gpu, kernel);
-  launch.grid(config.grid)
-      .block(config.block)
-      .cluster(config.cluster_blocks)
-      .dynamic_shared(config.dynamic_shared_bytes);
-  push_ba_gates_args(launch, args).launch(stream);
+  launch_ba_gates_in_clusters(gpu, kernel, ba_gates_mma_cluster(gpu, params, args), max_cluster, config_for, args,
+                              stream);
 }
 
 BaGatesMmaQuery ba_gates_mma_query(const GpuBackend& gpu, const BaGatesKernels& kernels, bool tensor_core,
@@ -267,19 +261,10 @@ std::optional<OpLogSlot> ba_gates_mma_log_slot(const BaGatesPick& pick, bool req
 
 std::optional<std::string> ba_gates_mma_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m,
                                                  const KernelParams& mma, OnceSlots& said) {
-  if (!ba_gates_mma_guard().claim_consulted(pick.mma, pick.mma_reject, requested, said)) {
-    return std::nullopt;
-  }
-  if (!pick.mma) {
-    return fmt::format(
-        "SSM ba_gates: the tensor-core kernel is NOT running at M={}: {} "
-        "(METRALE_SSM_BA_GATES_TENSOR_CORE)",
-        m, *pick.mma_reject);
-  }
-  return fmt::format(
-      "SSM ba_gates: ssm_ba_gates_mma (METRALE_SSM_BA_GATES_TENSOR_CORE) M={} block={} tokens/tile={} "
-      "grid=(ceil(M/{}) x K split,1,1)",
-      m, mma.block, mma.lanes, mma.lanes);
+  const BaConsultedKernel kernel{
+      ba_gates_mma_guard(), kSsmBaGatesMma, "tensor-core", "METRALE_SSM_BA_GATES_TENSOR_CORE",
+      [](const KernelParams& p) { return fmt::format("grid=(ceil(M/{}) x K split,1,1)", p.lanes); }};
+  return ba_gates_consulted_line(kernel, pick.mma, pick.mma_reject, requested, m, mma, said);
 }
 
 OnceSlots& ba_gates_mma_log_slots() { return ba_gates_mma_guard().process_slots(); }

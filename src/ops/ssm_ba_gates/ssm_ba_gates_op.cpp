@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <stdexcept>
 
 #include "metrale/error.hpp"
 #include "metrale/ops/op_declaration.hpp"

@@ -94,14 +94,8 @@ void launch_ba_gates_splitk(GpuBackend& gpu, KernelHandle kernel, const KernelPa
     config.cluster_blocks = cluster;
     return config;
   };
-  const LaunchConfig config =
-      fitted_cluster_config(gpu, kernel, ba_gates_splitk_cluster(gpu, params, args), max_cluster, config_for);
-  KernelLaunch launch(gpu, kernel);
-  launch.grid(config.grid)
-      .block(config.block)
-      .cluster(config.cluster_blocks)
-      .dynamic_shared(config.dynamic_shared_bytes);
-  push_ba_gates_args(launch, args).launch(stream);
+  launch_ba_gates_in_clusters(gpu, kernel, ba_gates_splitk_cluster(gpu, params, args), max_cluster, config_for, args,
+                              stream);
 }
 
 }  // namespace metrale::ops
@@ -179,17 +173,11 @@ std::optional<OpLogSlot> ba_gates_decode_log_slot(const BaGatesPick& pick, bool 
 
 std::optional<std::string> ba_gates_decode_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m,
                                                     const KernelParams& splitk, OnceSlots& said) {
-  if (!ba_gates_decode_guard().claim_consulted(pick.decode, pick.decode_reject, requested, said)) {
-    return std::nullopt;
-  }
-  if (!pick.decode) {
-    return fmt::format("SSM ba_gates: the decode kernel is NOT running at M={}: {} (METRALE_SSM_BA_GATES_DECODE)", m,
-                       *pick.decode_reject);
-  }
-  return fmt::format(
-      "SSM ba_gates: ssm_ba_gates_splitk (METRALE_SSM_BA_GATES_DECODE) M={} block={} tokens/tile={} outputs/CTA={} "
-      "grid=(ceil(N/{}) x K split,ceil(M/{}),1)",
-      m, splitk.block, splitk.lanes, splitk.groups, splitk.groups, splitk.lanes);
+  const BaConsultedKernel kernel{
+      ba_gates_decode_guard(), kSsmBaGatesSplitK, "decode", "METRALE_SSM_BA_GATES_DECODE", [](const KernelParams& p) {
+        return fmt::format("outputs/CTA={} grid=(ceil(N/{}) x K split,ceil(M/{}),1)", p.groups, p.groups, p.lanes);
+      }};
+  return ba_gates_consulted_line(kernel, pick.decode, pick.decode_reject, requested, m, splitk, said);
 }
 
 OnceSlots& ba_gates_decode_log_slots() { return ba_gates_decode_guard().process_slots(); }
