@@ -2,6 +2,8 @@
 // status names.
 #include "capi_call.hpp"
 
+#include <fmt/format.h>
+
 #include <mutex>
 #include <new>
 #include <set>
@@ -106,6 +108,12 @@ metrale_status fail_with_current_exception(std::string_view function) noexcept {
 void require_non_null(const void* pointer, std::string_view what) {
   if (pointer == nullptr) {
     throw CapiError(METRALE_ERROR_ARGUMENT, std::string(what) + " is NULL");
+  }
+}
+
+void require_index(std::size_t index, std::size_t count, std::string_view owner, std::string_view items) {
+  if (index >= count) {
+    throw CapiError(METRALE_ERROR_ARGUMENT, fmt::format("index {} is outside {}'s {} {}", index, owner, count, items));
   }
 }
 

@@ -59,6 +59,9 @@ metrale_status capi_call(std::string_view function, Body&& body) noexcept {
 // Throws METRALE_ERROR_ARGUMENT when `pointer` is null, naming `what`.
 void require_non_null(const void* pointer, std::string_view what);
 
+// Throws METRALE_ERROR_ARGUMENT "index I is outside <owner>'s N <items>" unless index < count.
+void require_index(std::size_t index, std::size_t count, std::string_view owner, std::string_view items);
+
 // Throws METRALE_ERROR_VERSION when a caller's struct is smaller than this version's `Struct`.
 // A *_init function's body: the struct zeroed and its struct_size this library's; NULL ignored.
 // Returns whether there was a struct to fill (the caller then sets its non-zero defaults).

@@ -39,10 +39,7 @@ metrale_status metrale_lever_get(const metrale_runtime* runtime, size_t index, m
     const HeldRuntime held(runtime);
     const auto& levers = levers_of(runtime);
     require_struct(info, "info");
-    if (index >= levers.size()) {
-      throw CapiError(METRALE_ERROR_ARGUMENT,
-                      fmt::format("index {} is outside the runtime's {} levers", index, levers.size()));
-    }
+    require_index(index, levers.size(), "the runtime", "levers");
     write_lever(levers[index], *info);
   });
 }

@@ -32,13 +32,6 @@ void write_op(const metrale_runtime* handle, const FoundOp& found, metrale_op_in
   info = out;
 }
 
-void require_index(std::size_t index, std::size_t count, const ops::OpDeclaration& op, std::string_view what) {
-  if (index >= count) {
-    throw CapiError(METRALE_ERROR_ARGUMENT,
-                    fmt::format("index {} is outside op {}'s {} {}", index, op.name, count, what));
-  }
-}
-
 metrale_arg_kind arg_kind(ops::ArgKind kind) {
   switch (kind) {
     case ops::ArgKind::kInput:
@@ -64,10 +57,7 @@ metrale_status metrale_op_get(const metrale_runtime* runtime, size_t index, metr
     const HeldRuntime held(runtime);
     const auto& ops = runtime_of(runtime).ops().ops();
     require_struct(info, "info");
-    if (index >= ops.size()) {
-      throw CapiError(METRALE_ERROR_ARGUMENT,
-                      fmt::format("index {} is outside the runtime's {} ops", index, ops.size()));
-    }
+    require_index(index, ops.size(), "the runtime", "ops");
     write_op(runtime, FoundOp{&ops[index], index}, *info);
   });
 }
@@ -90,7 +80,7 @@ metrale_status metrale_op_role(const metrale_runtime* runtime, const char* op, s
     const HeldRuntime held(runtime);
     const FoundOp found = find_op(runtime, op);
     require_struct(info, "info");
-    require_index(index, found.op->roles.size(), *found.op, "roles");
+    require_index(index, found.op->roles.size(), "op " + found.op->name, "roles");
     const metrale::ops::RoleDecl& role = found.op->roles[index];
     const metrale::ops::OpContext context = runtime_of(runtime).op_context(found.op->name);
     metrale_role_info out;
@@ -115,7 +105,7 @@ metrale_status metrale_op_arg_get(const metrale_runtime* runtime, const char* op
     const HeldRuntime held(runtime);
     const FoundOp found = find_op(runtime, op);
     require_struct_since(info, "info", kFirstArgInfoSize);
-    require_index(index, found.op->args.size(), *found.op, "arguments");
+    require_index(index, found.op->args.size(), "op " + found.op->name, "arguments");
     const metrale::ops::ArgDecl& arg = found.op->args[index];
     const metrale_runtime::OpText& text = runtime->ops[found.index];
     metrale_arg_info out;

@@ -549,46 +549,28 @@ requires(std::is_arithmetic_v<A>&& std::is_arithmetic_v<B>) constexpr std::commo
 
 // --- memory -------------------------------------------------------------------------------
 // The cache-hinted loads and stores are plain ones on the host.
-template <typename T>
-T __ldg(const T* address) {
-  return *address;
-}
-template <typename T>
-T __ldcg(const T* address) {
-  return *address;
-}
-template <typename T>
-T __ldca(const T* address) {
-  return *address;
-}
-template <typename T>
-T __ldcs(const T* address) {
-  return *address;
-}
-template <typename T>
-T __ldlu(const T* address) {
-  return *address;
-}
-template <typename T>
-T __ldcv(const T* address) {
-  return *address;
-}
-template <typename T>
-void __stcg(T* address, T value) {
-  *address = value;
-}
-template <typename T>
-void __stcs(T* address, T value) {
-  *address = value;
-}
-template <typename T>
-void __stwb(T* address, T value) {
-  *address = value;
-}
-template <typename T>
-void __stwt(T* address, T value) {
-  *address = value;
-}
+#define METRALE_HOST_PLAIN_LOAD(name) \
+  template <typename T>               \
+  T name(const T* address) {          \
+    return *address;                  \
+  }
+METRALE_HOST_PLAIN_LOAD(__ldg)
+METRALE_HOST_PLAIN_LOAD(__ldcg)
+METRALE_HOST_PLAIN_LOAD(__ldca)
+METRALE_HOST_PLAIN_LOAD(__ldcs)
+METRALE_HOST_PLAIN_LOAD(__ldlu)
+METRALE_HOST_PLAIN_LOAD(__ldcv)
+#undef METRALE_HOST_PLAIN_LOAD
+#define METRALE_HOST_PLAIN_STORE(name) \
+  template <typename T>                \
+  void name(T* address, T value) {     \
+    *address = value;                  \
+  }
+METRALE_HOST_PLAIN_STORE(__stcg)
+METRALE_HOST_PLAIN_STORE(__stcs)
+METRALE_HOST_PLAIN_STORE(__stwb)
+METRALE_HOST_PLAIN_STORE(__stwt)
+#undef METRALE_HOST_PLAIN_STORE
 
 }  // namespace METRALE_HOST_PRELUDE_NAMESPACE
 

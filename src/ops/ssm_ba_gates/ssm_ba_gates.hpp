@@ -34,6 +34,11 @@
 // {BLOCK, LANES, GROUPS}), their parameter rules and their catalog declarations.
 namespace metrale::ops {
 
+// The op's roles (its declaration lists them in this order, and its call reads them there).
+inline constexpr std::string_view kBaGatesParentRole = "parent";
+inline constexpr std::string_view kBaGatesTwinRole = "twin";
+inline constexpr std::string_view kBaGatesTensorCoreRole = "tensor_core";
+inline constexpr std::string_view kBaGatesDecodeRole = "decode";
 inline constexpr std::string_view kBaGatesParentKernel = kSsmBaGates;
 inline constexpr std::string_view kBaGatesTwinKernel = kSsmBaGatesHopper;
 inline constexpr std::string_view kBaGatesParentTemplate = "metrale::kernels::dense_gemm_ba_gates_prefill";

@@ -33,10 +33,6 @@
 namespace metrale::ops {
 namespace {
 
-constexpr std::string_view kParent = "parent";
-constexpr std::string_view kTwin = "twin";
-constexpr std::string_view kTensorCore = "tensor_core";
-constexpr std::string_view kDecode = "decode";
 constexpr double kRelTolerance = 1e-5;
 constexpr double kFrobeniusBound = 1e-5;
 constexpr std::uint32_t kQwenVheadsPerGroup = 3;
@@ -126,14 +122,14 @@ void check_seed_kernels(const OpContext& context, const CheckOptions& options, c
   std::vector<float> expected(std::size_t{p.shape.m} * cols, 0.0F);
   ref::ssm_ba_gates_reference(p.inputs(), p.shape, expected);
   std::optional<std::vector<float>> parent_out;
-  const bool want_parent = wanted(options, kParent);
-  if (want_parent || wanted(options, kTwin)) {
-    CheckResult row = check::result_for(context, kParent, shape_text(p.shape),
+  const bool want_parent = wanted(options, kBaGatesParentRole);
+  if (want_parent || wanted(options, kBaGatesTwinRole)) {
+    CheckResult row = check::result_for(context, kBaGatesParentRole, shape_text(p.shape),
                                         fmt::format("within {:g} rel of the kernel-order reference", kRelTolerance));
-    if (const auto skipped = check::why_skipped(context, kParent)) {
+    if (const auto skipped = check::why_skipped(context, kBaGatesParentRole)) {
       row.worst = *skipped;
     } else {
-      Ran ran = run_role(context, kParent, options.stream, p);
+      Ran ran = run_role(context, kBaGatesParentRole, options.stream, p);
       row.ms = ran.ms;
       check::compare_relative(row, "gate_out", ran.gate_out, expected, cols, kRelTolerance);
       parent_out = std::move(ran.gate_out);
@@ -142,16 +138,16 @@ void check_seed_kernels(const OpContext& context, const CheckOptions& options, c
       out.push_back(std::move(row));
     }
   }
-  if (!wanted(options, kTwin)) {
+  if (!wanted(options, kBaGatesTwinRole)) {
     return;
   }
   CheckResult row = check::result_for(
-      context, kTwin, shape_text(p.shape),
+      context, kBaGatesTwinRole, shape_text(p.shape),
       parent_out ? "bytes == parent" : fmt::format("within {:g} rel of the reference (no parent here)", kRelTolerance));
-  if (const auto skipped = check::why_skipped(context, kTwin)) {
+  if (const auto skipped = check::why_skipped(context, kBaGatesTwinRole)) {
     row.worst = *skipped;
   } else {
-    const Ran ran = run_role(context, kTwin, options.stream, p);
+    const Ran ran = run_role(context, kBaGatesTwinRole, options.stream, p);
     row.ms = ran.ms;
     if (parent_out) {
       check::compare_bytes<float>(row, "gate_out", ran.gate_out, *parent_out, cols, "the parent");
@@ -165,26 +161,26 @@ void check_seed_kernels(const OpContext& context, const CheckOptions& options, c
 // The tensor-core kernel against the float64 oracle; the shape says the cluster split it launched.
 void check_tensor_core(const OpContext& context, const CheckOptions& options, const Shape& shape,
                        std::vector<CheckResult>& out) {
-  if (!wanted(options, kTensorCore)) {
+  if (!wanted(options, kBaGatesTensorCoreRole)) {
     return;
   }
   // A variant specialised on its tile count takes only the N of that count: check it there.
   Shape s = shape;
-  if (const std::uint32_t tiles = context.kernel(kTensorCore).params.shape; tiles != 0) {
+  if (const std::uint32_t tiles = context.kernel(kBaGatesTensorCoreRole).params.shape; tiles != 0) {
     s.n = tiles * 16;
   }
   const Problem p = make_problem(s, options.seed + std::uint64_t{7} * s.m + s.k, true);
-  CheckResult row = check::result_for(context, kTensorCore, shape_text(p.shape),
+  CheckResult row = check::result_for(context, kBaGatesTensorCoreRole, shape_text(p.shape),
                                       fmt::format("rel Frobenius < {:g} vs float64 oracle", kFrobeniusBound));
-  if (const auto skipped = check::why_skipped(context, kTensorCore)) {
+  if (const auto skipped = check::why_skipped(context, kBaGatesTensorCoreRole)) {
     row.worst = *skipped;
     out.push_back(std::move(row));
     return;
   }
   const std::uint32_t cluster =
-      ba_gates_mma_cluster(*context.gpu, context.kernel(kTensorCore).params, split_shape(p.shape));
+      ba_gates_mma_cluster(*context.gpu, context.kernel(kBaGatesTensorCoreRole).params, split_shape(p.shape));
   row.shape += fmt::format(" cluster={}", cluster);
-  const Ran ran = run_role(context, kTensorCore, options.stream, p);
+  const Ran ran = run_role(context, kBaGatesTensorCoreRole, options.stream, p);
   row.ms = ran.ms;
   const std::vector<double> oracle = ref::ssm_ba_gates_oracle(p.inputs(), p.shape);
   check::compare_frobenius(row, "gate_out", ran.gate_out, oracle, p.shape.gate_stride, kFrobeniusBound, "oracle");
@@ -194,26 +190,27 @@ void check_tensor_core(const OpContext& context, const CheckOptions& options, co
 // The decode kernel against the parent at one shape; the shape says the K split it launched.
 void check_decode(const OpContext& context, const CheckOptions& options, const Shape& shape,
                   std::vector<CheckResult>& out) {
-  if (!wanted(options, kDecode)) {
+  if (!wanted(options, kBaGatesDecodeRole)) {
     return;
   }
   const Problem p = make_problem(shape, options.seed + std::uint64_t{11} * shape.m + shape.k, true);
-  const bool parent_here = !check::why_skipped(context, kParent);
+  const bool parent_here = !check::why_skipped(context, kBaGatesParentRole);
   CheckResult row = check::result_for(
-      context, kDecode, shape_text(p.shape),
+      context, kBaGatesDecodeRole, shape_text(p.shape),
       fmt::format("rel Frobenius < {:g} vs {}", kFrobeniusBound, parent_here ? "the parent" : "float64 oracle"));
-  if (const auto skipped = check::why_skipped(context, kDecode)) {
+  if (const auto skipped = check::why_skipped(context, kBaGatesDecodeRole)) {
     row.worst = *skipped;
     out.push_back(std::move(row));
     return;
   }
-  row.shape += fmt::format(" cluster={}",
-                           ba_gates_splitk_cluster(*context.gpu, context.kernel(kDecode).params, split_shape(p.shape)));
-  const Ran ran = run_role(context, kDecode, options.stream, p);
+  row.shape += fmt::format(
+      " cluster={}",
+      ba_gates_splitk_cluster(*context.gpu, context.kernel(kBaGatesDecodeRole).params, split_shape(p.shape)));
+  const Ran ran = run_role(context, kBaGatesDecodeRole, options.stream, p);
   row.ms = ran.ms;
   std::vector<double> expected;
   if (parent_here) {
-    const std::vector<float> parent = run_role(context, kParent, options.stream, p).gate_out;
+    const std::vector<float> parent = run_role(context, kBaGatesParentRole, options.stream, p).gate_out;
     expected.assign(parent.begin(), parent.end());
   } else {
     expected = ref::ssm_ba_gates_oracle(p.inputs(), p.shape);

@@ -23,10 +23,6 @@ namespace metrale::ops {
 namespace {
 
 constexpr std::string_view kOpName = "ssm_ba_gates";
-constexpr std::string_view kParentRole = "parent";
-constexpr std::string_view kTwinRole = "twin";
-constexpr std::string_view kTensorCoreRole = "tensor_core";
-constexpr std::string_view kDecodeRole = "decode";
 constexpr std::string_view kTwinLever = "ssm_ba_gates_hopper";
 constexpr std::string_view kTensorCoreLever = "ssm_ba_gates_tensor_core";
 constexpr std::string_view kDecodeLever = "ssm_ba_gates_decode";
@@ -34,7 +30,8 @@ constexpr std::string_view kDecodeLever = "ssm_ba_gates_decode";
 // levers at (ops/op_positions.hpp; checked against these names when the declaration is built).
 enum RoleAt : std::size_t { kParentAt, kTwinAt, kTensorCoreAt, kDecodeAt };
 enum LeverAt : std::size_t { kTwinLeverAt, kTensorCoreLeverAt, kDecodeLeverAt };
-constexpr std::array<std::string_view, 4> kRolesInOrder = {kParentRole, kTwinRole, kTensorCoreRole, kDecodeRole};
+constexpr std::array<std::string_view, 4> kRolesInOrder = {kBaGatesParentRole, kBaGatesTwinRole, kBaGatesTensorCoreRole,
+                                                           kBaGatesDecodeRole};
 constexpr std::array<std::string_view, 3> kLeversInOrder = {kTwinLever, kTensorCoreLever, kDecodeLever};
 
 // The declaration's argument order; unpack() reads the values by these indices.
@@ -102,8 +99,8 @@ BaGatesKernels kernels_of(const OpContext& context, bool for_explain) {
 // The tuning table's thresholds at the call's (n, k), set in place (the kernels are a call's own
 // copy, and copying them again costs the per-call path more than the lookups).
 void add_tuning(BaGatesKernels& kernels, const OpContext& context, const BaGatesArgs& shape) {
-  kernels.twin_tuned_min_m = tuned_threshold(context, kTwinRole, shape.n, shape.k);
-  kernels.mma_tuned_min_m = tuned_threshold(context, kTensorCoreRole, shape.n, shape.k);
+  kernels.twin_tuned_min_m = tuned_threshold(context, kBaGatesTwinRole, shape.n, shape.k);
+  kernels.mma_tuned_min_m = tuned_threshold(context, kBaGatesTensorCoreRole, shape.n, shape.k);
 }
 
 KernelHandle require_built(const OpContext& context, KernelHandle handle, std::string_view kernel) {
@@ -117,13 +114,13 @@ BaGatesPick run_forced(const OpContext& context, const BaGatesArgs& args, std::u
   GpuBackend& gpu = context.device();
   const BaGatesKernels kernels = kernels_of(context, false);
   BaGatesPick pick;
-  if (role == kTensorCoreRole) {
+  if (role == kBaGatesTensorCoreRole) {
     pick.kernel = require_built(context, kernels.mma, kBaGatesMmaKernel);
     pick.mma = true;
-  } else if (role == kDecodeRole) {
+  } else if (role == kBaGatesDecodeRole) {
     pick.kernel = require_built(context, kernels.splitk, kBaGatesSplitKKernel);
     pick.decode = true;
-  } else if (role == kTwinRole) {
+  } else if (role == kBaGatesTwinRole) {
     pick.kernel = require_built(context, kernels.twin, kBaGatesTwinKernel);
     pick.twin = true;
   } else {
@@ -160,7 +157,8 @@ Pick generic_pick(const BaGatesPick& typed, bool forced) {
   pick.op = kOpName;
   pick.handle = typed.kernel;
   pick.forced = forced;
-  pick.role = typed.mma ? kTensorCoreRole : (typed.decode ? kDecodeRole : (typed.twin ? kTwinRole : kParentRole));
+  pick.role = typed.mma ? kBaGatesTensorCoreRole
+                        : (typed.decode ? kBaGatesDecodeRole : (typed.twin ? kBaGatesTwinRole : kBaGatesParentRole));
   pick.kernel = typed.mma
                     ? kBaGatesMmaKernel
                     : (typed.decode ? kBaGatesSplitKKernel : (typed.twin ? kBaGatesTwinKernel : kBaGatesParentKernel));
@@ -168,12 +166,12 @@ Pick generic_pick(const BaGatesPick& typed, bool forced) {
     pick.add_verdict(pick.role, typed.reject);
     return pick;
   }
-  pick.add_verdict(kTensorCoreRole, typed.mma ? std::nullopt : typed.mma_reject);
+  pick.add_verdict(kBaGatesTensorCoreRole, typed.mma ? std::nullopt : typed.mma_reject);
   if (!typed.mma) {
-    pick.add_verdict(kDecodeRole, typed.decode ? std::nullopt : typed.decode_reject);
+    pick.add_verdict(kBaGatesDecodeRole, typed.decode ? std::nullopt : typed.decode_reject);
   }
   if (!typed.mma && !typed.decode) {
-    pick.add_verdict(kTwinRole, typed.twin ? std::nullopt : typed.reject);
+    pick.add_verdict(kBaGatesTwinRole, typed.twin ? std::nullopt : typed.reject);
   }
   return pick;
 }
@@ -226,9 +224,9 @@ Explanation explain(const OpContext& context, const ExplainQuery& query) {
   BaGatesKernels kernels = kernels_of(context, true);
   add_tuning(kernels, context, shape);
   const std::uint32_t sm_count = context.sm_count();
-  RoleExplanation tensor_core = explain_role(context, kTensorCoreRole, kTensorCoreLever);
-  RoleExplanation twin = explain_role(context, kTwinRole, kTwinLever);
-  RoleExplanation decode = explain_role(context, kDecodeRole, kDecodeLever);
+  RoleExplanation tensor_core = explain_role(context, kBaGatesTensorCoreRole, kTensorCoreLever);
+  RoleExplanation twin = explain_role(context, kBaGatesTwinRole, kTwinLever);
+  RoleExplanation decode = explain_role(context, kBaGatesDecodeRole, kDecodeLever);
   Explanation out;
   out.op = std::string(kOpName);
   out.target = std::string(context.target);
@@ -311,30 +309,33 @@ OpDeclaration ssm_ba_gates_declaration() {
   op.aliases = {"ba-gates"};
   op.summary = "Gated DeltaNet BA-gates projection: gate and beta from x . W^T (bf16 in, fp32 out)";
   op.roles = {
-      RoleDecl{
-          std::string(kParentRole), std::string(kBaGatesParentKernel), {}, "one block per token and output group", ""},
-      RoleDecl{std::string(kTwinRole),
+      RoleDecl{std::string(kBaGatesParentRole),
+               std::string(kBaGatesParentKernel),
+               {},
+               "one block per token and output group",
+               ""},
+      RoleDecl{std::string(kBaGatesTwinRole),
                std::string(kBaGatesTwinKernel),
                {},
                "one block per token, the same bytes",
                std::string(kTwinLever)},
-      RoleDecl{std::string(kTensorCoreRole),
+      RoleDecl{std::string(kBaGatesTensorCoreRole),
                std::string(kBaGatesMmaKernel),
                {"mma"},
                "bf16 tensor cores, K split over a cluster",
                std::string(kTensorCoreLever)},
-      RoleDecl{std::string(kDecodeRole),
+      RoleDecl{std::string(kBaGatesDecodeRole),
                std::string(kBaGatesSplitKKernel),
                {"splitk"},
                "decode sizes: the weight read spread over the device, K split over a cluster",
                std::string(kDecodeLever)},
   };
   op.guards = {
-      GuardDecl{std::string(kTwinRole), ba_gates_guard().declared_reasons(), std::string(kBaGatesTooFewTokens)},
-      GuardDecl{std::string(kTensorCoreRole), ba_gates_mma_guard().declared_reasons(),
+      GuardDecl{std::string(kBaGatesTwinRole), ba_gates_guard().declared_reasons(), std::string(kBaGatesTooFewTokens)},
+      GuardDecl{std::string(kBaGatesTensorCoreRole), ba_gates_mma_guard().declared_reasons(),
                 std::string(kBaGatesMmaRejects.back())},
       // Its threshold is a ceiling (M <= the token tile), which a tuning table's min_m cannot say.
-      GuardDecl{std::string(kDecodeRole), ba_gates_decode_guard().declared_reasons()}};
+      GuardDecl{std::string(kBaGatesDecodeRole), ba_gates_decode_guard().declared_reasons()}};
   op.levers = {
       LeverSpec{std::string(kTwinLever), "METRALE_SSM_BA_GATES_HOPPER", true, "the Hopper twin"},
       LeverSpec{std::string(kTensorCoreLever), "METRALE_SSM_BA_GATES_TENSOR_CORE", true, "the tensor-core kernel"},
@@ -356,7 +357,7 @@ OpDeclaration ssm_ba_gates_declaration() {
       scalar_arg("vheads_per_group", std::nullopt, UINT32_MAX, "v-heads per key group"),
   };
   // N is the tensor-core kernel's shape constant: its output tiles (ssm_ba_gates.hpp).
-  op.shape_constants = {ShapeConstantDecl{std::string(kTensorCoreRole), "n", [](std::uint64_t n) {
+  op.shape_constants = {ShapeConstantDecl{std::string(kBaGatesTensorCoreRole), "n", [](std::uint64_t n) {
                                             const MmaShapeChoice choice = ba_gates_mma_shape_for(
                                                 static_cast<std::uint32_t>(std::min<std::uint64_t>(n, UINT32_MAX)));
                                             return ShapeChoice{choice.tiles, choice.refusal};
