@@ -49,17 +49,6 @@ class GuardTable {
   bool claim_consulted(bool ran, std::optional<std::string_view> reject, bool requested, OnceSlots& said) const {
     return requested && claim(consulted_verdict(ran, reject), requested, said);
   }
-  // A consulted guard's log line the first time its verdict's slot is claimed in `said`:
-  // `ran_line()` when its role ran, `refused_line(reason)` when it refused; nullopt otherwise.
-  template <class RanLine, class RefusedLine>
-  std::optional<std::string> consulted_line(bool ran, std::optional<std::string_view> reject, bool requested,
-                                            OnceSlots& said, RanLine ran_line, RefusedLine refused_line) const {
-    if (!claim_consulted(ran, reject, requested, said)) {
-      return std::nullopt;
-    }
-    // A claimed refusal has a reason: the empty one (not consulted) has no slot to claim.
-    return ran ? std::optional<std::string>(ran_line()) : std::optional<std::string>(refused_line(*reject));
-  }
   // The process-wide flags of this table.
   [[nodiscard]] OnceSlots& process_slots() const { return said_; }
 

@@ -230,19 +230,15 @@ const GuardTable& ba_gates_guard() {
   return table;
 }
 
-std::optional<std::string> ba_gates_consulted_line(const BaConsultedKernel& kernel, bool ran,
-                                                   std::optional<std::string_view> reject, bool requested,
-                                                   std::uint32_t m, const KernelParams& params, OnceSlots& said) {
-  return kernel.guard.consulted_line(
-      ran, reject, requested, said,
-      [&] {
-        return fmt::format("SSM ba_gates: {} ({}) M={} block={} tokens/tile={} {}", kernel.kernel, kernel.lever_env, m,
-                           params.block, params.lanes, kernel.layout(params));
-      },
-      [&](std::string_view reason) {
-        return fmt::format("SSM ba_gates: the {} kernel is NOT running at M={}: {} ({})", kernel.what, m, reason,
-                           kernel.lever_env);
-      });
+std::string ba_gates_consulted_text(const BaConsultedKernel& kernel, bool ran, std::optional<std::string_view> reject,
+                                    std::uint32_t m, const KernelParams& params) {
+  if (ran) {
+    return fmt::format("SSM ba_gates: {} ({}) M={} block={} tokens/tile={} {}", kernel.kernel, kernel.lever_env, m,
+                       params.block, params.lanes, kernel.layout(params));
+  }
+  // A claimed refusal has a reason: the empty one (not consulted) has no slot to claim.
+  return fmt::format("SSM ba_gates: the {} kernel is NOT running at M={}: {} ({})", kernel.what, m, reject.value_or(""),
+                     kernel.lever_env);
 }
 
 std::optional<OpLogSlot> ba_gates_log_slot(const BaGatesPick& pick, bool requested) {

@@ -347,19 +347,17 @@ BaGatesPick ba_gates_pick_with_mma(const BaGatesMmaQuery& query, KernelHandle mm
 // A kernel whose guard the BA pick consults beside the twin's (the tensor-core and the decode
 // kernel), as its log lines name it.
 struct BaConsultedKernel {
-  const GuardTable& guard;
   std::string_view kernel;                     // the catalog's name
   std::string_view what;                       // "tensor-core", "decode"
   std::string_view lever_env;                  // its lever's environment variable
   std::string (*layout)(const KernelParams&);  // the line's tail: its tile and grid
 };
 
-// The line a consulted kernel's verdict logs if its slot is still unclaimed in `said` (claiming
-// it): the kernel, its lever, M, the variant's block and token tile and its layout when it ran
-// (`ran`), else why not (`reject`).
-std::optional<std::string> ba_gates_consulted_line(const BaConsultedKernel& kernel, bool ran,
-                                                   std::optional<std::string_view> reject, bool requested,
-                                                   std::uint32_t m, const KernelParams& params, OnceSlots& said);
+// The line of a consulted kernel's verdict, logged when its slot is first claimed: the kernel,
+// its lever, M, the variant's block and token tile and its layout when it ran (`ran`), else why
+// not (`reject`, which a claimed refusal has).
+std::string ba_gates_consulted_text(const BaConsultedKernel& kernel, bool ran, std::optional<std::string_view> reject,
+                                    std::uint32_t m, const KernelParams& params);
 
 // The slot the tensor-core verdict logs under, or nullopt (lever off, or a reason not listed).
 std::optional<OpLogSlot> ba_gates_mma_log_slot(const BaGatesPick& pick, bool requested);

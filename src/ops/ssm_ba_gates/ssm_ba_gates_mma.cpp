@@ -261,10 +261,13 @@ std::optional<OpLogSlot> ba_gates_mma_log_slot(const BaGatesPick& pick, bool req
 
 std::optional<std::string> ba_gates_mma_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m,
                                                  const KernelParams& mma, OnceSlots& said) {
-  const BaConsultedKernel kernel{
-      ba_gates_mma_guard(), kSsmBaGatesMma, "tensor-core", "METRALE_SSM_BA_GATES_TENSOR_CORE",
+  if (!ba_gates_mma_guard().claim_consulted(pick.mma, pick.mma_reject, requested, said)) {
+    return std::nullopt;
+  }
+  static constexpr BaConsultedKernel kKernel{
+      kSsmBaGatesMma, "tensor-core", "METRALE_SSM_BA_GATES_TENSOR_CORE",
       [](const KernelParams& p) { return fmt::format("grid=(ceil(M/{}) x K split,1,1)", p.lanes); }};
-  return ba_gates_consulted_line(kernel, pick.mma, pick.mma_reject, requested, m, mma, said);
+  return ba_gates_consulted_text(kKernel, pick.mma, pick.mma_reject, m, mma);
 }
 
 OnceSlots& ba_gates_mma_log_slots() { return ba_gates_mma_guard().process_slots(); }

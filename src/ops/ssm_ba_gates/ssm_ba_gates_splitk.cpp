@@ -173,11 +173,14 @@ std::optional<OpLogSlot> ba_gates_decode_log_slot(const BaGatesPick& pick, bool 
 
 std::optional<std::string> ba_gates_decode_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m,
                                                     const KernelParams& splitk, OnceSlots& said) {
-  const BaConsultedKernel kernel{
-      ba_gates_decode_guard(), kSsmBaGatesSplitK, "decode", "METRALE_SSM_BA_GATES_DECODE", [](const KernelParams& p) {
+  if (!ba_gates_decode_guard().claim_consulted(pick.decode, pick.decode_reject, requested, said)) {
+    return std::nullopt;
+  }
+  static constexpr BaConsultedKernel kKernel{
+      kSsmBaGatesSplitK, "decode", "METRALE_SSM_BA_GATES_DECODE", [](const KernelParams& p) {
         return fmt::format("outputs/CTA={} grid=(ceil(N/{}) x K split,ceil(M/{}),1)", p.groups, p.groups, p.lanes);
       }};
-  return ba_gates_consulted_line(kernel, pick.decode, pick.decode_reject, requested, m, splitk, said);
+  return ba_gates_consulted_text(kKernel, pick.decode, pick.decode_reject, m, splitk);
 }
 
 OnceSlots& ba_gates_decode_log_slots() { return ba_gates_decode_guard().process_slots(); }
