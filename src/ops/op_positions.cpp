@@ -20,6 +20,7 @@ void require_at(std::string_view op, std::string_view what, const std::vector<En
 
 const std::string& role_name(const RoleDecl& role) { return role.role; }
 const std::string& lever_name(const LeverSpec& lever) { return lever.toml_key; }
+const std::string& arg_name(const ArgDecl& arg) { return arg.name; }
 
 }  // namespace
 
@@ -29,6 +30,17 @@ void require_role_at(const OpDeclaration& op, std::size_t at, std::string_view r
 
 void require_lever_at(const OpDeclaration& op, std::size_t at, std::string_view lever) {
   require_at(op.name, "lever", op.levers, at, lever, lever_name);
+}
+
+void require_arg_at(const OpDeclaration& op, std::size_t at, std::string_view arg) {
+  require_at(op.name, "argument", op.args, at, arg, arg_name);
+}
+
+void require_arg_count(const OpDeclaration& op, std::size_t count) {
+  if (op.args.size() != count) {
+    throw std::logic_error(
+        fmt::format("{}: the declaration has {} arguments, but its call reads {}", op.name, op.args.size(), count));
+  }
 }
 
 void require_declared_order(const OpDeclaration& op, std::span<const std::string_view> roles,

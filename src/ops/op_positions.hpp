@@ -18,6 +18,11 @@ namespace metrale::ops {
 // (op.levers[at].toml_key is `lever`).
 void require_role_at(const OpDeclaration& op, std::size_t at, std::string_view role);
 void require_lever_at(const OpDeclaration& op, std::size_t at, std::string_view lever);
+void require_arg_at(const OpDeclaration& op, std::size_t at, std::string_view arg);
+
+// std::logic_error naming the op and both counts unless it declares exactly `count` arguments (the
+// count of the ArgFields its call reads them through, op_arg_fields.hpp).
+void require_arg_count(const OpDeclaration& op, std::size_t count);
 
 // The same, unless op.roles[i].role is
 // roles[i] and op.levers[i].toml_key is levers[i] for every i given (a declaration may have more).

@@ -92,6 +92,17 @@ struct ArgDecl {
     column_stride = std::move(stride);
     return std::move(*this);
   }
+  // The declaration of a tensor a call may leave out (tensor_arg(...).as_optional()).
+  [[nodiscard]] ArgDecl as_optional() && {
+    optional = true;
+    return std::move(*this);
+  }
+  // The declaration of an output that overwrites `input` in place (tensor_arg(...).with_in_place_of(
+  // "residual")).
+  [[nodiscard]] ArgDecl with_in_place_of(std::string input) && {
+    in_place_of = std::move(input);
+    return std::move(*this);
+  }
 };
 
 // One kernel an op may run, by role: "parent", "twin", "tensor_core", ... Roles are names the

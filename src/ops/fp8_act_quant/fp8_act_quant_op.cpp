@@ -15,6 +15,7 @@
 #include "metrale/ops/op_declaration.hpp"
 #include "ops/core/library_ops.hpp"
 #include "ops/fp8_act_quant/fp8_act_quant.hpp"
+#include "ops/op_arg_fields.hpp"
 #include "ops/op_explain_twin.hpp"
 #include "ops/op_kernel_rules.hpp"
 #include "ops/op_kernels.hpp"
@@ -30,35 +31,15 @@ constexpr TwinOverParent kNames{.op = "fp8_act_quant",
                                 .twin_kernel = kFp8QuantTwinKernel,
                                 .twin_lever = "fp8_act_quant_hopper"};
 
-enum Arg : std::size_t { kX, kQ, kScales, kM, kK, kXRowStride, kScaleLayout, kMAligned, kPow2 };
+// The declaration's arguments in order (op_arg_fields.hpp; counted when the declaration is built).
+using A = Fp8QuantArgs;
+using Fields = ArgFields<A, &A::x, &A::q, &A::scales, &A::m, &A::k, &A::x_row_stride, &A::scale_layout, &A::m_aligned,
+                         &A::scale_kind>;
 
-Fp8QuantArgs unpack(OpArgValues v) {
-  Fp8QuantArgs a;
-  a.x = DevicePtr{v[kX]};
-  a.q = DevicePtr{v[kQ]};
-  a.scales = DevicePtr{v[kScales]};
-  a.m = static_cast<std::uint32_t>(v[kM]);
-  a.k = static_cast<std::uint32_t>(v[kK]);
-  a.x_row_stride = v[kXRowStride] == 0 ? a.k : static_cast<std::uint32_t>(v[kXRowStride]);
-  a.scale_layout = v[kScaleLayout] == 1 ? Fp8ScaleLayout::kColumnMajor : Fp8ScaleLayout::kRowMajor;
-  a.m_aligned = static_cast<std::uint32_t>(v[kMAligned]);
-  a.scale_kind = v[kPow2] == 1 ? Fp8ScaleKind::kPow2 : Fp8ScaleKind::kFp32;
-  return a;
-}
-
-// The values of a call in declaration order (unpack's inverse), for the aliasing check.
-std::array<std::uint64_t, kMaxArgs> pack(const Fp8QuantArgs& a) {
-  std::array<std::uint64_t, kMaxArgs> v{};
-  v[kX] = a.x.address;
-  v[kQ] = a.q.address;
-  v[kScales] = a.scales.address;
-  v[kM] = a.m;
-  v[kK] = a.k;
-  v[kXRowStride] = a.x_row_stride;
-  v[kScaleLayout] = a.scale_layout == Fp8ScaleLayout::kColumnMajor ? 1 : 0;
-  v[kMAligned] = a.m_aligned;
-  v[kPow2] = a.scale_kind == Fp8ScaleKind::kPow2 ? 1 : 0;
-  return v;
+Fp8QuantArgs unpack(OpArgValues values) {
+  Fp8QuantArgs args = Fields::read(values);
+  args.x_row_stride = zero_means(args.x_row_stride, args.k);
+  return args;
 }
 
 Fp8QuantKernels kernels_of(const OpContext& context, bool for_explain) {
@@ -105,7 +86,7 @@ Fp8QuantPick fp8_act_quant(const OpHost& host, const Fp8QuantArgs& args, std::ui
   auto call = [&] {
     const OpContext named = host.op_context(kNames.op);
     const std::string_view forced = resolve_role(*named.op, role, ": only the BA-gates op has a tensor-core kernel");
-    const std::array<std::uint64_t, kMaxArgs> values = pack(args);
+    const std::array<std::uint64_t, kMaxArgs> values = Fields::write(args);
     check_no_aliasing(*named.op, std::span(values).first(named.op->args.size()));
     pick = run_typed(host.call_context(kNames.op, stream, forced), args, stream, forced);
   };
@@ -152,6 +133,7 @@ OpDeclaration fp8_act_quant_declaration() {
   op.shape_rules = [](OpArgValues values) { validate_fp8_quant_args(unpack(values)); };  // run's own
   op.profile = fp8_act_quant_profile();                                                  // fp8_act_quant_check.cpp
   op.check = fp8_act_quant_check;                                                        // fp8_act_quant_check.cpp
+  require_arg_count(op, Fields::count);
   return op;
 }
 

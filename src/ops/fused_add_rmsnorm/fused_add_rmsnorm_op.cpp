@@ -7,12 +7,10 @@
 // answers with the guard the call runs (the twin has no M floor: min M 1).
 #include <fmt/format.h>
 
-#include <array>
-#include <bit>
-
 #include "metrale/error.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "ops/fused_add_rmsnorm/fused_add_rmsnorm.hpp"
+#include "ops/op_arg_fields.hpp"
 #include "ops/op_explain_twin.hpp"
 #include "ops/op_positions.hpp"
 #include "ops/op_twin_call.hpp"
@@ -25,38 +23,16 @@ constexpr TwinOverParent kNames{.op = "fused_add_rmsnorm",
                                 .twin_kernel = kRmsnormTwinKernel,
                                 .twin_lever = "fused_add_rmsnorm_vec"};
 
-enum Arg : std::size_t {
-  kX,
-  kResidual,
-  kWeight,
-  kY,
-  kResidualOut,
-  kQ,
-  kScales,
-  kM,
-  kHidden,
-  kXRowStride,
-  kResidualRowStride,
-  kEpsBits,
-  kPow2
-};
+// The declaration's arguments in order (op_arg_fields.hpp; counted when the declaration is built).
+using A = FusedAddRmsnormArgs;
+using Fields = ArgFields<A, &A::x, &A::residual, &A::weight, &A::y, &A::residual_out, &A::q, &A::scales, &A::m,
+                         &A::hidden, &A::x_row_stride, &A::residual_row_stride, &A::eps, &A::pow2_scale>;
 
-FusedAddRmsnormArgs unpack(OpArgValues v) {
-  FusedAddRmsnormArgs a;
-  a.x = DevicePtr{v[kX]};
-  a.residual = DevicePtr{v[kResidual]};
-  a.weight = DevicePtr{v[kWeight]};
-  a.y = DevicePtr{v[kY]};
-  a.residual_out = DevicePtr{v[kResidualOut]};
-  a.q = DevicePtr{v[kQ]};
-  a.scales = DevicePtr{v[kScales]};
-  a.m = static_cast<std::uint32_t>(v[kM]);
-  a.hidden = static_cast<std::uint32_t>(v[kHidden]);
-  a.x_row_stride = v[kXRowStride] == 0 ? a.hidden : static_cast<std::uint32_t>(v[kXRowStride]);
-  a.residual_row_stride = v[kResidualRowStride] == 0 ? a.hidden : static_cast<std::uint32_t>(v[kResidualRowStride]);
-  a.eps = std::bit_cast<float>(static_cast<std::uint32_t>(v[kEpsBits]));
-  a.pow2_scale = v[kPow2] == 1;
-  return a;
+FusedAddRmsnormArgs unpack(OpArgValues values) {
+  FusedAddRmsnormArgs args = Fields::read(values);
+  args.x_row_stride = zero_means(args.x_row_stride, args.hidden);
+  args.residual_row_stride = zero_means(args.residual_row_stride, args.hidden);
+  return args;
 }
 
 RmsnormKernels kernels_of(const OpContext& context, bool for_explain) {
@@ -121,10 +97,12 @@ OpDeclaration fused_add_rmsnorm_declaration() {
       tensor_arg("weight", ArgKind::kInput, DType::kBf16, 2, {"hidden"}, "the RMSNorm weight"),
       tensor_arg("y", ArgKind::kOutput, DType::kBf16, 2, {"m", "hidden"}, "the normalised rows"),
       tensor_arg("residual_out", ArgKind::kOutput, DType::kBf16, 2, {"m", "residual_row_stride"},
-                 "x + residual (may be residual itself: vLLM updates it in place)"),
-      tensor_arg("q", ArgKind::kOutput, DType::kE4m3, 8, {"m", "hidden"}, "FP8 codes of y (optional)"),
+                 "x + residual (may be residual itself: vLLM updates it in place)")
+          .with_in_place_of("residual"),
+      tensor_arg("q", ArgKind::kOutput, DType::kE4m3, 8, {"m", "hidden"}, "FP8 codes of y (optional)").as_optional(),
       tensor_arg("scales", ArgKind::kOutput, DType::kFp32, 4, {"m", "hidden/128"},
-                 "[m][hidden/128] fp32 scales (with q)"),
+                 "[m][hidden/128] fp32 scales (with q)")
+          .as_optional(),
       scalar_arg("m", std::nullopt, UINT32_MAX, "tokens"),
       scalar_arg("hidden", std::nullopt, UINT32_MAX, "row length (5120 for Qwen3.5-27B)"),
       scalar_arg("x_row_stride", 0, UINT32_MAX, "x's row stride in elements (0: hidden)").with_zero_means("hidden"),
@@ -133,9 +111,7 @@ OpDeclaration fused_add_rmsnorm_declaration() {
       scalar_arg("eps_bits", kRmsnormEpsBits, UINT32_MAX, "epsilon as IEEE float32 bits (default 1e-6)"),
       scalar_arg("pow2_scales", 0, 1, "1: power-of-two (UE8M0) scales"),
   };
-  op.args[kResidualOut].in_place_of = "residual";
-  op.args[kQ].optional = true;
-  op.args[kScales].optional = true;
+  require_arg_count(op, Fields::count);
   op.run = run;
   op.explain = explain;
   op.shape_rules = [](OpArgValues values) { validate_fused_add_rmsnorm_args(unpack(values)); };

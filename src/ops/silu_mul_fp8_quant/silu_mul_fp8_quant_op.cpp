@@ -15,6 +15,7 @@
 #include "metrale/error.hpp"
 #include "metrale/ops/op_declaration.hpp"
 #include "ops/core/library_ops.hpp"
+#include "ops/op_arg_fields.hpp"
 #include "ops/op_explain_twin.hpp"
 #include "ops/op_kernel_rules.hpp"
 #include "ops/op_kernels.hpp"
@@ -34,35 +35,18 @@ constexpr TwinOverParent kNames{.op = "silu_mul_fp8_quant",
                                 .twin_lever = "silu_mul_fp8_quant_fused",
                                 .twin_at = 2};
 
-enum Arg : std::size_t {
-  kGate,
-  kUp,
-  kQ,
-  kScales,
-  kScratch,
-  kM,
-  kK,
-  kGateRowStride,
-  kUpRowStride,
-  kScaleLayout,
-  kMAligned,
-  kPow2
-};
+// The declaration's arguments in order (op_arg_fields.hpp; counted when the declaration is built);
+// the scratch is the call's own (run_with_scratch), read at kScratchAt.
+using A = SiluMulFp8QuantArgs;
+using Fields = ArgFields<A, &A::gate, &A::up, &A::q, &A::scales, kNotInArgs, &A::m, &A::k, &A::gate_row_stride,
+                         &A::up_row_stride, &A::scale_layout, &A::m_aligned, &A::scale_kind>;
+constexpr std::size_t kScratchAt = 4;
 
-SiluMulFp8QuantArgs unpack(OpArgValues v) {
-  SiluMulFp8QuantArgs a;
-  a.gate = DevicePtr{v[kGate]};
-  a.up = DevicePtr{v[kUp]};
-  a.q = DevicePtr{v[kQ]};
-  a.scales = DevicePtr{v[kScales]};
-  a.m = static_cast<std::uint32_t>(v[kM]);
-  a.k = static_cast<std::uint32_t>(v[kK]);
-  a.gate_row_stride = v[kGateRowStride] == 0 ? a.k : static_cast<std::uint32_t>(v[kGateRowStride]);
-  a.up_row_stride = v[kUpRowStride] == 0 ? a.k : static_cast<std::uint32_t>(v[kUpRowStride]);
-  a.scale_layout = v[kScaleLayout] == 1 ? Fp8ScaleLayout::kColumnMajor : Fp8ScaleLayout::kRowMajor;
-  a.m_aligned = static_cast<std::uint32_t>(v[kMAligned]);
-  a.scale_kind = v[kPow2] == 1 ? Fp8ScaleKind::kPow2 : Fp8ScaleKind::kFp32;
-  return a;
+SiluMulFp8QuantArgs unpack(OpArgValues values) {
+  SiluMulFp8QuantArgs args = Fields::read(values);
+  args.gate_row_stride = zero_means(args.gate_row_stride, args.k);
+  args.up_row_stride = zero_means(args.up_row_stride, args.k);
+  return args;
 }
 
 SiluMulFp8QuantKernels kernels_of(const OpContext& context, bool for_explain) {
@@ -108,7 +92,7 @@ SiluMulFp8QuantPick run_with_scratch(GpuBackend& gpu, const SiluMulFp8QuantKerne
 Pick run(const OpContext& context, const OpCall& call) {
   GpuBackend& gpu = context.device();
   const SiluMulFp8QuantArgs args = unpack(call.args);
-  const DevicePtr scratch{call.args[kScratch]};
+  const DevicePtr scratch{call.args[kScratchAt]};
   SiluMulFp8QuantKernels kernels = kernels_of(context, false);
   kernels.twin_tuned_min_m = tuned_threshold(context, kNames.twin_role, 0, args.k);
   const bool requested =
@@ -152,7 +136,8 @@ OpDeclaration silu_mul_fp8_quant_declaration() {
                  "[m][k/128], or column-major with m_aligned")
           .with_column_major("scale_layout", "m_aligned"),
       tensor_arg("scratch", ArgKind::kOutput, DType::kBf16, 16, {"m", "k"},
-                 "the parent's h (optional: 0 allocates one per call, synchronously)"),
+                 "the parent's h (optional: 0 allocates one per call, synchronously)")
+          .as_optional(),
       scalar_arg("m", std::nullopt, UINT32_MAX, "tokens"),
       scalar_arg("k", std::nullopt, UINT32_MAX, "row length, a multiple of 128"),
       scalar_arg("gate_row_stride", 0, UINT32_MAX, "gate's row stride in elements (0: k)").with_zero_means("k"),
@@ -162,7 +147,8 @@ OpDeclaration silu_mul_fp8_quant_declaration() {
           .with_multiple_of(4),
       scalar_arg("pow2_scales", 0, 1, "1: power-of-two (UE8M0) scales"),
   };
-  op.args[kScratch].optional = true;
+  require_arg_count(op, Fields::count);
+  require_arg_at(op, kScratchAt, "scratch");
   op.run = run;
   op.explain = explain;
   op.shape_rules = [](OpArgValues values) { validate_silu_mul_fp8_quant_args(unpack(values)); };  // run's own

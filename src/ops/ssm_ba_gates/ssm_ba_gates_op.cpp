@@ -13,6 +13,7 @@
 #include "metrale/ops/op_declaration.hpp"
 #include "metrale/ops/ssm_ba_gates.hpp"
 #include "ops/core/library_ops.hpp"
+#include "ops/op_arg_fields.hpp"
 #include "ops/op_kernel_rules.hpp"
 #include "ops/op_kernels.hpp"
 #include "ops/op_positions.hpp"
@@ -34,44 +35,17 @@ constexpr std::array<std::string_view, 4> kRolesInOrder = {kBaGatesParentRole, k
                                                            kBaGatesDecodeRole};
 constexpr std::array<std::string_view, 3> kLeversInOrder = {kTwinLever, kTensorCoreLever, kDecodeLever};
 
-// The declaration's argument order; unpack() reads the values by these indices.
-enum Arg : std::size_t { kX, kWeight, kALog, kDtBias, kGateOut, kM, kN, kK, kKStride, kGateStride, kNv, kVheads };
+// The declaration's arguments in order (op_arg_fields.hpp; counted when the declaration is built).
+using A = BaGatesArgs;
+using Fields = ArgFields<A, &A::x, &A::weight, &A::a_log, &A::dt_bias, &A::gate_out, &A::m, &A::n, &A::k, &A::k_stride,
+                         &A::gate_stride, &A::nv, &A::vheads_per_group>;
 
-std::uint32_t u32(OpArgValues values, Arg arg) { return static_cast<std::uint32_t>(values[arg]); }
-
-BaGatesArgs unpack(OpArgValues v) {
-  BaGatesArgs a;
-  a.x = DevicePtr{v[kX]};
-  a.weight = DevicePtr{v[kWeight]};
-  a.a_log = DevicePtr{v[kALog]};
-  a.dt_bias = DevicePtr{v[kDtBias]};
-  a.gate_out = DevicePtr{v[kGateOut]};
-  a.m = u32(v, kM);
-  a.n = u32(v, kN);
-  a.k = u32(v, kK);
-  a.k_stride = u32(v, kKStride) == 0 ? a.k : u32(v, kKStride);
-  a.gate_stride = u32(v, kGateStride) == 0 ? 2 * (a.n / 2) : u32(v, kGateStride);
-  a.nv = u32(v, kNv) == 0 ? a.n / 2 : u32(v, kNv);
-  a.vheads_per_group = u32(v, kVheads);
-  return a;
-}
-
-// The values of a call in declaration order (unpack's inverse), for the host's shape lookups.
-std::array<std::uint64_t, kMaxArgs> pack(const BaGatesArgs& a) {
-  std::array<std::uint64_t, kMaxArgs> v{};
-  v[kX] = a.x.address;
-  v[kWeight] = a.weight.address;
-  v[kALog] = a.a_log.address;
-  v[kDtBias] = a.dt_bias.address;
-  v[kGateOut] = a.gate_out.address;
-  v[kM] = a.m;
-  v[kN] = a.n;
-  v[kK] = a.k;
-  v[kKStride] = a.k_stride;
-  v[kGateStride] = a.gate_stride;
-  v[kNv] = a.nv;
-  v[kVheads] = a.vheads_per_group;
-  return v;
+BaGatesArgs unpack(OpArgValues values) {
+  BaGatesArgs args = Fields::read(values);
+  args.k_stride = zero_means(args.k_stride, args.k);
+  args.gate_stride = zero_means(args.gate_stride, args.n);
+  args.nv = zero_means(args.nv, args.n / 2);
+  return args;
 }
 
 // A role's handle; with no device, a stand-in that is present when the target ships the kernel
@@ -290,7 +264,7 @@ BaGatesPick ssm_ba_gates(const OpHost& host, const BaGatesArgs& args, std::uint6
   auto call = [&] {
     const OpContext named = host.op_context(kOpName);
     const std::string_view forced = resolve_role(*named.op, role);
-    const std::array<std::uint64_t, kMaxArgs> values = pack(args);
+    const std::array<std::uint64_t, kMaxArgs> values = Fields::write(args);
     const OpArgValues declared = std::span(values).first(named.op->args.size());
     check_no_aliasing(*named.op, declared);
     pick = run_typed(host.call_context_for(kOpName, declared, stream, forced), args, stream, forced);
@@ -371,6 +345,7 @@ OpDeclaration ssm_ba_gates_declaration() {
   op.shape_rules = [](OpArgValues values) { validate_ba_gates_args(unpack(values)); };  // run's own
   op.profile = ssm_ba_gates_profile();                                                  // ssm_ba_gates_check.cpp
   op.check = ssm_ba_gates_check;                                                        // ssm_ba_gates_check.cpp
+  require_arg_count(op, Fields::count);
   return op;
 }
 

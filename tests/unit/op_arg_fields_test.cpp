@@ -1,0 +1,113 @@
+// The typed view of a call's values (ops/op_arg_fields.hpp): one list of members reads every kind
+// of argument in declaration order and writes it back unchanged, a place the struct does not hold
+// is skipped both ways, the two-value rule for enums and bools is the [0, 1] scalar's, and a
+// declaration with another number of arguments than its list is refused when built.
+#include "ops/op_arg_fields.hpp"
+
+#include <array>
+#include <bit>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ops/core/library_ops.hpp"
+#include "ops/op_positions.hpp"
+
+using namespace metrale;
+
+namespace {
+
+enum class Layout { kRowMajor, kColumnMajor };
+
+struct MixedArgs {
+  DevicePtr in, out;
+  std::uint32_t rows = 0, cols = 0;
+  float eps = 0.0F;
+  bool pow2 = false;
+  Layout layout = Layout::kRowMajor;
+};
+
+// "out" sits after a place the struct does not hold (a scratch the call reads itself).
+using A = MixedArgs;
+using Fields = ops::ArgFields<A, &A::in, ops::kNotInArgs, &A::out, &A::rows, &A::cols, &A::eps, &A::pow2, &A::layout>;
+
+// Random values every field keeps: addresses of 64 bits, sizes of 32, a finite float's bits, 0 or 1.
+std::vector<std::uint64_t> random_values(std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> finite(-1e6F, 1e6F);
+  return {rng(),
+          rng(),  // the skipped place
+          rng(),      rng() & UINT32_MAX, rng() & UINT32_MAX, std::bit_cast<std::uint32_t>(finite(rng)),
+          rng() & 1U, rng() & 1U};
+}
+
+}  // namespace
+
+TEST_CASE("an op's argument list reads each kind in declaration order and writes it back unchanged",
+          "[ops][arg_fields]") {
+  STATIC_REQUIRE(Fields::count == 8);
+  std::mt19937_64 rng(0x5eed0a19);
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::vector<std::uint64_t> values = random_values(rng);
+    const MixedArgs args = Fields::read(values);
+    CHECK(args.in.address == values[0]);
+    CHECK(args.out.address == values[2]);
+    CHECK(args.rows == values[3]);
+    CHECK(args.cols == values[4]);
+    CHECK(std::bit_cast<std::uint32_t>(args.eps) == values[5]);
+    CHECK(args.pow2 == (values[6] == 1));
+    CHECK(args.layout == (values[7] == 1 ? Layout::kColumnMajor : Layout::kRowMajor));
+
+    const std::array<std::uint64_t, ops::kMaxArgs> written = Fields::write(args);
+    CHECK(written[1] == 0);  // the struct holds nothing there
+    for (std::size_t i : {0U, 2U, 3U, 4U, 5U, 6U, 7U}) {
+      CHECK(written[i] == values[i]);
+    }
+    CHECK(written[Fields::count] == 0);
+  }
+}
+
+TEST_CASE("an op's enum or bool argument reads 1 as its second value and anything else as its first",
+          "[ops][arg_fields]") {
+  std::mt19937_64 rng(0xb00115);
+  std::vector<std::uint64_t> values(Fields::count, 0);
+  for (int trial = 0; trial < 50; ++trial) {
+    const std::uint64_t other = rng() | 2U;  // never 1
+    values[6] = other;
+    values[7] = other;
+    const MixedArgs args = Fields::read(values);
+    CHECK_FALSE(args.pow2);
+    CHECK(args.layout == Layout::kRowMajor);
+  }
+  values[6] = 1;
+  values[7] = 1;
+  const MixedArgs args = Fields::read(values);
+  CHECK(args.pow2);
+  CHECK(args.layout == Layout::kColumnMajor);
+}
+
+TEST_CASE("a zero scalar that means another size takes it, any other value stays", "[ops][arg_fields]") {
+  STATIC_REQUIRE(ops::zero_means(0, 5120) == 5120);
+  STATIC_REQUIRE(ops::zero_means(7, 5120) == 7);
+}
+
+TEST_CASE("a declaration with another number of arguments than its call reads is refused, naming both counts",
+          "[ops][arg_fields]") {
+  for (const ops::LibraryOp& entry : ops::library_op_list()) {
+    const ops::OpDeclaration op = entry.declaration();  // each library op checks its own count here
+    INFO(op.name);
+    CHECK_NOTHROW(ops::require_arg_count(op, op.args.size()));
+    std::string message;
+    try {
+      ops::require_arg_count(op, op.args.size() + 1);
+    } catch (const std::logic_error& error) {
+      message = error.what();
+    }
+    CHECK(message == op.name + ": the declaration has " + std::to_string(op.args.size()) +
+                         " arguments, but its call reads " + std::to_string(op.args.size() + 1));
+    CHECK_THROWS_AS(ops::require_arg_at(op, 0, "no_such_argument"), std::logic_error);
+    CHECK_NOTHROW(ops::require_arg_at(op, 0, op.args[0].name));
+  }
+}
