@@ -2,20 +2,21 @@
 // values and written back, in declaration order, from one list of the struct's members. The list
 // is the only place C++ states that order (it was an enum, a hand-written unpack and a pack, each
 // spelling it again); the declaration's own list stays the names, kinds and rules.
-// Invariants: the list has one entry per declared argument, checked by require_arg_count when the
-// declaration is built; an argument the struct does not hold (a scratch the call reads on its own)
-// stands as kNotInArgs. Conversions: a DevicePtr is its address, a uint32 its value, a float its
-// IEEE bits, a bool or a two-value enum 1 for true (the second enumerator) and anything else false
-// (the first), as a scalar declared in [0, 1] is; write(read(v)) gives v back for every value
-// those rules keep. Inline templates: read is on every call's path and compiles to the loads a
-// hand-written unpack made.
+// Invariants: the list has one entry per declared argument, of the declared kind, checked by
+// require_arg_fields when the declaration is built; an argument the struct does not hold (a scratch the call reads on
+// its own) stands as kNotInArgs. Conversions: a DevicePtr is its address, a uint32 its value, a float its IEEE bits, a
+// bool or a two-value enum 1 for true (the second enumerator) and anything else false (the first), as a scalar declared
+// in [0, 1] is; write(read(v)) gives v back for every value those rules keep. Inline templates: read is on every call's
+// path and compiles to the loads a hand-written unpack made.
 #pragma once
 
 #include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <type_traits>
+#include <utility>
 
 #include "metrale/gpu/device_handles.hpp"
 #include "metrale/ops/op_declaration.hpp"
@@ -26,7 +27,26 @@ namespace metrale::ops {
 struct NotInArgs {};
 inline constexpr NotInArgs kNotInArgs{};
 
+// What a place of the list reads, for the check against the declaration (require_arg_fields).
+enum class ArgFieldKind : std::uint8_t { kPointer, kScalar, kFlag, kNotHeld };
+
 namespace arg_fields_detail {
+
+template <typename Args, auto Member>
+constexpr ArgFieldKind kind_of() {
+  if constexpr (std::is_same_v<std::remove_cvref_t<decltype(Member)>, NotInArgs>) {
+    return ArgFieldKind::kNotHeld;
+  } else {
+    using Value = std::remove_cvref_t<decltype(std::declval<Args&>().*Member)>;
+    if constexpr (std::is_same_v<Value, DevicePtr>) {
+      return ArgFieldKind::kPointer;
+    } else if constexpr (std::is_same_v<Value, bool> || std::is_enum_v<Value>) {
+      return ArgFieldKind::kFlag;
+    } else {
+      return ArgFieldKind::kScalar;
+    }
+  }
+}
 
 template <typename Value>
 Value from_value(std::uint64_t value) {
@@ -83,6 +103,7 @@ template <typename Args, auto... Members>
 struct ArgFields {
   static constexpr std::size_t count = sizeof...(Members);
   static_assert(count <= kMaxArgs);
+  static constexpr std::array<ArgFieldKind, count> kinds{arg_fields_detail::kind_of<Args, Members>()...};
 
   // The struct from a call's values (values.size() >= count; a declared op's call has one value
   // per argument). Defaults such as a zero stride meaning k are the op's to apply after.
@@ -101,6 +122,13 @@ struct ArgFields {
     return values;
   }
 };
+
+// std::logic_error naming the op, the position and the argument unless the declaration has one
+// argument per place of `kinds` (ArgFields::kinds) and each agrees: a pointer where a tensor is
+// declared, a scalar or flag where a scalar is, a flag (bool, two-value enum) only where the
+// scalar's range is [0, 1]. Called when the declaration is built; swapping two scalars of one kind
+// (m and k) is not caught here but by the ops' tests against their references.
+void require_arg_fields(const OpDeclaration& op, std::span<const ArgFieldKind> kinds);
 
 // A zero scalar that means another size (a row stride of 0: the row length).
 constexpr std::uint32_t zero_means(std::uint32_t value, std::uint32_t otherwise) {

@@ -1,14 +1,17 @@
 // The typed view of a call's values (ops/op_arg_fields.hpp): one list of members reads every kind
 // of argument in declaration order and writes it back unchanged, a place the struct does not hold
 // is skipped both ways, the two-value rule for enums and bools is the [0, 1] scalar's, and a
-// declaration with another number of arguments than its list is refused when built.
+// declaration with another number of arguments than its list, or another kind at a place, is
+// refused when built.
 #include "ops/op_arg_fields.hpp"
 
 #include <array>
 #include <bit>
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <optional>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -44,6 +47,12 @@ std::vector<std::uint64_t> random_values(std::mt19937_64& rng) {
 }
 
 }  // namespace
+
+TEST_CASE("an argument list knows what each of its places reads", "[ops][arg_fields]") {
+  using K = ops::ArgFieldKind;
+  STATIC_REQUIRE(Fields::kinds == std::array{K::kPointer, K::kNotHeld, K::kPointer, K::kScalar, K::kScalar, K::kScalar,
+                                             K::kFlag, K::kFlag});
+}
 
 TEST_CASE("an op's argument list reads each kind in declaration order and writes it back unchanged",
           "[ops][arg_fields]") {
@@ -110,4 +119,33 @@ TEST_CASE("a declaration with another number of arguments than its call reads is
     CHECK_THROWS_AS(ops::require_arg_at(op, 0, "no_such_argument"), std::logic_error);
     CHECK_NOTHROW(ops::require_arg_at(op, 0, op.args[0].name));
   }
+}
+
+TEST_CASE("a declaration whose argument at a place is of another kind than its call reads is refused, naming it",
+          "[ops][arg_fields]") {
+  using K = ops::ArgFieldKind;
+  ops::OpDeclaration op;
+  op.name = "planted";
+  op.args = {ops::tensor_arg("x", ops::ArgKind::kInput, ops::DType::kBf16, 16, {"m"}, "rows"),
+             ops::scalar_arg("m", std::nullopt, UINT32_MAX, "tokens"), ops::scalar_arg("pow2", 0, 1, "a flag")};
+  CHECK_NOTHROW(ops::require_arg_fields(op, std::array{K::kPointer, K::kScalar, K::kFlag}));
+  CHECK_NOTHROW(ops::require_arg_fields(op, std::array{K::kNotHeld, K::kScalar, K::kScalar}));
+  const auto message_of = [&](std::span<const K> kinds) {
+    try {
+      ops::require_arg_fields(op, kinds);
+    } catch (const std::logic_error& error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  CHECK(message_of(std::array{K::kScalar, K::kScalar, K::kFlag}) ==
+        "planted: the declaration's argument at position 0 is 'x', a tensor, but its call reads a 32-bit scalar there");
+  CHECK(message_of(std::array{K::kPointer, K::kPointer, K::kFlag}) ==
+        "planted: the declaration's argument at position 1 is 'm', a scalar in [0, 4294967295], but its call reads a "
+        "pointer there");
+  CHECK(message_of(std::array{K::kPointer, K::kFlag, K::kFlag}) ==
+        "planted: the declaration's argument at position 1 is 'm', a scalar in [0, 4294967295], but its call reads a "
+        "0/1 value there");
+  CHECK(message_of(std::array{K::kPointer, K::kScalar}) ==
+        "planted: the declaration has 3 arguments, but its call reads 2");
 }

@@ -133,7 +133,7 @@ OpDeclaration fp8_act_quant_declaration() {
   op.shape_rules = [](OpArgValues values) { validate_fp8_quant_args(unpack(values)); };  // run's own
   op.profile = fp8_act_quant_profile();                                                  // fp8_act_quant_check.cpp
   op.check = fp8_act_quant_check;                                                        // fp8_act_quant_check.cpp
-  require_arg_count(op, Fields::count);
+  require_arg_fields(op, Fields::kinds);
   return op;
 }
 

@@ -111,7 +111,7 @@ OpDeclaration fused_add_rmsnorm_declaration() {
       scalar_arg("eps_bits", kRmsnormEpsBits, UINT32_MAX, "epsilon as IEEE float32 bits (default 1e-6)"),
       scalar_arg("pow2_scales", 0, 1, "1: power-of-two (UE8M0) scales"),
   };
-  require_arg_count(op, Fields::count);
+  require_arg_fields(op, Fields::kinds);
   op.run = run;
   op.explain = explain;
   op.shape_rules = [](OpArgValues values) { validate_fused_add_rmsnorm_args(unpack(values)); };

@@ -147,7 +147,7 @@ OpDeclaration silu_mul_fp8_quant_declaration() {
           .with_multiple_of(4),
       scalar_arg("pow2_scales", 0, 1, "1: power-of-two (UE8M0) scales"),
   };
-  require_arg_count(op, Fields::count);
+  require_arg_fields(op, Fields::kinds);
   require_arg_at(op, kScratchAt, "scratch");
   op.run = run;
   op.explain = explain;

@@ -345,7 +345,7 @@ OpDeclaration ssm_ba_gates_declaration() {
   op.shape_rules = [](OpArgValues values) { validate_ba_gates_args(unpack(values)); };  // run's own
   op.profile = ssm_ba_gates_profile();                                                  // ssm_ba_gates_check.cpp
   op.check = ssm_ba_gates_check;                                                        // ssm_ba_gates_check.cpp
-  require_arg_count(op, Fields::count);
+  require_arg_fields(op, Fields::kinds);
   return op;
 }
 
