@@ -31,7 +31,7 @@ constexpr TwinOverParent kNames{.op = "fp8_act_quant",
                                 .twin_kernel = kFp8QuantTwinKernel,
                                 .twin_lever = "fp8_act_quant_hopper"};
 
-// The declaration's arguments in order (op_arg_fields.hpp; counted when the declaration is built).
+// The declaration's arguments in order (op_arg_fields.hpp; require_arg_fields checks the list against it).
 using A = Fp8QuantArgs;
 using Fields = ArgFields<A, &A::x, &A::q, &A::scales, &A::m, &A::k, &A::x_row_stride, &A::scale_layout, &A::m_aligned,
                          &A::scale_kind>;

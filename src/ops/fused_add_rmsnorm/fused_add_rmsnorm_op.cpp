@@ -23,7 +23,7 @@ constexpr TwinOverParent kNames{.op = "fused_add_rmsnorm",
                                 .twin_kernel = kRmsnormTwinKernel,
                                 .twin_lever = "fused_add_rmsnorm_vec"};
 
-// The declaration's arguments in order (op_arg_fields.hpp; counted when the declaration is built).
+// The declaration's arguments in order (op_arg_fields.hpp; require_arg_fields checks the list against it).
 using A = FusedAddRmsnormArgs;
 using Fields = ArgFields<A, &A::x, &A::residual, &A::weight, &A::y, &A::residual_out, &A::q, &A::scales, &A::m,
                          &A::hidden, &A::x_row_stride, &A::residual_row_stride, &A::eps, &A::pow2_scale>;

@@ -35,7 +35,7 @@ constexpr TwinOverParent kNames{.op = "silu_mul_fp8_quant",
                                 .twin_lever = "silu_mul_fp8_quant_fused",
                                 .twin_at = 2};
 
-// The declaration's arguments in order (op_arg_fields.hpp; counted when the declaration is built);
+// The declaration's arguments in order (op_arg_fields.hpp; require_arg_fields checks the list against it);
 // the scratch is the call's own (run_with_scratch), read at kScratchAt.
 using A = SiluMulFp8QuantArgs;
 using Fields = ArgFields<A, &A::gate, &A::up, &A::q, &A::scales, kNotInArgs, &A::m, &A::k, &A::gate_row_stride,

@@ -35,7 +35,7 @@ constexpr std::array<std::string_view, 4> kRolesInOrder = {kBaGatesParentRole, k
                                                            kBaGatesDecodeRole};
 constexpr std::array<std::string_view, 3> kLeversInOrder = {kTwinLever, kTensorCoreLever, kDecodeLever};
 
-// The declaration's arguments in order (op_arg_fields.hpp; counted when the declaration is built).
+// The declaration's arguments in order (op_arg_fields.hpp; require_arg_fields checks the list against it).
 using A = BaGatesArgs;
 using Fields = ArgFields<A, &A::x, &A::weight, &A::a_log, &A::dt_bias, &A::gate_out, &A::m, &A::n, &A::k, &A::k_stride,
                          &A::gate_stride, &A::nv, &A::vheads_per_group>;
