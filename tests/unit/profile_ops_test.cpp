@@ -21,17 +21,14 @@
 #include "support/hopper_target.hpp"
 #include "support/isolated_runtime.hpp"
 #include "support/profile_ba_args.hpp"
+#include "support/sanitized_build.hpp"
 
 namespace {
 
 // Sanitizer builds (Debug, every access checked) run the same code paths on less work: the BA
 // comparison there takes the twin only at M = 64, K = 512 (the full grids at M = 264 take
 // minutes under AddressSanitizer on two cores); the default build checks M = 264.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
+constexpr bool kSanitized = metrale::test::kSanitizedBuild;
 
 const metrale::HardwareTarget& hopper() { return metrale::test::hopper_target(); }
 
