@@ -8,6 +8,8 @@
 // stream capturing into a CUDA graph runs only what prepare() made ready (src/ops/op_capture.hpp);
 // close() never frees under a call: it refuses new calls (ClosedError), waits for those in flight
 // and the background builds, then frees the kernels and the device (ARCHITECTURE.md, "Closing").
+// Past ~400 lines: most of it is RuntimeOptions, each field a setting an engine chooses, with
+// its default, its variable and its error stated beside it.
 #pragma once
 
 #include <array>

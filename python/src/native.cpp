@@ -15,6 +15,8 @@
 // - the GIL is released around every C call on a runtime, so a library thread that logs (and
 //   so takes the GIL in the log callback) never waits on a thread that holds the GIL and waits
 //   on the library.
+// Past ~400 lines: one binding per C ABI call the package makes, each a few lines over the two
+// rules above (the runtime pointer, the GIL); split, the rules would be stated twice.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/array.h>

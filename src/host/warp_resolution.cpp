@@ -3,6 +3,9 @@
 // intrinsics pass for a width w: segment = the w-lane group holding the lane; up reads lane-b if
 // still in the segment, down lane+b, xor lane^b if not above the segment, idx the segment's lane
 // (b mod w); otherwise the lane keeps its own value.
+// Past ~400 lines: every warp collective (shuffle, vote, match, reduction, tile and group
+// sync), both barriers and the stuck-block diagnosis read the same view of a block's parked
+// lanes; kept together so a collective is completed and explained by one set of rules.
 #include "warp_resolution.hpp"
 
 #include <fmt/format.h>

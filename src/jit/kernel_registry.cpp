@@ -1,5 +1,7 @@
 // kernel_registry.cpp: declaration, building, loading per device, records and statistics.
 // The build pipeline itself lives in variant_builder.cpp.
+// Past ~400 lines: the registry's public methods, most a few lines each, in the order a kernel
+// meets them (declare, build, attach, load, publish, records), so its life reads top to bottom.
 #include "metrale/jit/kernel_registry.hpp"
 
 #include <algorithm>

@@ -1,6 +1,8 @@
 // runtime.cpp: opening a runtime (backend, target, levers, kernels, the ops it serves) and the
 // op calls by name or OpRef (on a capturing stream through the capture context of
 // runtime_prepare.cpp). Knows no op: every op arrives as a declaration (metrale/ops/op_declaration.hpp).
+// Past ~400 lines: open's stages are one function so their order reads in one place, and the op
+// calls by name and by OpRef share its resolved-op table; the rest is short accessors.
 #include "metrale/runtime.hpp"
 
 #include <fmt/format.h>

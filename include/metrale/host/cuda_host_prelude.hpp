@@ -32,6 +32,9 @@
 //   (METRALE_HOST_ASYNC_*, used by metrale_arith.cuh) and live in another inline namespace, so the
 //   plain and the profiled copies of one intrinsic never merge at link time. Such a unit must
 //   include every standard header it needs before this one: the special functions become macros.
+// Past ~400 lines: it is the device-side CUDA surface the templates and an engine's kernels may
+// use (keywords, built-in variables, intrinsics, the atomic family, warp functions), which a
+// host-JIT compile includes as one file before the kernel's source.
 #pragma once
 // The prelude exists to define CUDA's own reserved names (__global__, __shfl_xor_sync, ...).
 // NOLINTBEGIN(bugprone-reserved-identifier)

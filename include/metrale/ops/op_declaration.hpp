@@ -10,6 +10,9 @@
 //   (OpArgValues): pointers as addresses, scalars as unsigned integers already range-checked
 //   against the declaration, so an op's own `run` only checks the rules between arguments;
 // - a Pick's strings view the declaration or static text, so it lives as long as the op set.
+// Past ~400 lines: the one type an engine declares an op with and the types its parts are made
+// of (arguments, roles, guards, shape constants, the call, its pick, explain and check results,
+// the op set), each documented where it is declared: one contract, read together.
 #pragma once
 
 #include <array>
