@@ -5,7 +5,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: run test deps configure build clean format format-check tidy sanitize tsan fuzz reliability-table ci
+.PHONY: run test deps configure build clean format format-check tidy sanitize tsan fuzz reliability-table ci ci-steps
 
 deps:
 	@tools/install_deps.sh
@@ -52,8 +52,11 @@ fuzz: deps
 reliability-table:
 	tools/check_reliability_table.sh $(BUILD_DIR) build-asan
 
-# Everything CI runs after `make test`.
-ci: format-check sanitize tsan fuzz reliability-table
+# Everything CI runs after `make test` (.ci/run runs them one by one, timing each).
+CI_STEPS = format-check sanitize tsan fuzz reliability-table
+ci: $(CI_STEPS)
+ci-steps:
+	@echo $(CI_STEPS)
 
 # tests/data/jit/jit_test_broken.cuh holds a syntax error on purpose (its line is asserted).
 FORMAT_FILES = $$(git ls-files '*.h' '*.c' '*.hpp' '*.cpp' '*.cuh' | grep -v 'tests/data/jit/jit_test_broken.cuh')
