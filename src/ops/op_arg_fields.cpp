@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include "ops/op_positions.hpp"
@@ -40,9 +42,23 @@ bool agrees(const ArgDecl& arg, ArgFieldKind kind) {
   return true;
 }
 
+// A rule's stand-in as a declaration spells a zero_means ("k", "n/2"); "" for no rule.
+std::string stand_in(const OpDeclaration& op, const ZeroMeansPlaces* rule) {
+  if (rule == nullptr) {
+    return {};
+  }
+  const std::string size = rule->size < op.args.size() ? op.args[rule->size].name : "?";
+  return rule->divisor == 1 ? size : fmt::format("{}/{}", size, rule->divisor);
+}
+
+std::string said(const std::string& stand_in) {
+  return stand_in.empty() ? std::string("nothing (0 is 0)") : fmt::format("'{}'", stand_in);
+}
+
 }  // namespace
 
-void require_arg_fields(const OpDeclaration& op, std::span<const ArgFieldKind> kinds) {
+void require_arg_fields(const OpDeclaration& op, std::span<const ArgFieldKind> kinds,
+                        std::span<const ZeroMeansPlaces> zero_means) {
   require_arg_count(op, kinds.size());
   for (std::size_t at = 0; at < kinds.size(); ++at) {
     const ArgDecl& arg = op.args[at];
@@ -52,6 +68,17 @@ void require_arg_fields(const OpDeclaration& op, std::span<const ArgFieldKind> k
                       "reads {} there",
                       op.name, at, arg.name, arg.tensor() ? "tensor" : "scalar",
                       arg.tensor() ? "" : fmt::format(" in [{}, {}]", arg.min, arg.max), read_as(kinds[at])));
+    }
+  }
+  for (std::size_t at = 0; at < op.args.size(); ++at) {
+    const auto rule = std::find_if(zero_means.begin(), zero_means.end(),
+                                   [&](const ZeroMeansPlaces& places) { return places.scalar == at; });
+    const std::string read = stand_in(op, rule == zero_means.end() ? nullptr : &*rule);
+    if (read != op.args[at].zero_means) {
+      throw std::logic_error(fmt::format(
+          "{}: the declaration's argument at position {} is '{}', whose 0 stands for {}, but its call reads 0 "
+          "there as {}",
+          op.name, at, op.args[at].name, said(op.args[at].zero_means), said(read)));
     }
   }
 }

@@ -79,6 +79,18 @@ std::uint64_t to_value(const Value& value) {
   }
 }
 
+// Whether two places of a list name the same member (kNotInArgs names none).
+template <auto First, auto Second>
+constexpr bool same_member() {
+  using FirstType = std::remove_cvref_t<decltype(First)>;
+  if constexpr (std::is_same_v<FirstType, std::remove_cvref_t<decltype(Second)>> &&
+                !std::is_same_v<FirstType, NotInArgs>) {
+    return First == Second;
+  } else {
+    return false;
+  }
+}
+
 template <typename Args, auto Member>
 void read_one(Args& args, std::uint64_t value) {
   if constexpr (!std::is_same_v<std::remove_cvref_t<decltype(Member)>, NotInArgs>) {
@@ -105,8 +117,21 @@ struct ArgFields {
   static_assert(count <= kMaxArgs);
   static constexpr std::array<ArgFieldKind, count> kinds{arg_fields_detail::kind_of<Args, Members>()...};
 
+  // The place of `Member` in the list; `count` when it is not there (ZeroMeansList refuses that
+  // at compile time).
+  template <auto Member>
+  static constexpr std::size_t place_of() {
+    constexpr std::array<bool, count> same{arg_fields_detail::same_member<Member, Members>()...};
+    for (std::size_t at = 0; at < count; ++at) {
+      if (same[at]) {
+        return at;
+      }
+    }
+    return count;
+  }
+
   // The struct from a call's values (values.size() >= count; a declared op's call has one value
-  // per argument). Defaults such as a zero stride meaning k are the op's to apply after.
+  // per argument). A zero that stands for another size is the op's ZeroMeansList to apply after.
   static Args read(OpArgValues values) {
     Args args{};
     std::size_t at = 0;
@@ -123,16 +148,57 @@ struct ArgFields {
   }
 };
 
+// A zero in the scalar member `Scalar` stands for the member `Size` over `Divisor` (a row stride of
+// 0: the row's length): ZeroMeans<&A::k_stride, &A::k>, ZeroMeans<&A::nv, &A::n, 2>. The
+// declaration says the same as the argument's zero_means ("k", "n/2"), which the extent and
+// aliasing checks read; require_arg_fields compares the two when the declaration is built.
+template <auto Scalar, auto Size, std::uint32_t Divisor = 1>
+struct ZeroMeans {
+  static_assert(Divisor != 0, "a zero cannot stand for a size over 0");
+  static constexpr auto scalar = Scalar;
+  static constexpr auto size = Size;
+  static constexpr std::uint32_t divisor = Divisor;
+
+  template <typename Args>
+  static void apply(Args& args) {
+    if (args.*Scalar == 0) {
+      args.*Scalar = args.*Size / Divisor;
+    }
+  }
+};
+
+// A ZeroMeans rule by places of the argument list, as require_arg_fields compares it.
+struct ZeroMeansPlaces {
+  std::size_t scalar = 0;
+  std::size_t size = 0;
+  std::uint32_t divisor = 1;
+};
+
+// An op's ZeroMeans rules over its argument list `Fields`, applied in list order after
+// Fields::read.
+template <typename Fields, typename... Rules>
+struct ZeroMeansList {
+  static constexpr std::array<ZeroMeansPlaces, sizeof...(Rules)> places{ZeroMeansPlaces{
+      Fields::template place_of<Rules::scalar>(), Fields::template place_of<Rules::size>(), Rules::divisor}...};
+  static_assert(((Fields::template place_of<Rules::scalar>() < Fields::count &&
+                  Fields::template place_of<Rules::size>() < Fields::count) &&
+                 ...),
+                "a ZeroMeans member is not in the argument list");
+
+  template <typename Args>
+  static void apply(Args& args) {
+    (Rules::apply(args), ...);
+  }
+};
+
 // std::logic_error naming the op, the position and the argument unless the declaration has one
 // argument per place of `kinds` (ArgFields::kinds) and each agrees: a pointer where a tensor is
 // declared, a scalar or flag where a scalar is, a flag (bool, two-value enum) only where the
-// scalar's range is [0, 1]. Called when the declaration is built; swapping two scalars of one kind
-// (m and k) is not caught here but by the ops' tests against their references.
-void require_arg_fields(const OpDeclaration& op, std::span<const ArgFieldKind> kinds);
-
-// A zero scalar that means another size (a row stride of 0: the row length).
-constexpr std::uint32_t zero_means(std::uint32_t value, std::uint32_t otherwise) {
-  return value == 0 ? otherwise : value;
-}
+// scalar's range is [0, 1]; and unless each argument's zero_means is what the call's rules
+// (ZeroMeansList::places) read a 0 there as, the same size over the same divisor, or nothing
+// on both sides. Called when the declaration is built; swapping two scalars of one kind (m and k)
+// is not caught here but by the ops' tests against their references.
+void require_arg_fields(const OpDeclaration& op, std::span<const ArgFieldKind> kinds,
+                        std::span<const ZeroMeansPlaces> zero_means = {});
 
 }  // namespace metrale::ops

@@ -1,8 +1,9 @@
 // The typed view of a call's values (ops/op_arg_fields.hpp): one list of members reads every kind
 // of argument in declaration order and writes it back unchanged, a place the struct does not hold
-// is skipped both ways, the two-value rule for enums and bools is the [0, 1] scalar's, and a
-// declaration with another number of arguments than its list, or another kind at a place, is
-// refused when built.
+// is skipped both ways, the two-value rule for enums and bools is the [0, 1] scalar's, a zero that
+// stands for another size takes it, and a declaration with another number of arguments than its
+// list, another kind at a place, or another stand-in for a zero than its call reads, is refused
+// when built.
 #include "ops/op_arg_fields.hpp"
 
 #include <array>
@@ -97,9 +98,84 @@ TEST_CASE("an op's enum or bool argument reads 1 as its second value and anythin
   CHECK(args.layout == Layout::kColumnMajor);
 }
 
-TEST_CASE("a zero scalar that means another size takes it, any other value stays", "[ops][arg_fields]") {
-  STATIC_REQUIRE(ops::zero_means(0, 5120) == 5120);
-  STATIC_REQUIRE(ops::zero_means(7, 5120) == 7);
+namespace {
+
+struct StrideArgs {
+  DevicePtr x;
+  std::uint32_t n = 0, k = 0, k_stride = 0, nv = 0;
+};
+using S = StrideArgs;
+using StrideFields = ops::ArgFields<S, &S::x, &S::n, &S::k, &S::k_stride, &S::nv>;
+using StrideDefaults =
+    ops::ZeroMeansList<StrideFields, ops::ZeroMeans<&S::k_stride, &S::k>, ops::ZeroMeans<&S::nv, &S::n, 2>>;
+
+// x [n][k_stride], n, k, k_stride (0: k), nv (0: n/2), as a declaration states them.
+ops::OpDeclaration stride_op() {
+  ops::OpDeclaration op;
+  op.name = "planted";
+  op.args = {ops::tensor_arg("x", ops::ArgKind::kInput, ops::DType::kBf16, 16, {"n", "k_stride"}, "rows"),
+             ops::scalar_arg("n", std::nullopt, UINT32_MAX, "rows"),
+             ops::scalar_arg("k", std::nullopt, UINT32_MAX, "columns"),
+             ops::scalar_arg("k_stride", 0, UINT32_MAX, "row stride (0: k)").with_zero_means("k"),
+             ops::scalar_arg("nv", 0, UINT32_MAX, "heads (0: n / 2)").with_zero_means("n/2")};
+  return op;
+}
+
+}  // namespace
+
+TEST_CASE("a zero that stands for another size takes it, any other value stays", "[ops][arg_fields]") {
+  STATIC_REQUIRE(StrideDefaults::places.size() == 2);
+  STATIC_REQUIRE(StrideDefaults::places[0].scalar == 3);
+  STATIC_REQUIRE(StrideDefaults::places[0].size == 2);
+  STATIC_REQUIRE(StrideDefaults::places[0].divisor == 1);
+  STATIC_REQUIRE(StrideDefaults::places[1].scalar == 4);
+  STATIC_REQUIRE(StrideDefaults::places[1].size == 1);
+  STATIC_REQUIRE(StrideDefaults::places[1].divisor == 2);
+  std::mt19937_64 rng(0x2e40d3f1);
+  for (int trial = 0; trial < 200; ++trial) {
+    // Each defaulted place is 0 half the time, else a random size (never 0).
+    const auto maybe_zero = [&] { return (rng() & 1U) != 0 ? 0 : 1 + rng() % UINT32_MAX; };
+    const std::vector<std::uint64_t> values{rng(), 1 + rng() % UINT32_MAX, 1 + rng() % UINT32_MAX, maybe_zero(),
+                                            maybe_zero()};
+    StrideArgs args = StrideFields::read(values);
+    StrideDefaults::apply(args);
+    INFO("n " << values[1] << " k " << values[2] << " k_stride " << values[3] << " nv " << values[4]);
+    CHECK(args.k_stride == (values[3] == 0 ? values[2] : values[3]));
+    CHECK(args.nv == (values[4] == 0 ? values[1] / 2 : values[4]));
+    CHECK(args.n == values[1]);
+    CHECK(args.k == values[2]);
+  }
+}
+
+TEST_CASE("a declaration whose zero stands for another size than its call reads is refused, naming both",
+          "[ops][arg_fields]") {
+  const ops::OpDeclaration op = stride_op();
+  CHECK_NOTHROW(ops::require_arg_fields(op, StrideFields::kinds, StrideDefaults::places));
+  const auto message_of = [&](std::vector<ops::ZeroMeansPlaces> rules) {
+    try {
+      ops::require_arg_fields(op, StrideFields::kinds, rules);
+    } catch (const std::logic_error& error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  CHECK(message_of({{3, 1, 1}, {4, 1, 2}}) ==
+        "planted: the declaration's argument at position 3 is 'k_stride', whose 0 stands for 'k', but its call reads 0 "
+        "there as 'n'");
+  CHECK(message_of({{3, 2, 1}, {4, 1, 4}}) ==
+        "planted: the declaration's argument at position 4 is 'nv', whose 0 stands for 'n/2', but its call reads 0 "
+        "there as 'n/4'");
+  CHECK(message_of({{3, 2, 1}}) ==
+        "planted: the declaration's argument at position 4 is 'nv', whose 0 stands for 'n/2', but its call reads 0 "
+        "there as nothing (0 is 0)");
+  CHECK(message_of({{1, 2, 1}, {3, 2, 1}, {4, 1, 2}}) ==
+        "planted: the declaration's argument at position 1 is 'n', whose 0 stands for nothing (0 is 0), but its call "
+        "reads 0 there as 'k'");
+  // The library's ops state their stand-ins twice too (declaration and call): each builds only
+  // when they agree (the declaration's own require_arg_fields).
+  for (const ops::LibraryOp& entry : ops::library_op_list()) {
+    CHECK_NOTHROW(entry.declaration());
+  }
 }
 
 TEST_CASE("a declaration with another number of arguments than its call reads is refused, naming both counts",

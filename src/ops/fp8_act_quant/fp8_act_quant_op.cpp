@@ -36,9 +36,12 @@ using A = Fp8QuantArgs;
 using Fields = ArgFields<A, &A::x, &A::q, &A::scales, &A::m, &A::k, &A::x_row_stride, &A::scale_layout, &A::m_aligned,
                          &A::scale_kind>;
 
+// What a 0 stands for where the declaration says so (its zero_means; require_arg_fields compares them).
+using Defaults = ZeroMeansList<Fields, ZeroMeans<&A::x_row_stride, &A::k>>;
+
 Fp8QuantArgs unpack(OpArgValues values) {
   Fp8QuantArgs args = Fields::read(values);
-  args.x_row_stride = zero_means(args.x_row_stride, args.k);
+  Defaults::apply(args);
   return args;
 }
 
@@ -133,7 +136,7 @@ OpDeclaration fp8_act_quant_declaration() {
   op.shape_rules = [](OpArgValues values) { validate_fp8_quant_args(unpack(values)); };  // run's own
   op.profile = fp8_act_quant_profile();                                                  // fp8_act_quant_check.cpp
   op.check = fp8_act_quant_check;                                                        // fp8_act_quant_check.cpp
-  require_arg_fields(op, Fields::kinds);
+  require_arg_fields(op, Fields::kinds, Defaults::places);
   return op;
 }
 

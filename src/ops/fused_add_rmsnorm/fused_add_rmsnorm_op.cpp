@@ -28,10 +28,13 @@ using A = FusedAddRmsnormArgs;
 using Fields = ArgFields<A, &A::x, &A::residual, &A::weight, &A::y, &A::residual_out, &A::q, &A::scales, &A::m,
                          &A::hidden, &A::x_row_stride, &A::residual_row_stride, &A::eps, &A::pow2_scale>;
 
+// What a 0 stands for where the declaration says so (its zero_means; require_arg_fields compares them).
+using Defaults =
+    ZeroMeansList<Fields, ZeroMeans<&A::x_row_stride, &A::hidden>, ZeroMeans<&A::residual_row_stride, &A::hidden>>;
+
 FusedAddRmsnormArgs unpack(OpArgValues values) {
   FusedAddRmsnormArgs args = Fields::read(values);
-  args.x_row_stride = zero_means(args.x_row_stride, args.hidden);
-  args.residual_row_stride = zero_means(args.residual_row_stride, args.hidden);
+  Defaults::apply(args);
   return args;
 }
 
@@ -111,7 +114,7 @@ OpDeclaration fused_add_rmsnorm_declaration() {
       scalar_arg("eps_bits", kRmsnormEpsBits, UINT32_MAX, "epsilon as IEEE float32 bits (default 1e-6)"),
       scalar_arg("pow2_scales", 0, 1, "1: power-of-two (UE8M0) scales"),
   };
-  require_arg_fields(op, Fields::kinds);
+  require_arg_fields(op, Fields::kinds, Defaults::places);
   op.run = run;
   op.explain = explain;
   op.shape_rules = [](OpArgValues values) { validate_fused_add_rmsnorm_args(unpack(values)); };

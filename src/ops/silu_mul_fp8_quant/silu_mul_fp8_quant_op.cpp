@@ -42,10 +42,12 @@ using Fields = ArgFields<A, &A::gate, &A::up, &A::q, &A::scales, kNotInArgs, &A:
                          &A::up_row_stride, &A::scale_layout, &A::m_aligned, &A::scale_kind>;
 constexpr std::size_t kScratchAt = 4;
 
+// What a 0 stands for where the declaration says so (its zero_means; require_arg_fields compares them).
+using Defaults = ZeroMeansList<Fields, ZeroMeans<&A::gate_row_stride, &A::k>, ZeroMeans<&A::up_row_stride, &A::k>>;
+
 SiluMulFp8QuantArgs unpack(OpArgValues values) {
   SiluMulFp8QuantArgs args = Fields::read(values);
-  args.gate_row_stride = zero_means(args.gate_row_stride, args.k);
-  args.up_row_stride = zero_means(args.up_row_stride, args.k);
+  Defaults::apply(args);
   return args;
 }
 
@@ -147,7 +149,7 @@ OpDeclaration silu_mul_fp8_quant_declaration() {
           .with_multiple_of(4),
       scalar_arg("pow2_scales", 0, 1, "1: power-of-two (UE8M0) scales"),
   };
-  require_arg_fields(op, Fields::kinds);
+  require_arg_fields(op, Fields::kinds, Defaults::places);
   require_arg_at(op, kScratchAt, "scratch");
   op.run = run;
   op.explain = explain;

@@ -40,11 +40,13 @@ using A = BaGatesArgs;
 using Fields = ArgFields<A, &A::x, &A::weight, &A::a_log, &A::dt_bias, &A::gate_out, &A::m, &A::n, &A::k, &A::k_stride,
                          &A::gate_stride, &A::nv, &A::vheads_per_group>;
 
+// What a 0 stands for where the declaration says so (its zero_means; require_arg_fields compares them).
+using Defaults = ZeroMeansList<Fields, ZeroMeans<&A::k_stride, &A::k>, ZeroMeans<&A::gate_stride, &A::n>,
+                               ZeroMeans<&A::nv, &A::n, 2>>;
+
 BaGatesArgs unpack(OpArgValues values) {
   BaGatesArgs args = Fields::read(values);
-  args.k_stride = zero_means(args.k_stride, args.k);
-  args.gate_stride = zero_means(args.gate_stride, args.n);
-  args.nv = zero_means(args.nv, args.n / 2);
+  Defaults::apply(args);
   return args;
 }
 
@@ -345,7 +347,7 @@ OpDeclaration ssm_ba_gates_declaration() {
   op.shape_rules = [](OpArgValues values) { validate_ba_gates_args(unpack(values)); };  // run's own
   op.profile = ssm_ba_gates_profile();                                                  // ssm_ba_gates_check.cpp
   op.check = ssm_ba_gates_check;                                                        // ssm_ba_gates_check.cpp
-  require_arg_fields(op, Fields::kinds);
+  require_arg_fields(op, Fields::kinds, Defaults::places);
   return op;
 }
 
