@@ -180,10 +180,15 @@ template <typename Fields, typename... Rules>
 struct ZeroMeansList {
   static constexpr std::array<ZeroMeansPlaces, sizeof...(Rules)> places{ZeroMeansPlaces{
       Fields::template place_of<Rules::scalar>(), Fields::template place_of<Rules::size>(), Rules::divisor}...};
-  static_assert(((Fields::template place_of<Rules::scalar>() < Fields::count &&
-                  Fields::template place_of<Rules::size>() < Fields::count) &&
-                 ...),
-                "a ZeroMeans member is not in the argument list");
+  static constexpr bool in_list() {
+    for (const ZeroMeansPlaces& rule : places) {
+      if (rule.scalar >= Fields::count || rule.size >= Fields::count) {
+        return false;
+      }
+    }
+    return true;
+  }
+  static_assert(in_list(), "a ZeroMeans member is not in the argument list");
 
   template <typename Args>
   static void apply(Args& args) {
