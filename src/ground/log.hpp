@@ -9,6 +9,8 @@
 #include <optional>
 #include <string_view>
 
+#include "ground/fmt_extern.hpp"
+
 namespace metrale {
 
 // The shared logger "metrale", created on first use (thread-safe).
