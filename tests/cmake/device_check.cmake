@@ -15,7 +15,7 @@ if(TARGET metrale-ops-bench)
   add_test(NAME device_check_dry_run
            COMMAND bash ${PROJECT_SOURCE_DIR}/tools/device_check.sh --dry-run --stage-from ${PROJECT_BINARY_DIR}
                    --stage-dir ${PROJECT_BINARY_DIR}/device-check-stage)
-  set_tests_properties(device_check_dry_run PROPERTIES TIMEOUT 420 LABELS device
+  set_tests_properties(device_check_dry_run PROPERTIES TIMEOUT 420 LABELS device COST 25
                        ENVIRONMENT "METRALE_CACHE_DIR=${PROJECT_BINARY_DIR}/test-cache")
   foreach(scenario hang all-fail sanitizer peers-sigterm python-abi)
     add_test(NAME device_check_fake_${scenario}
