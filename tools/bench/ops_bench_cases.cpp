@@ -77,16 +77,6 @@ std::size_t count_bits(const std::vector<T>& values, std::uint32_t bits) {
   }));
 }
 
-KernelResult new_result(std::string op, std::string kernel, std::uint32_t m, std::uint32_t k, std::uint32_t n) {
-  KernelResult result;
-  result.op = std::move(op);
-  result.kernel = std::move(kernel);
-  result.m = m;
-  result.k = k;
-  result.n = n;
-  return result;
-}
-
 // The BA kernels the bench runs at every shape, in this order (the twin is compared with the
 // parent's bytes, so the parent goes first).
 enum class BaKernel { kParent, kTwin, kMma, kMmaShaped, kDecode };

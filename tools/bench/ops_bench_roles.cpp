@@ -46,14 +46,19 @@ ops::BaGatesKernels ba_gates_kernels(const Runtime& runtime, const BenchSettings
   return kernels;
 }
 
-KernelResult refused_result(std::string op, std::string kernel, std::uint32_t m, std::uint32_t k, std::uint32_t n,
-                            std::uint64_t bytes, const std::string& refusal) {
+KernelResult new_result(std::string op, std::string kernel, std::uint32_t m, std::uint32_t k, std::uint32_t n) {
   KernelResult result;
   result.op = std::move(op);
   result.kernel = std::move(kernel);
   result.m = m;
   result.k = k;
   result.n = n;
+  return result;
+}
+
+KernelResult refused_result(std::string op, std::string kernel, std::uint32_t m, std::uint32_t k, std::uint32_t n,
+                            std::uint64_t bytes, const std::string& refusal) {
+  KernelResult result = new_result(std::move(op), std::move(kernel), m, k, n);
   result.bytes = bytes;
   result.refused = refusal;
   result.check_note = "refused by verification: " + refusal;

@@ -37,6 +37,8 @@ ShapedMma shaped_mma(Runtime& runtime, const BenchSettings& settings, std::uint3
 // refusals: shared, twin.
 ops::Fp8QuantKernels fp8_quant_kernels(const Runtime& runtime, const BenchSettings& settings,
                                        std::array<std::string, 2>& refusals);
+// A row for one kernel at one shape, before it runs.
+KernelResult new_result(std::string op, std::string kernel, std::uint32_t m, std::uint32_t k, std::uint32_t n);
 // A row for a kernel verification refused: not launched, not timed; the reason in its check column.
 KernelResult refused_result(std::string op, std::string kernel, std::uint32_t m, std::uint32_t k, std::uint32_t n,
                             std::uint64_t bytes, const std::string& refusal);
