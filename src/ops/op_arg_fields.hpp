@@ -20,6 +20,7 @@
 
 #include "metrale/gpu/device_handles.hpp"
 #include "metrale/ops/op_declaration.hpp"
+#include "ops/op_checks.hpp"
 
 namespace metrale::ops {
 
@@ -145,6 +146,16 @@ struct ArgFields {
     std::size_t at = 0;
     ((values[at++] = arg_fields_detail::write_one<Args, Members>(args)), ...);
     return values;
+  }
+
+  // A typed call's tensors held to its declaration's rules (detail::DeclaredTensors: null,
+  // optional, alignment), so the declaration is the one place an op states its tensors' names and
+  // alignments; `tensors` is read from the op's declaration once, by the caller.
+  static void require_declared_tensors(std::string_view op, const detail::DeclaredTensors& tensors, const Args& args) {
+    std::array<std::uint64_t, count> values{};  // the list's own length: a call pays for no more
+    std::size_t at = 0;
+    ((values[at++] = arg_fields_detail::write_one<Args, Members>(args)), ...);
+    tensors.require(op, values);
   }
 };
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "metrale/error.hpp"
+#include "metrale/ops/op_declaration.hpp"
 
 namespace metrale::ops::detail {
 
@@ -20,6 +21,33 @@ void require_non_null(std::string_view op, std::string_view name, DevicePtr ptr)
 void require_aligned(std::string_view op, std::string_view name, DevicePtr ptr, std::uint64_t alignment) {
   if (ptr.address % alignment != 0) {
     argument_error(op, fmt::format("{} (0x{:x}) is not {}-byte aligned", name, ptr.address, alignment));
+  }
+}
+
+DeclaredTensors::DeclaredTensors(std::span<const ArgDecl> args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const ArgDecl& arg = args[i];
+    if (arg.tensor()) {
+      tensors_.push_back({.at = i,
+                          .name = arg.name,
+                          .alignment = arg.alignment != 0 ? arg.alignment : dtype_bytes(arg.dtype),
+                          .optional = arg.optional});
+    }
+  }
+}
+
+void DeclaredTensors::require(std::string_view op, std::span<const std::uint64_t> values) const {
+  for (const Tensor& tensor : tensors_) {
+    if (tensor.at >= values.size()) {
+      continue;  // a value list shorter than the declaration: check_value_count's to refuse
+    }
+    const std::uint64_t value = values[tensor.at];
+    // The common case in a few instructions (every call walks this); the messages out of line.
+    if ((value != 0 && value % tensor.alignment == 0) || (value == 0 && tensor.optional)) {
+      continue;
+    }
+    require_non_null(op, tensor.name, DevicePtr{value});
+    require_aligned(op, tensor.name, DevicePtr{value}, tensor.alignment);
   }
 }
 

@@ -3,9 +3,15 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
+#include <vector>
 
 #include "metrale/gpu/device_handles.hpp"
+
+namespace metrale::ops {
+struct ArgDecl;
+}  // namespace metrale::ops
 
 namespace metrale::ops::detail {
 
@@ -13,6 +19,30 @@ namespace metrale::ops::detail {
 
 void require_non_null(std::string_view op, std::string_view name, DevicePtr ptr);
 void require_aligned(std::string_view op, std::string_view name, DevicePtr ptr, std::uint64_t alignment);
+
+// The tensor rules of a declaration's argument list, read once (when an op's declaration or a
+// declared op's program is built) so a call walks its tensors alone: the one pointer check of every
+// op, library or declared, so a typed call and the declaration never disagree on a name or an
+// alignment. Holds views of `args`' names: `args` must outlive it.
+class DeclaredTensors {
+ public:
+  DeclaredTensors() = default;
+  explicit DeclaredTensors(std::span<const ArgDecl> args);
+
+  // Each tensor as `values` (the call's values in declaration order) gives it: non-null unless
+  // declared optional and left out (0), aligned to its declared alignment (its element size where
+  // it states none); else an ArgumentError naming `op`, the tensor and the rule.
+  void require(std::string_view op, std::span<const std::uint64_t> values) const;
+
+ private:
+  struct Tensor {
+    std::size_t at = 0;
+    std::string_view name;
+    std::uint64_t alignment = 1;
+    bool optional = false;
+  };
+  std::vector<Tensor> tensors_;
+};
 
 // rows x row_elements x element_bytes, or an ArgumentError naming `what` when it overflows
 // 64 bits.

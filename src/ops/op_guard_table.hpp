@@ -65,4 +65,12 @@ class GuardTable {
 // Logs `line` through metrale::logger() at info when there is one (a claimed slot's line).
 void log_verdict_line(const std::optional<std::string>& line);
 
+// The one process-wide table of the reason list `Reasons` (a namespace-scope array), so each
+// guard's log slots are claimed once per process however many call sites ask.
+template <const auto& Reasons>
+const GuardTable& guard_table_of() {
+  static const GuardTable table(Reasons);
+  return table;
+}
+
 }  // namespace metrale::ops

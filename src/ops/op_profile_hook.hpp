@@ -92,4 +92,21 @@ class ProfileBuffers {
   std::vector<DevicePtr> owned_;
 };
 
+// The launches of an op whose kernels all take its typed arguments `Args`: the subclass fills
+// args_ from buffers_ at the shape (and checks them with the op's own rules) and launches each
+// role through the op's launcher; a block is the parameters' BLOCK unless the subclass says
+// otherwise.
+template <typename Args>
+class ArgsLaunches : public ProfiledLaunches {
+ public:
+  explicit ArgsLaunches(GpuBackend& gpu) : buffers_(gpu) {}
+  [[nodiscard]] Dim3 block(const ProfiledKernel& /*kernel*/, const KernelParams& params) const override {
+    return Dim3{params.block, 1, 1};
+  }
+
+ protected:
+  ProfileBuffers buffers_;
+  Args args_{};
+};
+
 }  // namespace metrale::ops

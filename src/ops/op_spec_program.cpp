@@ -117,6 +117,7 @@ std::shared_ptr<const SpecProgram> compile_spec(const OpSpec& spec) {
   auto program = std::make_shared<SpecProgram>();
   program->op = spec.name;
   program->args = spec.args;
+  program->tensors = detail::DeclaredTensors(program->args);
   if (spec.roles.empty()) {
     spec_error(spec.name, "roles", "an op needs at least its parent role");
   }
@@ -260,15 +261,7 @@ bool role_requested(const CompiledRole& role, const SpecSlots& slots, const Spec
 }
 
 void check_shape_rules(const SpecProgram& program, OpArgValues values, const SpecSlots& slots) {
-  for (std::size_t i = 0; i < program.args.size() && i < values.size(); ++i) {
-    const ArgDecl& arg = program.args[i];
-    if (!arg.tensor() || (arg.optional && values[i] == 0)) {
-      continue;
-    }
-    detail::require_non_null(program.op, arg.name, DevicePtr{values[i]});
-    detail::require_aligned(program.op, arg.name, DevicePtr{values[i]},
-                            arg.alignment != 0 ? arg.alignment : dtype_bytes(arg.dtype));
-  }
+  program.tensors.require(program.op, values);
   for (const CompiledRule& rule : program.shape_rules) {
     const ExprResult result = rule.holds.evaluate(slots);
     if (!result.ok() || result.value == 0) {

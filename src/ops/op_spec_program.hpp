@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "metrale/ops/op_declaration.hpp"
+#include "ops/op_checks.hpp"
 #include "ops/op_expression.hpp"
 #include "ops/op_guard_table.hpp"
 #include "ops/op_spec.hpp"
@@ -58,6 +59,7 @@ struct CompiledRole {
 struct SpecProgram {
   std::string op;
   std::vector<ArgDecl> args;
+  detail::DeclaredTensors tensors;  // args' tensor rules (views of args' names)
   ExprNames names;
   std::vector<std::optional<Expr>> zero_means;       // per argument
   std::vector<std::vector<Expr>> dims;               // per argument: a tensor's extents (ArgDecl::dims)

@@ -172,35 +172,36 @@ TEST_CASE("every decode verdict has its own log slot, the lever off logs nothing
   for (std::size_t i = 0; i < kBaGatesDecodeRejects.size(); ++i) {
     BaGatesPick pick{kParent, false, std::nullopt};
     pick.decode_reject = kBaGatesDecodeRejects[i];
-    const auto slot = ba_gates_decode_log_slot(pick, true);
+    const auto slot = ba_gates_consulted_log_slot(kBaGatesDecodeConsulted, pick, true);
     REQUIRE(slot.has_value());
     CHECK(slot->reject_index == i);
     flags.insert(slot->flag_index(kBaGatesDecodeRejects.size()));
-    CHECK_FALSE(ba_gates_decode_log_slot(pick, false).has_value());
+    CHECK_FALSE(ba_gates_consulted_log_slot(kBaGatesDecodeConsulted, pick, false).has_value());
   }
   BaGatesPick ran{kSplitK, false, std::nullopt};
   ran.decode = true;
-  flags.insert(ba_gates_decode_log_slot(ran, true)->flag_index(kBaGatesDecodeRejects.size()));
+  flags.insert(
+      ba_gates_consulted_log_slot(kBaGatesDecodeConsulted, ran, true)->flag_index(kBaGatesDecodeRejects.size()));
   CHECK(flags.size() == kBaGatesDecodeLogSlots);
   // Not consulted (the tensor-core kernel ran): no slot.
   BaGatesPick mma{KernelHandle{33}, false, std::nullopt};
   mma.mma = true;
-  CHECK_FALSE(ba_gates_decode_log_slot(mma, true).has_value());
+  CHECK_FALSE(ba_gates_consulted_log_slot(kBaGatesDecodeConsulted, mma, true).has_value());
 
   OnceSlots said(kBaGatesDecodeLogSlots);
   const KernelParams shipped{256, 64, 6};
-  const auto first = ba_gates_decode_log_line(ran, true, 1, shipped, said);
+  const auto first = ba_gates_consulted_log_line(kBaGatesDecodeConsulted, ran, true, 1, shipped, said);
   REQUIRE(first.has_value());
   CHECK_THAT(*first, Catch::Contains("ssm_ba_gates_splitk") && Catch::Contains("M=1 ") &&
                          Catch::Contains("block=256 tokens/tile=64 outputs/CTA=6"));
-  CHECK_FALSE(ba_gates_decode_log_line(ran, true, 2, shipped, said).has_value());
+  CHECK_FALSE(ba_gates_consulted_log_line(kBaGatesDecodeConsulted, ran, true, 2, shipped, said).has_value());
   BaGatesPick declined{kParent, false, kBaGatesTooFewTokens};
   declined.decode_reject = kBaGatesDecodeTooManyTokens;
-  const auto second = ba_gates_decode_log_line(declined, true, 65, shipped, said);
+  const auto second = ba_gates_consulted_log_line(kBaGatesDecodeConsulted, declined, true, 65, shipped, said);
   REQUIRE(second.has_value());
   CHECK_THAT(*second,
              Catch::Contains("NOT running at M=65") && Catch::Contains(std::string(kBaGatesDecodeTooManyTokens)));
-  CHECK_FALSE(ba_gates_decode_log_line(declined, false, 65, shipped, said).has_value());
+  CHECK_FALSE(ba_gates_consulted_log_line(kBaGatesDecodeConsulted, declined, false, 65, shipped, said).has_value());
 }
 
 TEST_CASE("the decode launcher refuses variants past its rules and grids past CUDA's", "[ops][ba_gates_decode]") {

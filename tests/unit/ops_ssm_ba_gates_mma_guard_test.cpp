@@ -206,27 +206,27 @@ TEST_CASE("every tensor-core verdict has its own log slot, and the lever off log
   for (std::size_t i = 0; i < kBaGatesMmaRejects.size(); ++i) {
     BaGatesPick pick{kParent, false, std::nullopt};
     pick.mma_reject = kBaGatesMmaRejects[i];
-    const auto slot = ba_gates_mma_log_slot(pick, true);
+    const auto slot = ba_gates_consulted_log_slot(kBaGatesMmaConsulted, pick, true);
     REQUIRE(slot.has_value());
     CHECK(slot->reject_index == i);
     flags.insert(slot->flag_index(kBaGatesMmaRejects.size()));
-    CHECK_FALSE(ba_gates_mma_log_slot(pick, false).has_value());
+    CHECK_FALSE(ba_gates_consulted_log_slot(kBaGatesMmaConsulted, pick, false).has_value());
   }
   BaGatesPick ran{kMma, false, std::nullopt};
   ran.mma = true;
-  flags.insert(ba_gates_mma_log_slot(ran, true)->flag_index(kBaGatesMmaRejects.size()));
+  flags.insert(ba_gates_consulted_log_slot(kBaGatesMmaConsulted, ran, true)->flag_index(kBaGatesMmaRejects.size()));
   CHECK(flags.size() == kBaGatesMmaLogSlots);
 
   OnceSlots said(kBaGatesMmaLogSlots);
   const KernelParams gb10{256, 64, 3};
-  const auto first = ba_gates_mma_log_line(ran, true, 8192, gb10, said);
+  const auto first = ba_gates_consulted_log_line(kBaGatesMmaConsulted, ran, true, 8192, gb10, said);
   REQUIRE(first.has_value());
   CHECK_THAT(*first, Catch::Contains("ssm_ba_gates_mma") && Catch::Contains("M=8192") &&
                          Catch::Contains("block=256 tokens/tile=64 grid=(ceil(M/64)"));
-  CHECK_FALSE(ba_gates_mma_log_line(ran, true, 9000, gb10, said).has_value());
+  CHECK_FALSE(ba_gates_consulted_log_line(kBaGatesMmaConsulted, ran, true, 9000, gb10, said).has_value());
   BaGatesPick declined{kTwin, true, std::nullopt};
   declined.mma_reject = kBaGatesMmaTooFewTokens;
-  const auto second = ba_gates_mma_log_line(declined, true, 300, gb10, said);
+  const auto second = ba_gates_consulted_log_line(kBaGatesMmaConsulted, declined, true, 300, gb10, said);
   REQUIRE(second.has_value());
   CHECK_THAT(*second, Catch::Contains("NOT running at M=300") && Catch::Contains(std::string(kBaGatesMmaTooFewTokens)));
 }

@@ -24,15 +24,6 @@ namespace {
 
 constexpr std::string_view kOp = "fp8_act_quant";
 
-void check_pointers(const Fp8QuantArgs& a) {
-  detail::require_non_null(kOp, "x", a.x);
-  detail::require_non_null(kOp, "q", a.q);
-  detail::require_non_null(kOp, "scales", a.scales);
-  detail::require_aligned(kOp, "x", a.x, 16);
-  detail::require_aligned(kOp, "q", a.q, 8);
-  detail::require_aligned(kOp, "scales", a.scales, 4);
-}
-
 void check_shape(const Fp8QuantArgs& a) {
   using detail::argument_error;
   if (a.m == 0 || a.k == 0) {
@@ -70,7 +61,7 @@ Fp8ScaleStrides fp8_scale_strides(const Fp8QuantArgs& args) {
 }
 
 void validate_fp8_quant_args(const Fp8QuantArgs& args) {
-  check_pointers(args);
+  require_fp8_act_quant_tensors(args);
   check_shape(args);
 }
 
@@ -167,10 +158,7 @@ Fp8QuantPick fp8_quant_pick(bool requested, const Fp8QuantKernels& kernels, std:
   return pick;
 }
 
-const GuardTable& fp8_quant_guard() {
-  static const GuardTable table(kFp8QuantRejects);
-  return table;
-}
+const GuardTable& fp8_quant_guard() { return guard_table_of<kFp8QuantRejects>(); }
 
 std::optional<OpLogSlot> fp8_quant_log_slot(const Fp8QuantPick& pick) {
   return fp8_quant_guard().slot_of(pick.reject, pick.requested);

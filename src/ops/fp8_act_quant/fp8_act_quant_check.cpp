@@ -228,9 +228,9 @@ Fp8OracleResult fp8_act_quant_oracle(std::span<const std::uint16_t> x, const Fp8
 namespace metrale::ops {
 namespace {
 
-class Fp8Launches final : public ProfiledLaunches {
+class Fp8Launches final : public ArgsLaunches<Fp8QuantArgs> {
  public:
-  Fp8Launches(GpuBackend& gpu, const ProfileShape& shape) : buffers_(gpu), shape_(shape) {
+  Fp8Launches(GpuBackend& gpu, const ProfileShape& shape) : ArgsLaunches(gpu) {
     const std::uint64_t m = shape.m;
     args_.x = buffers_.bf16(m * shape.k);
     args_.q = buffers_.bytes(m * shape.k);
@@ -247,15 +247,10 @@ class Fp8Launches final : public ProfiledLaunches {
     Fp8QuantPick pick;
     pick.kernel = handle;
     pick.twin = kernel.role == kTwin;
-    pick.grid = fp8_quant_grid(pick.twin, shape_.m, shape_.k, std::max<std::uint32_t>(params.groups, 1));
+    pick.grid = fp8_quant_grid(pick.twin, args_.m, args_.k, std::max<std::uint32_t>(params.groups, 1));
     pick.block = block(kernel, params);
     launch_fp8_quant(buffers_.gpu(), pick, args_);
   }
-
- private:
-  ProfileBuffers buffers_;
-  ProfileShape shape_;
-  Fp8QuantArgs args_;
 };
 
 }  // namespace

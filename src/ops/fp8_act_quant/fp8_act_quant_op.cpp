@@ -140,6 +140,12 @@ OpDeclaration fp8_act_quant_declaration() {
   return op;
 }
 
+void require_fp8_act_quant_tensors(const Fp8QuantArgs& args) {
+  static const OpDeclaration declared = fp8_act_quant_declaration();
+  static const detail::DeclaredTensors tensors(declared.args);
+  Fields::require_declared_tensors(kNames.op, tensors, args);
+}
+
 // ---- The kernels' parameter rules and their catalog declarations (ops/op_kernels.cpp adds them
 // through the list in ops/core/library_ops.cpp).
 // Why these rules: fp8_act_quant gives each team of 16, 8 or 4 lanes one 128-element group (each

@@ -21,18 +21,9 @@ constexpr std::uint32_t kVectorElements = 8;  // bf16 per 16-byte vector
 constexpr std::uint32_t kWarp = 32;
 
 void check_tensors(const FusedAddRmsnormArgs& a) {
-  const std::pair<std::string_view, DevicePtr> bf16[] = {
-      {"x", a.x}, {"residual", a.residual}, {"weight", a.weight}, {"y", a.y}, {"residual_out", a.residual_out}};
-  for (const auto& [name, ptr] : bf16) {
-    detail::require_non_null(kOp, name, ptr);
-    detail::require_aligned(kOp, name, ptr, 2);
-  }
+  require_fused_add_rmsnorm_tensors(a);  // names, nulls and alignments: the declaration's
   if ((a.q.address == 0) != (a.scales.address == 0)) {
     detail::argument_error(kOp, "q and scales: give both (the FP8 output) or neither");
-  }
-  if (a.quantised()) {
-    detail::require_aligned(kOp, "q", a.q, 8);
-    detail::require_aligned(kOp, "scales", a.scales, 4);
   }
 }
 
@@ -137,10 +128,7 @@ std::optional<std::string_view> fused_add_rmsnorm_vec_reject(bool requested, boo
        {kRmsnormRejects[4], aligned}});
 }
 
-const GuardTable& rmsnorm_guard() {
-  static const GuardTable table(kRmsnormRejects);
-  return table;
-}
+const GuardTable& rmsnorm_guard() { return guard_table_of<kRmsnormRejects>(); }
 
 std::optional<std::string> rmsnorm_log_line(const RmsnormPick& pick, const FusedAddRmsnormArgs& args, OnceSlots& said) {
   if (!rmsnorm_guard().claim(pick.reject, pick.requested, said)) {

@@ -58,6 +58,9 @@ struct FusedAddRmsnormArgs {
 // a row stride < hidden, hidden % 128 with the FP8 output, eps negative or not finite, extents
 // overflowing 64 bits.
 void validate_fused_add_rmsnorm_args(const FusedAddRmsnormArgs& args);
+// The declaration's tensor rules (names, nulls, optional tensors, alignments) on a typed call
+// (validate_*_args), through the op's argument list (fused_add_rmsnorm_op.cpp; ArgFields::require_declared_tensors).
+void require_fused_add_rmsnorm_tensors(const FusedAddRmsnormArgs& args);
 
 // The op's compulsory DRAM bytes: x, residual and weight read once, y and residual_out written
 // once (2 bytes each), and with the FP8 output q (1 byte) and the scales (4 per 128).

@@ -322,9 +322,9 @@ std::vector<double> rmsnorm_oracle(std::span<const std::uint16_t> x, std::span<c
 namespace metrale::ops {
 namespace {
 
-class RmsnormLaunches final : public ProfiledLaunches {
+class RmsnormLaunches final : public ArgsLaunches<FusedAddRmsnormArgs> {
  public:
-  RmsnormLaunches(GpuBackend& gpu, const ProfileShape& shape) : buffers_(gpu) {
+  RmsnormLaunches(GpuBackend& gpu, const ProfileShape& shape) : ArgsLaunches(gpu) {
     const std::uint64_t m = shape.m;
     args_.x = buffers_.bf16(m * shape.k);
     args_.residual = buffers_.bf16(m * shape.k);
@@ -337,16 +337,9 @@ class RmsnormLaunches final : public ProfiledLaunches {
     args_.hidden = args_.x_row_stride = args_.residual_row_stride = shape.k;
     validate_fused_add_rmsnorm_args(args_);
   }
-  [[nodiscard]] Dim3 block(const ProfiledKernel& /*kernel*/, const KernelParams& params) const override {
-    return Dim3{params.block, 1, 1};
-  }
   void launch(const ProfiledKernel& kernel, KernelHandle handle, const KernelParams& params) override {
     launch_fused_add_rmsnorm(buffers_.gpu(), handle, kernel.name, params, args_);
   }
-
- private:
-  ProfileBuffers buffers_;
-  FusedAddRmsnormArgs args_;
 };
 
 }  // namespace

@@ -123,6 +123,12 @@ OpDeclaration fused_add_rmsnorm_declaration() {
   return op;
 }
 
+void require_fused_add_rmsnorm_tensors(const FusedAddRmsnormArgs& args) {
+  static const OpDeclaration declared = fused_add_rmsnorm_declaration();
+  static const detail::DeclaredTensors tensors(declared.args);
+  Fields::require_declared_tensors(kNames.op, tensors, args);
+}
+
 void add_fused_add_rmsnorm_kernels(KernelCatalog& catalog) {
   catalog.add({.kernel = std::string(kRmsnormParentKernel),
                .source = std::string(kRmsnormTemplateFile),

@@ -26,17 +26,6 @@ constexpr std::string_view kOp = "silu_mul_fp8_quant";
 // bf16 elements per 16-byte vector: a row stride in elements must keep every row 16-byte aligned.
 constexpr std::uint32_t kVectorElements = 8;
 
-void check_pointers(const SiluMulFp8QuantArgs& a) {
-  detail::require_non_null(kOp, "gate", a.gate);
-  detail::require_non_null(kOp, "up", a.up);
-  detail::require_non_null(kOp, "q", a.q);
-  detail::require_non_null(kOp, "scales", a.scales);
-  detail::require_aligned(kOp, "gate", a.gate, 16);
-  detail::require_aligned(kOp, "up", a.up, 16);
-  detail::require_aligned(kOp, "q", a.q, 8);
-  detail::require_aligned(kOp, "scales", a.scales, 4);
-}
-
 void check_row_stride(std::string_view name, std::uint32_t stride, std::uint32_t k) {
   if (stride < k) {
     detail::argument_error(kOp, fmt::format("{}={} < K={}: the {} row is shorter than K", name, stride, k,
@@ -73,7 +62,7 @@ void require_kernel_params(std::string_view kernel, const KernelParams& params) 
 }  // namespace
 
 void validate_silu_mul_fp8_quant_args(const SiluMulFp8QuantArgs& args) {
-  check_pointers(args);
+  require_silu_mul_fp8_quant_tensors(args);
   check_shape(args);
 }
 
@@ -210,10 +199,7 @@ SiluMulFp8QuantPick silu_mul_fp8_quant_pick(bool requested, const SiluMulFp8Quan
   return pick;
 }
 
-const GuardTable& silu_mul_guard() {
-  static const GuardTable table(kSiluMulRejects);
-  return table;
-}
+const GuardTable& silu_mul_guard() { return guard_table_of<kSiluMulRejects>(); }
 
 std::optional<OpLogSlot> silu_mul_log_slot(const SiluMulFp8QuantPick& pick) {
   return silu_mul_guard().slot_of(pick.reject, pick.requested);

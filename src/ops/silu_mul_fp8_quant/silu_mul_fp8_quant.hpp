@@ -164,6 +164,9 @@ struct SiluMulFp8QuantArgs {
 // column-major m_aligned < M or not a multiple of 4, extents overflowing 64 bits, grids past
 // CUDA's limits.
 void validate_silu_mul_fp8_quant_args(const SiluMulFp8QuantArgs& args);
+// The declaration's tensor rules (names, nulls, optional tensors, alignments) on a typed call
+// (validate_*_args), through the op's argument list (silu_mul_fp8_quant_op.cpp; ArgFields::require_declared_tensors).
+void require_silu_mul_fp8_quant_tensors(const SiluMulFp8QuantArgs& args);
 
 // Bytes of the parent's bf16 scratch h: M x K x 2.
 std::uint64_t silu_mul_scratch_bytes(std::uint32_t m, std::uint32_t k);

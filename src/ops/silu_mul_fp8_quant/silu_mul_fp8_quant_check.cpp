@@ -273,9 +273,9 @@ Fp8RefResult silu_mul_fp8_quant_reference(std::span<const std::uint16_t> gate, s
 namespace metrale::ops {
 namespace {
 
-class SiluMulLaunches final : public ProfiledLaunches {
+class SiluMulLaunches final : public ArgsLaunches<SiluMulFp8QuantArgs> {
  public:
-  SiluMulLaunches(GpuBackend& gpu, const ProfileShape& shape) : buffers_(gpu) {
+  SiluMulLaunches(GpuBackend& gpu, const ProfileShape& shape) : ArgsLaunches(gpu) {
     const std::uint64_t m = shape.m;
     const DevicePtr gate_up = buffers_.bf16(m * shape.k * 2);
     scratch_ = buffers_.bf16(m * shape.k);
@@ -312,8 +312,6 @@ class SiluMulLaunches final : public ProfiledLaunches {
   }
 
  private:
-  ProfileBuffers buffers_;
-  SiluMulFp8QuantArgs args_;
   DevicePtr scratch_;
 };
 

@@ -159,6 +159,12 @@ OpDeclaration silu_mul_fp8_quant_declaration() {
   return op;
 }
 
+void require_silu_mul_fp8_quant_tensors(const SiluMulFp8QuantArgs& args) {
+  static const OpDeclaration declared = silu_mul_fp8_quant_declaration();
+  static const detail::DeclaredTensors tensors(declared.args);
+  Fields::require_declared_tensors(kNames.op, tensors, args);
+}
+
 // ---- The SiLU-and-mul FP8 quant op's two kernel declarations and the
 // parent step's parameter rule.
 // Why the twin takes the FP8 twin's rule: it is the FP8 twin's group layout (a team of 16, 8 or 4

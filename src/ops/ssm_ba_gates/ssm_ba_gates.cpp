@@ -33,19 +33,6 @@ std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) {
   return static_cast<std::uint32_t>((std::uint64_t{a} + b - 1) / b);
 }
 
-void check_pointers(const BaGatesArgs& a) {
-  detail::require_non_null(kOp, "x", a.x);
-  detail::require_non_null(kOp, "weight", a.weight);
-  detail::require_non_null(kOp, "a_log", a.a_log);
-  detail::require_non_null(kOp, "dt_bias", a.dt_bias);
-  detail::require_non_null(kOp, "gate_out", a.gate_out);
-  detail::require_aligned(kOp, "x", a.x, 16);
-  detail::require_aligned(kOp, "weight", a.weight, 16);
-  detail::require_aligned(kOp, "a_log", a.a_log, 4);
-  detail::require_aligned(kOp, "dt_bias", a.dt_bias, 4);
-  detail::require_aligned(kOp, "gate_out", a.gate_out, 4);
-}
-
 void check_shape(const BaGatesArgs& a) {
   using detail::argument_error;
   if (a.m == 0 || a.n == 0 || a.k == 0) {
@@ -101,7 +88,7 @@ KernelLaunch& push_ba_gates_args(KernelLaunch& launch, const BaGatesArgs& a) {
 }
 
 void validate_ba_gates_args(const BaGatesArgs& args) {
-  check_pointers(args);
+  require_ssm_ba_gates_tensors(args);
   check_shape(args);
 }
 
@@ -155,14 +142,14 @@ BaGatesPick ssm_ba_gates(GpuBackend& gpu, const BaGatesKernels& kernels, const B
   const bool parent_launchable = parent_blocks <= detail::kMaxGridY;
   BaGatesPick pick = ba_gates_pick_with_mma(ba_gates_mma_query(gpu, kernels, levers.tensor_core, args), kernels.mma,
                                             requested, kernels.parent, kernels.twin, parent_launchable);
-  ba_gates_mma_log(pick, levers.tensor_core, args.m, kernels.mma_params);
+  ba_gates_consulted_log(kBaGatesMmaConsulted, pick, levers.tensor_core, args.m, kernels.mma_params);
   if (pick.mma) {
     launch_ba_gates_mma(gpu, pick.kernel, kernels.mma_params, args, stream);
     return pick;
   }
   if (levers.decode) {
     pick = ba_gates_pick_with_decode(pick, ba_gates_decode_query(gpu, kernels, true, args), kernels.splitk);
-    ba_gates_decode_log(pick, true, args.m, kernels.splitk_params);
+    ba_gates_consulted_log(kBaGatesDecodeConsulted, pick, true, args.m, kernels.splitk_params);
     if (pick.decode) {
       launch_ba_gates_splitk(gpu, pick.kernel, kernels.splitk_params, args, stream);
       return pick;
@@ -225,10 +212,7 @@ BaGatesPick ba_gates_pick(bool requested, KernelHandle parent, KernelHandle twin
   return BaGatesPick{parent, false, reject};
 }
 
-const GuardTable& ba_gates_guard() {
-  static const GuardTable table(kBaGatesRejects);
-  return table;
-}
+const GuardTable& ba_gates_guard() { return guard_table_of<kBaGatesRejects>(); }
 
 std::string ba_gates_consulted_text(const BaConsultedKernel& kernel, bool ran, std::optional<std::string_view> reject,
                                     std::uint32_t m, const KernelParams& params) {
@@ -239,6 +223,25 @@ std::string ba_gates_consulted_text(const BaConsultedKernel& kernel, bool ran, s
   // A claimed refusal has a reason: the empty one (not consulted) has no slot to claim.
   return fmt::format("SSM ba_gates: the {} kernel is NOT running at M={}: {} ({})", kernel.what, m, reject.value_or(""),
                      kernel.lever_env);
+}
+
+std::optional<OpLogSlot> ba_gates_consulted_log_slot(const BaConsultedKernel& kernel, const BaGatesPick& pick,
+                                                     bool requested) {
+  return kernel.guard().consulted_slot(pick.*kernel.ran, pick.*kernel.reject, requested);
+}
+
+std::optional<std::string> ba_gates_consulted_log_line(const BaConsultedKernel& kernel, const BaGatesPick& pick,
+                                                       bool requested, std::uint32_t m, const KernelParams& params,
+                                                       OnceSlots& said) {
+  if (!kernel.guard().claim_consulted(pick.*kernel.ran, pick.*kernel.reject, requested, said)) {
+    return std::nullopt;
+  }
+  return ba_gates_consulted_text(kernel, pick.*kernel.ran, pick.*kernel.reject, m, params);
+}
+
+void ba_gates_consulted_log(const BaConsultedKernel& kernel, const BaGatesPick& pick, bool requested, std::uint32_t m,
+                            const KernelParams& params) {
+  log_verdict_line(ba_gates_consulted_log_line(kernel, pick, requested, m, params, kernel.guard().process_slots()));
 }
 
 std::optional<OpLogSlot> ba_gates_log_slot(const BaGatesPick& pick, bool requested) {

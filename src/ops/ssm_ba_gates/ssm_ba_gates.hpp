@@ -92,6 +92,9 @@ void launch_ba_gates_in_clusters(GpuBackend& gpu, KernelHandle kernel, std::uint
 
 // Adds the parent, the twin, the tensor-core and the decode kernel to `catalog`.
 void add_ssm_ba_gates_kernels(KernelCatalog& catalog);
+// The declaration's tensor rules (names, nulls, optional tensors, alignments) on a typed call
+// (validate_*_args), through the op's argument list (ssm_ba_gates_op.cpp; ArgFields::require_declared_tensors).
+void require_ssm_ba_gates_tensors(const BaGatesArgs& args);
 
 // The op's check hook (OpDeclaration::check, ssm_ba_gates_check.cpp).
 std::vector<CheckResult> ssm_ba_gates_check(const OpContext& context, const CheckOptions& options);
@@ -291,17 +294,29 @@ inline constexpr std::array<std::string_view, 10> kBaGatesMmaRejects = {
     kBaGatesMmaTooFewTokens,
 };
 
-// Once-flags ba_gates_mma_log keeps: one per reason, plus the kernel's own.
+// Once-flags the tensor-core verdict keeps (ba_gates_consulted_log): one per reason, plus the kernel's own.
 inline constexpr std::size_t kBaGatesMmaLogSlots = kBaGatesMmaRejects.size() + 1;
 
-// What the tensor-core guard looks at.
-struct BaGatesMmaQuery {
-  bool requested = false;  // the ssm_ba_gates_tensor_core lever
+// What every consulted kernel's guard looks at (the tensor-core and the decode kernel's add
+// their own): its lever, whether the target built it, the device and the call's shape.
+struct BaGatesConsultedQuery {
+  bool requested = false;  // the kernel's lever (ssm_ba_gates_tensor_core, ssm_ba_gates_decode)
   bool kernel_present = false;
   std::optional<ComputeCapability> compute_capability;
   std::uint32_t m = 0, n = 0, k = 0, k_stride = 0;
-  bool aligned = true;  // x and weight 16-byte aligned
   std::uint32_t sm_count = 0;
+
+  void set_shape(const BaGatesArgs& shape) {
+    m = shape.m;
+    n = shape.n;
+    k = shape.k;
+    k_stride = shape.k_stride;
+  }
+};
+
+// What the tensor-core guard looks at (BaGatesConsultedQuery: the lever, the device, the shape).
+struct BaGatesMmaQuery : BaGatesConsultedQuery {
+  bool aligned = true;  // x and weight 16-byte aligned
   std::uint32_t tokens_per_block = kBaGatesMmaTokens;
   std::uint32_t stages = kBaGatesMmaStages;
   // The device's opt-in limit per block (GpuBackend::max_dynamic_shared_bytes, else the
@@ -345,13 +360,20 @@ BaGatesPick ba_gates_pick_with_mma(const BaGatesMmaQuery& query, KernelHandle mm
                                    KernelHandle parent, KernelHandle twin, bool parent_launchable = true);
 
 // A kernel whose guard the BA pick consults beside the twin's (the tensor-core and the decode
-// kernel), as its log lines name it.
+// kernel): how its log lines name it, its guard's table, and where the pick says it ran or why not.
 struct BaConsultedKernel {
-  std::string_view kernel;                     // the catalog's name
-  std::string_view what;                       // "tensor-core", "decode"
-  std::string_view lever_env;                  // its lever's environment variable
-  std::string (*layout)(const KernelParams&);  // the line's tail: its tile and grid
+  std::string_view kernel;                               // the catalog's name
+  std::string_view what;                                 // "tensor-core", "decode"
+  std::string_view lever_env;                            // its lever's environment variable
+  std::string (*layout)(const KernelParams&);            // the line's tail: its tile and grid
+  const GuardTable& (*guard)();                          // its reasons and process-wide log slots
+  bool BaGatesPick::*ran;                                // &BaGatesPick::mma, &BaGatesPick::decode
+  std::optional<std::string_view> BaGatesPick::*reject;  // its guard's reason in the pick
 };
+
+// The tensor-core kernel (ssm_ba_gates_mma.cpp) and the decode kernel (ssm_ba_gates_splitk.cpp).
+extern const BaConsultedKernel kBaGatesMmaConsulted;
+extern const BaConsultedKernel kBaGatesDecodeConsulted;
 
 // The line of a consulted kernel's verdict, logged when its slot is first claimed: the kernel,
 // its lever, M, the variant's block and token tile and its layout when it ran (`ran`), else why
@@ -359,20 +381,23 @@ struct BaConsultedKernel {
 std::string ba_gates_consulted_text(const BaConsultedKernel& kernel, bool ran, std::optional<std::string_view> reject,
                                     std::uint32_t m, const KernelParams& params);
 
-// The slot the tensor-core verdict logs under, or nullopt (lever off, or a reason not listed).
-std::optional<OpLogSlot> ba_gates_mma_log_slot(const BaGatesPick& pick, bool requested);
+// The slot a consulted kernel's verdict logs under, or nullopt (lever off, not consulted, or a
+// reason not listed).
+std::optional<OpLogSlot> ba_gates_consulted_log_slot(const BaConsultedKernel& kernel, const BaGatesPick& pick,
+                                                     bool requested);
 
-// The line the tensor-core verdict logs if its slot is still unclaimed in `said` (claiming it);
-// `mma` is the variant the launch uses (its block and token tile are in the line).
-std::optional<std::string> ba_gates_mma_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m,
-                                                 const KernelParams& mma, OnceSlots& said);
+// The line its verdict logs if the slot is still unclaimed in `said` (claiming it); `params` is
+// the variant the launch uses (its block and token tile are in the line).
+std::optional<std::string> ba_gates_consulted_log_line(const BaConsultedKernel& kernel, const BaGatesPick& pick,
+                                                       bool requested, std::uint32_t m, const KernelParams& params,
+                                                       OnceSlots& said);
 
-// The guard's table (kBaGatesMmaRejects) and the process-wide log slots derived from it.
+// Logs its verdict through metrale::logger() at info, once per process per slot.
+void ba_gates_consulted_log(const BaConsultedKernel& kernel, const BaGatesPick& pick, bool requested, std::uint32_t m,
+                            const KernelParams& params);
+
+// The tensor-core guard's table (kBaGatesMmaRejects) and the process-wide log slots derived from it.
 const GuardTable& ba_gates_mma_guard();
-OnceSlots& ba_gates_mma_log_slots();
-
-// Logs the tensor-core verdict through metrale::logger() at info, once per process per slot.
-void ba_gates_mma_log(const BaGatesPick& pick, bool requested, std::uint32_t m, const KernelParams& mma);
 
 // The tensor-core guard's query for these arguments on `gpu` (SM count, compute capability).
 BaGatesMmaQuery ba_gates_mma_query(const GpuBackend& gpu, const BaGatesKernels& kernels, bool tensor_core,
@@ -413,16 +438,11 @@ inline constexpr std::array<std::string_view, 8> kBaGatesDecodeRejects = {
     kBaGatesDecodeTooManyTokens,
 };
 
-// Once-flags ba_gates_decode_log keeps: one per reason, plus the kernel's own.
+// Once-flags the decode verdict keeps (ba_gates_consulted_log): one per reason, plus the kernel's own.
 inline constexpr std::size_t kBaGatesDecodeLogSlots = kBaGatesDecodeRejects.size() + 1;
 
-// What the decode guard looks at.
-struct BaGatesDecodeQuery {
-  bool requested = false;  // the ssm_ba_gates_decode lever
-  bool kernel_present = false;
-  std::optional<ComputeCapability> compute_capability;
-  std::uint32_t m = 0, n = 0, k = 0, k_stride = 0;
-  std::uint32_t sm_count = 0;
+// What the decode guard looks at (BaGatesConsultedQuery: the lever, the device, the shape).
+struct BaGatesDecodeQuery : BaGatesConsultedQuery {
   std::uint32_t tokens_per_tile = kBaGatesSplitKTokens;  // the variant's `lanes`
   std::uint32_t outs_per_block = kBaGatesSplitKOuts;     // the variant's `groups`
 };
@@ -461,18 +481,9 @@ BaGatesDecodeQuery ba_gates_decode_query(const KernelParams& splitk, bool reques
                                          std::optional<ComputeCapability> compute_capability, std::uint32_t sm_count,
                                          const BaGatesArgs& shape);
 
-// The slot the decode verdict logs under, or nullopt (lever off, or not consulted).
-std::optional<OpLogSlot> ba_gates_decode_log_slot(const BaGatesPick& pick, bool requested);
-
-// The line the decode verdict logs if its slot is still unclaimed in `said` (claiming it).
-std::optional<std::string> ba_gates_decode_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m,
-                                                    const KernelParams& splitk, OnceSlots& said);
-
+// The decode guard's table (kBaGatesDecodeRejects) and its process-wide log slots (its verdict
+// logs through ba_gates_consulted_log with kBaGatesDecodeConsulted).
 const GuardTable& ba_gates_decode_guard();
-OnceSlots& ba_gates_decode_log_slots();
-
-// Logs the decode verdict through metrale::logger() at info, once per process per slot.
-void ba_gates_decode_log(const BaGatesPick& pick, bool requested, std::uint32_t m, const KernelParams& splitk);
 
 }  // namespace metrale::ops
 

@@ -392,9 +392,9 @@ std::vector<double> ssm_ba_gates_oracle(const BaGatesRefInputs& in, const BaGate
 namespace metrale::ops {
 namespace {
 
-class BaLaunches final : public ProfiledLaunches {
+class BaLaunches final : public ArgsLaunches<BaGatesArgs> {
  public:
-  BaLaunches(GpuBackend& gpu, const ProfileShape& shape) : buffers_(gpu) {
+  BaLaunches(GpuBackend& gpu, const ProfileShape& shape) : ArgsLaunches(gpu) {
     const std::uint64_t m = shape.m;
     const std::uint32_t nv = shape.n / 2;
     args_.x = buffers_.bf16(m * shape.k);
@@ -411,34 +411,27 @@ class BaLaunches final : public ProfiledLaunches {
     args_.vheads_per_group = shape.vheads_per_group;
     validate_ba_gates_args(args_);
   }
-  [[nodiscard]] Dim3 block(const ProfiledKernel& /*kernel*/, const KernelParams& params) const override {
-    return Dim3{params.block, 1, 1};
-  }
   void launch(const ProfiledKernel& kernel, KernelHandle handle, const KernelParams& params) override {
     if (kernel.role == "mma") {
       launch_ba_gates_mma(buffers_.gpu(), handle, params, args_);
-    } else if (kernel.role == "decode") {
+    } else if (kernel.role == kBaGatesDecodeRole) {
       launch_ba_gates_splitk(buffers_.gpu(), handle, params, args_);
-    } else if (kernel.role == "twin") {
+    } else if (kernel.role == kBaGatesTwinRole) {
       launch_ba_gates_twin(buffers_.gpu(), handle, params, args_);
     } else {
       launch_ba_gates_parent(buffers_.gpu(), handle, params, args_);
     }
   }
-
- private:
-  ProfileBuffers buffers_;
-  BaGatesArgs args_;
 };
 
 }  // namespace
 
 std::shared_ptr<const OpProfile> ssm_ba_gates_profile() {
   auto profile = make_op_profile<BaLaunches>("ba-gates",
-                                             {{kBaGatesParentKernel, "parent"},
-                                              {kBaGatesTwinKernel, "twin"},
+                                             {{kBaGatesParentKernel, kBaGatesParentRole},
+                                              {kBaGatesTwinKernel, kBaGatesTwinRole},
                                               {kBaGatesMmaKernel, "mma"},
-                                              {kBaGatesSplitKKernel, "decode"}},
+                                              {kBaGatesSplitKKernel, kBaGatesDecodeRole}},
                                              [](const ProfileShape& shape) {
                                                const auto m = static_cast<double>(shape.m);
                                                const auto n = static_cast<double>(shape.n);

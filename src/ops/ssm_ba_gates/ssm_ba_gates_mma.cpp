@@ -120,10 +120,7 @@ BaGatesMmaQuery ba_gates_mma_query(const GpuBackend& gpu, const BaGatesKernels& 
   query.requested = tensor_core;
   query.kernel_present = kernels.mma.present();
   set_mma_variant(query, kernels.mma_params, gpu.compute_capability(), gpu.max_dynamic_shared_bytes());
-  query.m = args.m;
-  query.n = args.n;
-  query.k = args.k;
-  query.k_stride = args.k_stride;
+  query.set_shape(args);
   query.aligned = args.x.address % 16 == 0 && args.weight.address % 16 == 0;
   query.sm_count = device_sm_count(gpu, kernels.fallback_sm_count);
   query.tuned_min_m = kernels.mma_tuned_min_m;
@@ -250,30 +247,15 @@ BaGatesPick ba_gates_pick_with_mma(const BaGatesMmaQuery& query, KernelHandle mm
   return pick;
 }
 
-const GuardTable& ba_gates_mma_guard() {
-  static const GuardTable table(kBaGatesMmaRejects);
-  return table;
-}
+const GuardTable& ba_gates_mma_guard() { return guard_table_of<kBaGatesMmaRejects>(); }
 
-std::optional<OpLogSlot> ba_gates_mma_log_slot(const BaGatesPick& pick, bool requested) {
-  return ba_gates_mma_guard().consulted_slot(pick.mma, pick.mma_reject, requested);
-}
-
-std::optional<std::string> ba_gates_mma_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m,
-                                                 const KernelParams& mma, OnceSlots& said) {
-  if (!ba_gates_mma_guard().claim_consulted(pick.mma, pick.mma_reject, requested, said)) {
-    return std::nullopt;
-  }
-  static constexpr BaConsultedKernel kKernel{
-      kSsmBaGatesMma, "tensor-core", "METRALE_SSM_BA_GATES_TENSOR_CORE",
-      [](const KernelParams& p) { return fmt::format("grid=(ceil(M/{}) x K split,1,1)", p.lanes); }};
-  return ba_gates_consulted_text(kKernel, pick.mma, pick.mma_reject, m, mma);
-}
-
-OnceSlots& ba_gates_mma_log_slots() { return ba_gates_mma_guard().process_slots(); }
-
-void ba_gates_mma_log(const BaGatesPick& pick, bool requested, std::uint32_t m, const KernelParams& mma) {
-  log_verdict_line(ba_gates_mma_log_line(pick, requested, m, mma, ba_gates_mma_log_slots()));
-}
+constexpr BaConsultedKernel kBaGatesMmaConsulted{
+    .kernel = kSsmBaGatesMma,
+    .what = "tensor-core",
+    .lever_env = "METRALE_SSM_BA_GATES_TENSOR_CORE",
+    .layout = [](const KernelParams& p) { return fmt::format("grid=(ceil(M/{}) x K split,1,1)", p.lanes); },
+    .guard = ba_gates_mma_guard,
+    .ran = &BaGatesPick::mma,
+    .reject = &BaGatesPick::mma_reject};
 
 }  // namespace metrale::ops

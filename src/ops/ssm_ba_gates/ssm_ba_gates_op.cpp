@@ -166,10 +166,7 @@ BaGatesMmaQuery tensor_core_query(const OpContext& context, const BaGatesKernels
   } else {
     set_mma_variant(query, kernels.mma_params, context.compute_capability, std::nullopt);
   }
-  query.m = shape.m;
-  query.n = shape.n;
-  query.k = shape.k;
-  query.k_stride = shape.k_stride;
+  query.set_shape(shape);
   query.sm_count = sm_count;
   query.tuned_min_m = kernels.mma_tuned_min_m;
   query.twin_tuned_min_m = kernels.twin_tuned_min_m;
@@ -349,6 +346,12 @@ OpDeclaration ssm_ba_gates_declaration() {
   op.check = ssm_ba_gates_check;                                                        // ssm_ba_gates_check.cpp
   require_arg_fields(op, Fields::kinds, Defaults::places);
   return op;
+}
+
+void require_ssm_ba_gates_tensors(const BaGatesArgs& args) {
+  static const OpDeclaration declared = ssm_ba_gates_declaration();
+  static const detail::DeclaredTensors tensors(declared.args);
+  Fields::require_declared_tensors(kOpName, tensors, args);
 }
 
 // ---- The four kernels' catalog declarations (ops/op_kernels.cpp adds them through the list in

@@ -146,10 +146,7 @@ BaGatesDecodeQuery ba_gates_decode_query(const KernelParams& splitk, bool reques
   query.requested = requested;
   query.kernel_present = kernel_present;
   query.compute_capability = compute_capability;
-  query.m = shape.m;
-  query.n = shape.n;
-  query.k = shape.k;
-  query.k_stride = shape.k_stride;
+  query.set_shape(shape);
   query.sm_count = sm_count;
   query.tokens_per_tile = splitk.lanes;
   query.outs_per_block = splitk.groups;
@@ -162,31 +159,18 @@ BaGatesDecodeQuery ba_gates_decode_query(const GpuBackend& gpu, const BaGatesKer
                                device_sm_count(gpu, kernels.fallback_sm_count), args);
 }
 
-const GuardTable& ba_gates_decode_guard() {
-  static const GuardTable table(kBaGatesDecodeRejects);
-  return table;
-}
+const GuardTable& ba_gates_decode_guard() { return guard_table_of<kBaGatesDecodeRejects>(); }
 
-std::optional<OpLogSlot> ba_gates_decode_log_slot(const BaGatesPick& pick, bool requested) {
-  return ba_gates_decode_guard().consulted_slot(pick.decode, pick.decode_reject, requested);
-}
-
-std::optional<std::string> ba_gates_decode_log_line(const BaGatesPick& pick, bool requested, std::uint32_t m,
-                                                    const KernelParams& splitk, OnceSlots& said) {
-  if (!ba_gates_decode_guard().claim_consulted(pick.decode, pick.decode_reject, requested, said)) {
-    return std::nullopt;
-  }
-  static constexpr BaConsultedKernel kKernel{
-      kSsmBaGatesSplitK, "decode", "METRALE_SSM_BA_GATES_DECODE", [](const KernelParams& p) {
-        return fmt::format("outputs/CTA={} grid=(ceil(N/{}) x K split,ceil(M/{}),1)", p.groups, p.groups, p.lanes);
-      }};
-  return ba_gates_consulted_text(kKernel, pick.decode, pick.decode_reject, m, splitk);
-}
-
-OnceSlots& ba_gates_decode_log_slots() { return ba_gates_decode_guard().process_slots(); }
-
-void ba_gates_decode_log(const BaGatesPick& pick, bool requested, std::uint32_t m, const KernelParams& splitk) {
-  log_verdict_line(ba_gates_decode_log_line(pick, requested, m, splitk, ba_gates_decode_log_slots()));
-}
+constexpr BaConsultedKernel kBaGatesDecodeConsulted{
+    .kernel = kSsmBaGatesSplitK,
+    .what = "decode",
+    .lever_env = "METRALE_SSM_BA_GATES_DECODE",
+    .layout =
+        [](const KernelParams& p) {
+          return fmt::format("outputs/CTA={} grid=(ceil(N/{}) x K split,ceil(M/{}),1)", p.groups, p.groups, p.lanes);
+        },
+    .guard = ba_gates_decode_guard,
+    .ran = &BaGatesPick::decode,
+    .reject = &BaGatesPick::decode_reject};
 
 }  // namespace metrale::ops
