@@ -50,8 +50,14 @@ struct Slab {
   [[nodiscard]] DevicePtr at(int set) const { return base.offset(std::size_t(set) * stride); }
 };
 
+// An uninitialised array per set (an output the poison fills).
+Slab alloc_slab(DeviceBuffers& buffers, std::size_t bytes, int sets) {
+  return Slab{buffers.alloc(aligned(bytes) * std::size_t(sets)), aligned(bytes)};
+}
+
+// `data` copied into each set's array.
 Slab upload_slab(GpuBackend& gpu, DeviceBuffers& buffers, const void* data, std::size_t bytes, int sets) {
-  Slab slab{buffers.alloc(aligned(bytes) * std::size_t(sets)), aligned(bytes)};
+  const Slab slab = alloc_slab(buffers, bytes, sets);
   for (int s = 0; s < sets; ++s) {
     gpu.copy_to_device(slab.at(s), data, bytes);
   }
@@ -66,6 +72,18 @@ std::vector<std::uint32_t> sample_rows(std::uint32_t m) {
     rows.insert(static_cast<std::uint32_t>((std::uint64_t(m) * i * 7919u / 6u) % m));
   }
   return {rows.begin(), rows.end()};
+}
+
+// The rows `rows` of a row-major [M][k] bf16 matrix, in that order: the reference's input.
+std::vector<std::uint16_t> gather_rows(const std::vector<std::uint16_t>& all, const std::vector<std::uint32_t>& rows,
+                                       std::uint32_t k) {
+  std::vector<std::uint16_t> out;
+  out.reserve(rows.size() * k);
+  for (const std::uint32_t r : rows) {
+    out.insert(out.end(), all.begin() + std::ptrdiff_t(std::size_t(r) * k),
+               all.begin() + std::ptrdiff_t(std::size_t(r + 1) * k));
+  }
+  return out;
 }
 
 template <typename T>
@@ -134,7 +152,7 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
     const Slab w = upload_slab(gpu, buffers, weight.data(), w_bytes, sets);
     const Slab al = upload_slab(gpu, buffers, a_log.data(), vec_bytes, sets);
     const Slab dt = upload_slab(gpu, buffers, dt_bias.data(), vec_bytes, sets);
-    const Slab out = Slab{buffers.alloc(aligned(out_bytes) * std::size_t(sets)), aligned(out_bytes)};
+    const Slab out = alloc_slab(buffers, out_bytes, sets);
     auto args_of = [&](int s) {
       return ops::BaGatesArgs{x.at(s), w.at(s), al.at(s), dt.at(s), out.at(s), m, n, k, k, gate_stride, nv, vpg};
     };
@@ -142,11 +160,7 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
 
     // The reference on the sampled rows.
     const std::vector<std::uint32_t> rows = sample_rows(m);
-    std::vector<std::uint16_t> x_rows;
-    for (const std::uint32_t r : rows) {
-      x_rows.insert(x_rows.end(), x_all.begin() + std::ptrdiff_t(std::size_t(r) * k),
-                    x_all.begin() + std::ptrdiff_t(std::size_t(r + 1) * k));
-    }
+    const std::vector<std::uint16_t> x_rows = gather_rows(x_all, rows, k);
     const auto rows_m = static_cast<std::uint32_t>(rows.size());
     std::vector<float> expected(std::size_t(rows_m) * gate_stride, 0.0f);
     ref::ssm_ba_gates_reference({x_rows, weight, a_log, dt_bias}, {rows_m, n, k, k, gate_stride, nv, vpg}, expected);
@@ -222,39 +236,29 @@ void run_ba_gates(Runtime& runtime, BenchClock* clock, const BenchSettings& sett
       gpu.synchronize(0);
       gpu.copy_to_host(got.data(), out.at(0), out_bytes);
       const std::size_t unwritten = count_bits(got, kPoisonBits);
-      std::string note;
-      if (unwritten != 0) {
-        note = fmt::format("{} of {} outputs unwritten", unwritten, got.size());
-      }
+      // The row's verdict: an unwritten output first, then the check's own failure, else what passed.
+      auto record = [&](const check::BaRunCheck& verdict, std::string passed) {
+        std::string note =
+            unwritten != 0 ? fmt::format("{} of {} outputs unwritten", unwritten, got.size()) : verdict.failure;
+        result.checked = note.empty();
+        result.check_note = result.checked ? std::move(passed) : std::move(note);
+      };
       if (other_order) {
         // Another summation order: judged by its error against the float64 oracle, not bytes.
         if (oracle.empty()) {
           oracle = ref::ssm_ba_gates_oracle({x_rows, weight, a_log, dt_bias}, {rows_m, n, k, k, gate_stride, nv, vpg});
         }
         const check::BaRunCheck verdict = check::check_ba_mma_run(got, rows, oracle, gate_stride, nv);
-        if (note.empty()) {
-          note = verdict.failure;
-        }
-        result.checked = note.empty();
-        result.check_note = result.checked ? fmt::format(
-                                                 "poison scan + {} rows within {:g} relative Frobenius error of "
-                                                 "the float64 oracle ({:.2g})",
-                                                 rows.size(), check::kBaGatesMmaMaxRelativeFrobenius, verdict.worst_gap)
-                                           : note;
+        record(verdict, fmt::format("poison scan + {} rows within {:g} relative Frobenius error of the float64 oracle "
+                                    "({:.2g})",
+                                    rows.size(), check::kBaGatesMmaMaxRelativeFrobenius, verdict.worst_gap));
       } else {
         const bool twin = which == BaKernel::kTwin;
         const check::BaRunCheck verdict = check::check_ba_run(
             got, rows, expected, gate_stride, nv, twin ? std::span<const float>(parent_out) : std::span<const float>());
-        if (note.empty()) {
-          note = verdict.failure;
-        }
-        result.checked = note.empty();
-        result.check_note = result.checked ? fmt::format(
-                                                 "poison scan + {} rows within {:g} relative of the reference "
-                                                 "(worst {:.2g}){}",
-                                                 rows.size(), check::kBaGatesMaxRelativeGap, verdict.worst_gap,
-                                                 twin ? " + twin bytes == parent bytes" : "")
-                                           : note;
+        record(verdict, fmt::format("poison scan + {} rows within {:g} relative of the reference (worst {:.2g}){}",
+                                    rows.size(), check::kBaGatesMaxRelativeGap, verdict.worst_gap,
+                                    twin ? " + twin bytes == parent bytes" : ""));
         if (!twin) {
           parent_out = std::move(got);
         }
@@ -279,17 +283,13 @@ void run_fp8_quant(Runtime& runtime, BenchClock* clock, const BenchSettings& set
       const int sets = set_count(x_bytes + q_bytes + s_bytes, settings);
       DeviceBuffers buffers(gpu);
       const Slab x = upload_slab(gpu, buffers, x_all.data(), x_bytes, sets);
-      const Slab q = Slab{buffers.alloc(aligned(q_bytes) * std::size_t(sets)), aligned(q_bytes)};
-      const Slab sc = Slab{buffers.alloc(aligned(s_bytes) * std::size_t(sets)), aligned(s_bytes)};
+      const Slab q = alloc_slab(buffers, q_bytes, sets);
+      const Slab sc = alloc_slab(buffers, s_bytes, sets);
       auto args_of = [&](int s) { return ops::Fp8QuantArgs{x.at(s), q.at(s), sc.at(s), m, k, k}; };
       ops::validate_fp8_quant_args(args_of(0));
 
       const std::vector<std::uint32_t> rows = sample_rows(m);
-      std::vector<std::uint16_t> x_rows;
-      for (const std::uint32_t r : rows) {
-        x_rows.insert(x_rows.end(), x_all.begin() + std::ptrdiff_t(std::size_t(r) * k),
-                      x_all.begin() + std::ptrdiff_t(std::size_t(r + 1) * k));
-      }
+      const std::vector<std::uint16_t> x_rows = gather_rows(x_all, rows, k);
       const auto expected = ref::fp8_act_quant_reference(x_rows, {std::uint32_t(rows.size()), k, k, false});
       const std::size_t groups = k / ops::kFp8QuantGroupSize;
 
