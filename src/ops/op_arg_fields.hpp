@@ -140,22 +140,24 @@ struct ArgFields {
     return args;
   }
 
-  // The values of a typed call in declaration order (0 where the struct holds nothing).
-  static std::array<std::uint64_t, kMaxArgs> write(const Args& args) {
-    std::array<std::uint64_t, kMaxArgs> values{};
+  // The values of a typed call in declaration order (0 where the struct holds nothing), in an
+  // array of `Slots` (a call's kMaxArgs, or the list's own length where nothing else is read).
+  template <std::size_t Slots = kMaxArgs>
+  static std::array<std::uint64_t, Slots> write(const Args& args) {
+    static_assert(Slots >= count);
+    std::array<std::uint64_t, Slots> values{};
     std::size_t at = 0;
     ((values[at++] = arg_fields_detail::write_one<Args, Members>(args)), ...);
     return values;
   }
 
-  // A typed call's tensors held to its declaration's rules (detail::DeclaredTensors: null,
-  // optional, alignment), so the declaration is the one place an op states its tensors' names and
-  // alignments; `tensors` is read from the op's declaration once, by the caller.
-  static void require_declared_tensors(std::string_view op, const detail::DeclaredTensors& tensors, const Args& args) {
-    std::array<std::uint64_t, count> values{};  // the list's own length: a call pays for no more
-    std::size_t at = 0;
-    ((values[at++] = arg_fields_detail::write_one<Args, Members>(args)), ...);
-    tensors.require(op, values);
+  // A typed call's tensors held to the declaration of the library op `op` whose list this is
+  // (detail::DeclaredTensors: null, optional, alignment), so the declaration is the one place an
+  // op states its tensors' names and alignments. The rules are read from library_ops()'s
+  // declaration at the first call and kept (one list per op, so one per instantiation).
+  static void require_library_tensors(std::string_view op, const Args& args) {
+    static const detail::DeclaredTensors tensors(library_ops().get(op).args);
+    tensors.require(op, write<count>(args));  // the list's own length: a call pays for no more
   }
 };
 

@@ -47,7 +47,7 @@ std::optional<KernelParamsProblem> check_fp8_act_quant_hopper(const KernelParams
 // Adds the shared kernel and its twin to `catalog`.
 void add_fp8_act_quant_kernels(KernelCatalog& catalog);
 // The declaration's tensor rules (names, nulls, optional tensors, alignments) on a typed call
-// (validate_*_args), through the op's argument list (fp8_act_quant_op.cpp; ArgFields::require_declared_tensors).
+// (validate_*_args), through the op's argument list (fp8_act_quant_op.cpp; ArgFields::require_library_tensors).
 void require_fp8_act_quant_tensors(const Fp8QuantArgs& args);
 
 // The op's check hook (OpDeclaration::check, fp8_act_quant_check.cpp).

@@ -140,11 +140,7 @@ OpDeclaration fp8_act_quant_declaration() {
   return op;
 }
 
-void require_fp8_act_quant_tensors(const Fp8QuantArgs& args) {
-  static const OpDeclaration declared = fp8_act_quant_declaration();
-  static const detail::DeclaredTensors tensors(declared.args);
-  Fields::require_declared_tensors(kNames.op, tensors, args);
-}
+void require_fp8_act_quant_tensors(const Fp8QuantArgs& args) { Fields::require_library_tensors(kNames.op, args); }
 
 // ---- The kernels' parameter rules and their catalog declarations (ops/op_kernels.cpp adds them
 // through the list in ops/core/library_ops.cpp).

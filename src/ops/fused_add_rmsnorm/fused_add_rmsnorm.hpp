@@ -59,7 +59,7 @@ struct FusedAddRmsnormArgs {
 // overflowing 64 bits.
 void validate_fused_add_rmsnorm_args(const FusedAddRmsnormArgs& args);
 // The declaration's tensor rules (names, nulls, optional tensors, alignments) on a typed call
-// (validate_*_args), through the op's argument list (fused_add_rmsnorm_op.cpp; ArgFields::require_declared_tensors).
+// (validate_*_args), through the op's argument list (fused_add_rmsnorm_op.cpp; ArgFields::require_library_tensors).
 void require_fused_add_rmsnorm_tensors(const FusedAddRmsnormArgs& args);
 
 // The op's compulsory DRAM bytes: x, residual and weight read once, y and residual_out written

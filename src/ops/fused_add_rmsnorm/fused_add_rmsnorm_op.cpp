@@ -124,9 +124,7 @@ OpDeclaration fused_add_rmsnorm_declaration() {
 }
 
 void require_fused_add_rmsnorm_tensors(const FusedAddRmsnormArgs& args) {
-  static const OpDeclaration declared = fused_add_rmsnorm_declaration();
-  static const detail::DeclaredTensors tensors(declared.args);
-  Fields::require_declared_tensors(kNames.op, tensors, args);
+  Fields::require_library_tensors(kNames.op, args);
 }
 
 void add_fused_add_rmsnorm_kernels(KernelCatalog& catalog) {

@@ -165,7 +165,7 @@ struct SiluMulFp8QuantArgs {
 // CUDA's limits.
 void validate_silu_mul_fp8_quant_args(const SiluMulFp8QuantArgs& args);
 // The declaration's tensor rules (names, nulls, optional tensors, alignments) on a typed call
-// (validate_*_args), through the op's argument list (silu_mul_fp8_quant_op.cpp; ArgFields::require_declared_tensors).
+// (validate_*_args), through the op's argument list (silu_mul_fp8_quant_op.cpp; ArgFields::require_library_tensors).
 void require_silu_mul_fp8_quant_tensors(const SiluMulFp8QuantArgs& args);
 
 // Bytes of the parent's bf16 scratch h: M x K x 2.

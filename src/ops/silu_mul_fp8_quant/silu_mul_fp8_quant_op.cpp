@@ -160,9 +160,7 @@ OpDeclaration silu_mul_fp8_quant_declaration() {
 }
 
 void require_silu_mul_fp8_quant_tensors(const SiluMulFp8QuantArgs& args) {
-  static const OpDeclaration declared = silu_mul_fp8_quant_declaration();
-  static const detail::DeclaredTensors tensors(declared.args);
-  Fields::require_declared_tensors(kNames.op, tensors, args);
+  Fields::require_library_tensors(kNames.op, args);
 }
 
 // ---- The SiLU-and-mul FP8 quant op's two kernel declarations and the

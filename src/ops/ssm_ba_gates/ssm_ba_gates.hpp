@@ -93,7 +93,7 @@ void launch_ba_gates_in_clusters(GpuBackend& gpu, KernelHandle kernel, std::uint
 // Adds the parent, the twin, the tensor-core and the decode kernel to `catalog`.
 void add_ssm_ba_gates_kernels(KernelCatalog& catalog);
 // The declaration's tensor rules (names, nulls, optional tensors, alignments) on a typed call
-// (validate_*_args), through the op's argument list (ssm_ba_gates_op.cpp; ArgFields::require_declared_tensors).
+// (validate_*_args), through the op's argument list (ssm_ba_gates_op.cpp; ArgFields::require_library_tensors).
 void require_ssm_ba_gates_tensors(const BaGatesArgs& args);
 
 // The op's check hook (OpDeclaration::check, ssm_ba_gates_check.cpp).

@@ -348,11 +348,7 @@ OpDeclaration ssm_ba_gates_declaration() {
   return op;
 }
 
-void require_ssm_ba_gates_tensors(const BaGatesArgs& args) {
-  static const OpDeclaration declared = ssm_ba_gates_declaration();
-  static const detail::DeclaredTensors tensors(declared.args);
-  Fields::require_declared_tensors(kOpName, tensors, args);
-}
+void require_ssm_ba_gates_tensors(const BaGatesArgs& args) { Fields::require_library_tensors(kOpName, args); }
 
 // ---- The four kernels' catalog declarations (ops/op_kernels.cpp adds them through the list in
 // ops/core/library_ops.cpp); each kernel's parameter rule stands beside its launcher
