@@ -39,6 +39,8 @@ function(metrale_profiled_host_sources)
   else()
     message(FATAL_ERROR "profiled host kernels need g++ or clang (kernel AddressSanitizer callbacks)")
   endif()
+  # Its own instrumentation flags match no target's precompiled header (tests/CMakeLists.txt).
   set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS "${flags}"
-                                                 COMPILE_DEFINITIONS ${METRALE_PROFILED_HOST_DEFINE})
+                                                 COMPILE_DEFINITIONS ${METRALE_PROFILED_HOST_DEFINE}
+                                                 SKIP_PRECOMPILE_HEADERS ON)
 endfunction()
