@@ -67,6 +67,7 @@ run_shard() {
   local shard=$1 first_failure=0
   split -l "$chunk_cases" -d -a 3 "$work/shard$shard" "$work/shard$shard.chunk"
   : >"$work/log$shard"
+  shopt -s nullglob  # a shard given no case (fewer cases than shards) has no chunk to run
   for names in "$work/shard$shard".chunk???; do
     run_chunk "$names" "$names.log"
     local status=$?
